@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 → ContentCoding
+// → Analysis → MeterAuditKit (wiring, outputs) → meteraudit (thin CLI). See ARCHITECTURE.md.
+let package = Package(
+    name: "MeterAudit",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "meteraudit", targets: ["meteraudit"]),
+        .library(name: "MeterAuditKit", targets: ["MeterAuditKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CPcap", path: "Sources/CPcap"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
+        .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
+        .target(name: "TCPReassembly", dependencies: [
+            "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "HTTP1", dependencies: [
+            "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "ContentCoding", dependencies: ["CZlib"]),
+        .target(name: "Analysis", dependencies: ["HTTP1"]),
+        .target(name: "MeterAuditKit", dependencies: [
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Analysis",
+        ]),
+        .executableTarget(name: "meteraudit", dependencies: [
+            "MeterAuditKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
+        .testTarget(name: "CaptureIOTests", dependencies: ["CaptureIO", "TestSupport"]),
+        .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
+        .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
+        .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
+        .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,2 @@
+import MeterAuditKit
+print("stub")
