@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 → ContentCoding
-// → Analysis → MeterAuditKit (wiring, outputs) → meteraudit (thin CLI). See ARCHITECTURE.md.
+// → Analysis → Reports, wired by MeterAuditKit under a thin CLI, meteraudit. See ARCHITECTURE.md.
 let package = Package(
     name: "MeterAudit",
     platforms: [.macOS(.v13)],
@@ -27,9 +27,10 @@ let package = Package(
             "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .target(name: "ContentCoding", dependencies: ["CZlib"]),
-        .target(name: "Analysis", dependencies: ["HTTP1"]),
+        .target(name: "Analysis", dependencies: ["HTTP1", "ContentCoding"]),
+        .target(name: "Reports", dependencies: ["Analysis"]),
         .target(name: "MeterAuditKit", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Analysis",
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Analysis", "Reports",
         ]),
         .executableTarget(name: "meteraudit", dependencies: [
             "MeterAuditKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -41,6 +42,8 @@ let package = Package(
         .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "TestSupport"]),
         .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

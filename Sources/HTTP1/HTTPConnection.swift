@@ -1,0 +1,217 @@
+import DequeModule
+import PacketLayers
+import TCPReassembly
+
+/// Receives body bytes of one message, after transfer decoding (de-chunked).
+public protocol BodyObserver: AnyObject {
+    /// Body bytes, borrowed for the call.
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer)
+    /// `length` body bytes are missing from the capture.
+    func bodyGap(_ length: Int)
+}
+
+/// Where the HTTP layer sends what it finds.
+public protocol HTTPRecordSink: AnyObject {
+    associatedtype Observer: BodyObserver
+    /// A message head was parsed and its body follows; return who should see the body bytes.
+    func bodyObserver(for message: HTTPMessage) -> Observer?
+    /// A finished record, with the observer that saw its body. Requests come once their
+    /// pairing is settled, so `pair` is final.
+    func record(_ message: HTTPMessage, body: Observer?)
+    /// The connection is over: what it carried besides messages.
+    func connectionClosed(_ summary: HTTPConnectionSummary)
+}
+
+/// What the connection carried, by protocol.
+public enum ConnectionProtocol: String, Sendable {
+    /// At least one HTTP/1.x message.
+    case http
+    /// A TLS session (not decrypted).
+    case tls
+    /// Neither: no message start was found.
+    case other
+}
+
+/// A connection's summary for the diagnostics.
+public struct HTTPConnectionSummary: Sendable {
+    public var accounting: ConnectionAccounting
+    public var protocolKind: ConnectionProtocol
+    /// The TLS server name from the ClientHello, when it was visible.
+    public var serverName: String?
+    public var clientTally: StreamTally
+    public var serverTally: StreamTally
+}
+
+/// Makes an `HTTPConnection` for each TCP connection.
+public final class HTTPConnectionFactory<Sink: HTTPRecordSink>: TCPStreamHandlerFactory {
+    private let sink: Sink
+    private let limits: HTTPLimits
+
+    public init(sink: Sink, limits: HTTPLimits = HTTPLimits()) {
+        self.sink = sink
+        self.limits = limits
+    }
+
+    public func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+        HTTPConnection(info: connection, sink: sink, limits: limits)
+    }
+}
+
+/// One TCP connection seen as HTTP/1.x: a parser per side, FIFO pairing of responses with
+/// requests, and tunnel and TLS detection. HTTP is recognized by content, whatever the port.
+public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
+    let info: ConnectionInfo
+    private let sink: Sink
+    private let limits: HTTPLimits
+    private var parsers: [SideParser<Sink>] = []
+    private var kind: ConnectionProtocol?
+    private var tlsHello = TLSHelloSniffer()
+    /// The side that sends requests, once known.
+    private var clientSide: FlowSide?
+    private var messageCounts = [0, 0]
+
+    /// Requests whose head was parsed and whose final response has not come yet.
+    private var awaitingResponse: Deque<PendingRequest> = []
+    /// Finished requests not yet handed to the sink, by index: waiting for their pairing.
+    private var heldRequests: [Int: (HTTPMessage, Sink.Observer?)] = [:]
+    /// Response index for each request index paired so far (until the request is emitted).
+    private var pairs: [Int: Int] = [:]
+
+    struct PendingRequest {
+        var summary: RequestSummary
+        var streamOffset: Int64
+        var expectsContinue: Bool
+    }
+
+    init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits) {
+        self.info = info
+        self.sink = sink
+        self.limits = limits
+        if info.sawHandshake { clientSide = .initiator }
+        parsers = [FlowSide.initiator, .responder].map {
+            SideParser(side: $0, connection: self, limits: limits, startsAtMessage: info.sawHandshake)
+        }
+    }
+
+    // MARK: - TCPStreamHandler
+
+    public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        if kind == nil { kind = classify(bytes, at: position) }
+        switch kind {
+        case .tls:
+            tlsHello.feed(bytes, from: side)
+        default:
+            parsers[side.rawValue].receive(bytes, at: position)
+        }
+    }
+
+    public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        if kind == .tls { return }
+        parsers[side.rawValue].gap(length, at: position)
+    }
+
+    public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+        parsers[side.rawValue].end(reason: reason)
+    }
+
+    public func close(_ accounting: ConnectionAccounting) {
+        for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
+        let client = clientSide ?? .initiator
+        let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
+        sink.connectionClosed(HTTPConnectionSummary(
+            accounting: accounting, protocolKind: protocolKind, serverName: tlsHello.serverName,
+            clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
+        parsers = []  // break the parsers' references back to this connection
+    }
+
+    /// TLS when the first bytes are a TLS record header; HTTP (with resynchronization) otherwise.
+    private func classify(_ bytes: UnsafeRawBufferPointer, at position: StreamPosition) -> ConnectionProtocol {
+        TLSHelloSniffer.looksLikeTLSRecord(bytes) ? .tls : .http
+    }
+
+    // MARK: - Called by the side parsers
+
+    /// Which kind of message `side` sends, once the roles are known.
+    func expectedKind(from side: FlowSide) -> MessageKind? {
+        guard let clientSide else { return nil }
+        return side == clientSide ? .request : .response
+    }
+
+    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition) -> HTTPMessage {
+        if clientSide == nil { clientSide = kind == .request ? side : side.peer }
+        let client = clientSide ?? .initiator
+        let message = HTTPMessage(kind: kind, connection: info.number, index: messageCounts[side.rawValue],
+                                  time: position.time, streamOffset: position.offset,
+                                  client: info.endpoint(client), server: info.endpoint(client.peer))
+        messageCounts[side.rawValue] += 1
+        return message
+    }
+
+    /// A head is complete: pair a response with its request, decide the framing, and find
+    /// who observes the body.
+    func headParsed(_ message: inout HTTPMessage, startingAt start: StreamPosition,
+                    headComplete: Bool = true) -> (Framing.Decision, Sink.Observer?) {
+        var requestMethod: String?
+        switch message.kind {
+        case .request:
+            awaitingResponse.append(PendingRequest(
+                summary: RequestSummary(index: message.index, method: message.method ?? "",
+                                        target: message.target, host: message.requestHost),
+                streamOffset: message.streamOffset,
+                expectsContinue: message.values(of: "expect").contains { trimmed($0[...]).elementsEqual("100-continue".utf8) }))
+        case .response:
+            requestMethod = pairResponse(&message, position: start)
+        }
+        guard headComplete else { return (Framing.Decision(framing: .none), nil) }
+        let decision = Framing.decide(for: message, requestMethod: requestMethod)
+        var observed = message
+        observed.framing = decision.framing
+        let observer = decision.framing == .none ? nil : sink.bodyObserver(for: observed)
+        return (decision, observer)
+    }
+
+    /// Pairs a response with the oldest request still waiting, when the server can have
+    /// received that request (it starts before what the response's packet acknowledges).
+    /// Returns the request's method, which decides the response's framing.
+    private func pairResponse(_ response: inout HTTPMessage, position: StreamPosition) -> String? {
+        guard let front = awaitingResponse.first else { return nil }
+        if let acknowledged = position.peerAcknowledged, front.streamOffset >= acknowledged { return nil }
+        response.request = front.summary
+        if response.isInterim { return front.summary.method }
+        awaitingResponse.removeFirst()
+        response.pair = front.summary.index
+        pairs[front.summary.index] = response.index
+        if front.expectsContinue, let client = clientSide {
+            let requestParser = parsers[client.rawValue]
+            if requestParser.current?.index == front.summary.index { requestParser.bodyMayBeOmitted = true }
+        }
+        // Requests older than this one can no longer be answered.
+        for index in heldRequests.keys.sorted() where index < front.summary.index { emitHeldRequest(index) }
+        if heldRequests[front.summary.index] != nil { emitHeldRequest(front.summary.index) }
+        return front.summary.method
+    }
+
+    func messageFinished(_ message: HTTPMessage, observer: Sink.Observer?, from side: FlowSide) {
+        switch message.kind {
+        case .response:
+            var response = message
+            if response.pair == nil && !response.isInterim { response.anomalies.insert(.unpaired) }
+            sink.record(response, body: observer)
+        case .request:
+            heldRequests[message.index] = (message, observer)
+            if pairs[message.index] != nil { emitHeldRequest(message.index) }
+        }
+    }
+
+    private func emitHeldRequest(_ index: Int) {
+        guard let (held, observer) = heldRequests.removeValue(forKey: index) else { return }
+        var request = held
+        request.pair = pairs.removeValue(forKey: index)
+        if request.pair == nil { request.anomalies.insert(.unpaired) }
+        sink.record(request, body: observer)
+    }
+
+    func startTunnel() {
+        for parser in parsers { parser.startTunnel() }
+    }
+}

@@ -1,0 +1,238 @@
+import PacketLayers
+
+/// Whether a record is a request or a response.
+public enum MessageKind: String, Sendable {
+    case request, response
+}
+
+/// One header (or trailer) field as sent.
+public struct HeaderField: Sendable, Equatable {
+    /// The name with the spelling it was sent with.
+    public var name: [UInt8]
+    /// What follows the first `:`, without surrounding spaces and tabs; an obs-fold is one space.
+    public var value: [UInt8]
+
+    public init(name: [UInt8], value: [UInt8]) {
+        self.name = name
+        self.value = value
+    }
+
+    public init(_ name: String, _ value: String) {
+        self.init(name: Array(name.utf8), value: Array(value.utf8))
+    }
+
+    public var nameText: String { String(httpBytes: name) }
+    public var valueText: String { String(httpBytes: value) }
+
+    /// Case-insensitive name comparison with an ASCII lowercase name.
+    public func hasName(_ lowercased: String) -> Bool {
+        name.count == lowercased.utf8.count && zip(name, lowercased.utf8).allSatisfy { asciiLower($0) == $1 }
+    }
+}
+
+/// How a message's body is delimited on the wire.
+public enum BodyFraming: Sendable, Equatable {
+    /// No body (requests without length, HEAD/1xx/204/304 responses).
+    case none
+    /// `Content-Length` bytes.
+    case length(Int64)
+    /// Chunked transfer coding.
+    case chunked
+    /// Everything up to the sender's FIN.
+    case untilClose
+}
+
+/// Oddities found while parsing; none stops the parse.
+public struct MessageAnomalies: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// A line ended with a bare LF.
+    public static let bareLF = MessageAnomalies(rawValue: 1 << 0)
+    /// A header field continued on an obs-fold line.
+    public static let obsFold = MessageAnomalies(rawValue: 1 << 1)
+    /// A header line without a colon.
+    public static let malformedField = MessageAnomalies(rawValue: 1 << 2)
+    /// Content-Length unparsable, or several different values.
+    public static let invalidContentLength = MessageAnomalies(rawValue: 1 << 3)
+    /// Both Transfer-Encoding and Content-Length; Transfer-Encoding wins.
+    public static let lengthAndChunked = MessageAnomalies(rawValue: 1 << 4)
+    /// The capture lacks some of the message's bytes (see `missingBytes`).
+    public static let bytesMissing = MessageAnomalies(rawValue: 1 << 5)
+    /// The head was longer than the limit; the rest of the stream was resynchronized.
+    public static let headTooLarge = MessageAnomalies(rawValue: 1 << 6)
+    /// A chunk-size line that does not parse.
+    public static let malformedChunk = MessageAnomalies(rawValue: 1 << 7)
+    /// A response with no request to pair with, or a request never answered.
+    public static let unpaired = MessageAnomalies(rawValue: 1 << 8)
+    /// An Expect: 100-continue request whose body the client left out after a final response.
+    public static let bodyOmitted = MessageAnomalies(rawValue: 1 << 9)
+    /// The message follows bytes that were skipped to find its start (mid-connection, after a gap).
+    public static let afterResync = MessageAnomalies(rawValue: 1 << 10)
+
+    /// Names used in outputs, in a fixed order.
+    public static let names: [(MessageAnomalies, String)] = [
+        (.bareLF, "bare-lf"), (.obsFold, "obs-fold"), (.malformedField, "malformed-field"),
+        (.invalidContentLength, "invalid-content-length"), (.lengthAndChunked, "length-and-chunked"),
+        (.bytesMissing, "bytes-missing"), (.headTooLarge, "head-too-large"),
+        (.malformedChunk, "malformed-chunk"), (.unpaired, "unpaired"), (.bodyOmitted, "body-omitted"),
+        (.afterResync, "after-resync"),
+    ]
+
+    public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }
+}
+
+/// What a response needs to know of the request it answers.
+public struct RequestSummary: Sendable, Equatable {
+    public var index: Int
+    public var method: String
+    public var target: [UInt8]
+    /// The Host field value as sent, else the authority of an absolute-form target.
+    public var host: String?
+
+    public init(index: Int, method: String, target: [UInt8], host: String?) {
+        self.index = index
+        self.method = method
+        self.target = target
+        self.host = host
+    }
+}
+
+/// One HTTP/1.x message: a record of its own, request or response, paired or not.
+public struct HTTPMessage: Sendable {
+    public var kind: MessageKind
+    /// The connection's number in its file (order of first packet, from 0).
+    public var connection: Int
+    /// 0-based position among the sender's messages on the connection.
+    public var index: Int
+    /// Capture time of the packet holding the first byte (ns since the epoch).
+    public var time: Int64
+    /// Offset of the first byte in the sender's stream.
+    public var streamOffset: Int64
+    public var client: TransportEndpoint
+    public var server: TransportEndpoint
+
+    /// Request method; nil for responses.
+    public var method: String?
+    /// Request-target bytes as sent; empty for responses.
+    public var target: [UInt8] = []
+    /// `HTTP/1.1` and the like.
+    public var version: String = ""
+    /// Status code; nil for requests.
+    public var status: Int?
+    public var reason: [UInt8] = []
+    public var fields: [HeaderField] = []
+    public var trailers: [HeaderField] = []
+
+    /// Start line with its terminator.
+    public var wireLine = 0
+    /// Field lines with terminators and the empty line that ends the head.
+    public var wireHeaders = 0
+    /// The body as transmitted, framing included.
+    public var wireBody = 0
+    /// Body length without transfer coding (content coding still applied), missing bytes included.
+    public var bodyLength = 0
+    /// Bytes of the message that the capture lacks (lost segments, snaplen).
+    public var missingBytes = 0
+    public var framing: BodyFraming = .none
+    /// True once the message's framing end was reached.
+    public var complete = false
+    public var anomalies: MessageAnomalies = []
+    /// The counterpart's index on the same connection.
+    public var pair: Int?
+    /// For a response: the request it answers (for an interim response, the request it relates to).
+    public var request: RequestSummary?
+
+    public init(kind: MessageKind, connection: Int, index: Int, time: Int64, streamOffset: Int64,
+                client: TransportEndpoint, server: TransportEndpoint) {
+        self.kind = kind
+        self.connection = connection
+        self.index = index
+        self.time = time
+        self.streamOffset = streamOffset
+        self.client = client
+        self.server = server
+    }
+
+    public var wireTotal: Int { wireLine + wireHeaders + wireBody }
+
+    /// 1xx responses other than 101: they precede the final response.
+    public var isInterim: Bool { if let status { return status >= 100 && status < 200 && status != 101 } else { return false } }
+
+    /// Values of every field named `lowercasedName`, in order.
+    public func values(of lowercasedName: String) -> [[UInt8]] {
+        fields.filter { $0.hasName(lowercasedName) }.map(\.value)
+    }
+
+    /// The values of `lowercasedName` joined with `separator`, nil when absent.
+    public func joinedValue(of lowercasedName: String, separator: String = ", ") -> String? {
+        let found = values(of: lowercasedName)
+        guard !found.isEmpty else { return nil }
+        return found.map { String(httpBytes: $0) }.joined(separator: separator)
+    }
+
+    /// The Host value as sent, else the authority of an absolute-form target.
+    public var requestHost: String? {
+        if let host = values(of: "host").first { return String(httpBytes: host) }
+        return RequestTarget(target).authority
+    }
+}
+
+@inline(__always) func asciiLower(_ byte: UInt8) -> UInt8 {
+    byte >= 65 && byte <= 90 ? byte | 0x20 : byte
+}
+
+extension String {
+    /// Text as Foundation would hold header bytes: UTF-8 when valid, else ISO-8859-1.
+    public init(httpBytes bytes: [UInt8]) {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            self = text
+        } else {
+            self = String(bytes.map { Character(Unicode.Scalar($0)) })
+        }
+    }
+}
+
+/// A request-target split as §6 of the metering contract wants it.
+public struct RequestTarget: Sendable {
+    /// Authority of an absolute-form target (`http://host:port/...`), nil otherwise.
+    public var authority: String?
+    /// The path part (absolute-form: after the authority).
+    public var path: [UInt8]
+    /// What follows the first `?`; nil when there is no `?`.
+    public var query: [UInt8]?
+
+    public init(_ target: [UInt8]) {
+        var rest = target[...]
+        authority = nil
+        if let schemeEnd = Self.schemeSeparator(in: target) {
+            let afterScheme = target[(schemeEnd + 3)...]
+            let authorityEnd = afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
+            authority = String(httpBytes: Array(target[(schemeEnd + 3)..<authorityEnd]))
+            rest = target[authorityEnd...]
+        }
+        if let question = rest.firstIndex(of: UInt8(ascii: "?")) {
+            path = Array(rest[..<question])
+            query = Array(rest[(question + 1)...])
+        } else {
+            path = Array(rest)
+            query = nil
+        }
+    }
+
+    private static func schemeSeparator(in target: [UInt8]) -> Int? {
+        guard let first = target.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*") else { return nil }
+        var i = 0
+        while i + 2 < target.count {
+            let c = target[i]
+            if c == UInt8(ascii: ":") {
+                return target[i + 1] == UInt8(ascii: "/") && target[i + 2] == UInt8(ascii: "/") ? i : nil
+            }
+            let isSchemeChar = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
+                || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+            if !isSchemeChar { return nil }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,185 @@
+/// A parsed start line.
+enum StartLine: Equatable {
+    case request(method: [UInt8], target: [UInt8], version: [UInt8])
+    case response(version: [UInt8], status: Int, reason: [UInt8])
+
+    var kind: MessageKind {
+        if case .request = self { return .request } else { return .response }
+    }
+
+    /// Parses a line without its terminator (`CR` already removed); nil when it is no start line.
+    static func parse(_ line: ArraySlice<UInt8>) -> StartLine? {
+        if line.starts(with: httpSlash) {
+            return parseStatusLine(line)
+        }
+        return parseRequestLine(line)
+    }
+
+    private static let httpSlash = Array("HTTP/".utf8)
+
+    private static func isVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count == 8, bytes.starts(with: httpSlash) else { return false }
+        let b = bytes.startIndex
+        return isDigit(bytes[b + 5]) && bytes[b + 6] == UInt8(ascii: ".") && isDigit(bytes[b + 7])
+    }
+
+    private static func parseStatusLine(_ line: ArraySlice<UInt8>) -> StartLine? {
+        let b = line.startIndex
+        guard line.count >= 12, isVersion(line[b..<(b + 8)]), line[b + 8] == UInt8(ascii: " "),
+              isDigit(line[b + 9]), isDigit(line[b + 10]), isDigit(line[b + 11]) else { return nil }
+        if line.count > 12, line[b + 12] != UInt8(ascii: " ") { return nil }
+        let status = Int(line[b + 9] - 48) * 100 + Int(line[b + 10] - 48) * 10 + Int(line[b + 11] - 48)
+        let reason = line.count > 13 ? Array(line[(b + 13)...]) : []
+        return .response(version: Array(line[b..<(b + 8)]), status: status, reason: reason)
+    }
+
+    private static func parseRequestLine(_ line: ArraySlice<UInt8>) -> StartLine? {
+        guard let firstSpace = line.firstIndex(of: UInt8(ascii: " ")), firstSpace > line.startIndex,
+              let lastSpace = line.lastIndex(of: UInt8(ascii: " ")), lastSpace > firstSpace + 1 else { return nil }
+        let method = line[line.startIndex..<firstSpace]
+        let target = line[(firstSpace + 1)..<lastSpace]
+        let version = line[(lastSpace + 1)...]
+        guard method.allSatisfy(isTokenChar), isVersion(version),
+              target.allSatisfy({ $0 > 32 && $0 != 127 }) else { return nil }
+        return .request(method: Array(method), target: Array(target), version: Array(version))
+    }
+}
+
+@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+
+/// RFC 9110 tchar.
+@inline(__always) func isTokenChar(_ c: UInt8) -> Bool {
+    switch c {
+    case 48...57, 65...90, 97...122: return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+         UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+         UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default: return false
+    }
+}
+
+@inline(__always) func isHorizontalSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 }
+
+/// Header field lines parsed from a complete head.
+struct FieldBlock {
+    var fields: [HeaderField] = []
+    var anomalies: MessageAnomalies = []
+
+    /// Parses field lines: each element is a line without its terminator; obs-fold lines
+    /// (starting with SP or HT) continue the previous field.
+    init<Lines: Sequence>(lines: Lines) where Lines.Element == ArraySlice<UInt8> {
+        for line in lines {
+            if let first = line.first, isHorizontalSpace(first) {
+                anomalies.insert(.obsFold)
+                guard !fields.isEmpty else { anomalies.insert(.malformedField); continue }
+                let continuation = trimmed(line)
+                if !continuation.isEmpty {
+                    if !fields[fields.count - 1].value.isEmpty { fields[fields.count - 1].value.append(32) }
+                    fields[fields.count - 1].value.append(contentsOf: continuation)
+                }
+                continue
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
+                anomalies.insert(.malformedField)
+                continue
+            }
+            fields.append(HeaderField(name: Array(line[line.startIndex..<colon]),
+                                      value: Array(trimmed(line[(colon + 1)...]))))
+        }
+    }
+}
+
+func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    var slice = bytes
+    while let first = slice.first, isHorizontalSpace(first) { slice = slice.dropFirst() }
+    while let last = slice.last, isHorizontalSpace(last) { slice = slice.dropLast() }
+    return slice
+}
+
+/// The framing rules of RFC 9112 §6.3, in one place.
+enum Framing {
+    /// What the message's head says of its body.
+    struct Decision {
+        var framing: BodyFraming
+        var anomalies: MessageAnomalies = []
+        /// The connection becomes a tunnel after this message (2xx to CONNECT, 101).
+        var startsTunnel = false
+    }
+
+    /// Decides how the body of `message` is delimited. For a response, `requestMethod` is the
+    /// method of the request it answers (nil when unknown).
+    static func decide(for message: HTTPMessage, requestMethod: String?) -> Decision {
+        if message.kind == .response, let status = message.status {
+            if status == 101 { return Decision(framing: .none, startsTunnel: true) }
+            if status < 200 || status == 204 || status == 304 { return Decision(framing: .none) }
+            if requestMethod == "HEAD" { return Decision(framing: .none) }
+            if requestMethod == "CONNECT", status < 300 { return Decision(framing: .none, startsTunnel: true) }
+        }
+        let transferCodings = message.values(of: "transfer-encoding")
+        let contentLength = parseContentLength(message.values(of: "content-length"))
+        var decision = Decision(framing: .none)
+        if case .invalid = contentLength { decision.anomalies.insert(.invalidContentLength) }
+        if !transferCodings.isEmpty {
+            if case .valid = contentLength { decision.anomalies.insert(.lengthAndChunked) }
+            let last = transferCodings.last.map { trimmed(lastListElement($0)) } ?? []
+            let chunked = last.count == 7 && zip(last, "chunked".utf8).allSatisfy { asciiLower($0) == $1 }
+            decision.framing = chunked ? .chunked : (message.kind == .response ? .untilClose : .none)
+            return decision
+        }
+        switch contentLength {
+        case let .valid(length): decision.framing = length > 0 ? .length(length) : .none
+        case .absent, .invalid: decision.framing = message.kind == .response ? .untilClose : .none
+        }
+        return decision
+    }
+
+    enum ContentLength: Equatable { case absent, valid(Int64), invalid }
+
+    /// A whole number, or a list of identical ones (RFC 9110 §8.6); anything else is invalid.
+    static func parseContentLength(_ values: [[UInt8]]) -> ContentLength {
+        guard !values.isEmpty else { return .absent }
+        var result: Int64?
+        for value in values {
+            for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                let digits = trimmed(element)
+                guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy(isDigit) else { return .invalid }
+                let number = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
+                if let previous = result, previous != number { return .invalid }
+                result = number
+            }
+        }
+        return result.map { .valid($0) } ?? .invalid
+    }
+
+    private static func lastListElement(_ value: [UInt8]) -> ArraySlice<UInt8> {
+        if let comma = value.lastIndex(of: UInt8(ascii: ",")) { return value[(comma + 1)...] }
+        return value[...]
+    }
+
+    /// The size in a chunk-size line (`1a;ext=1`), nil when the line does not parse.
+    static func chunkSize(_ line: ArraySlice<UInt8>) -> Int64? {
+        var size: Int64 = 0
+        var digits = 0
+        var index = line.startIndex
+        while index < line.endIndex, let value = hexValue(line[index]) {
+            guard digits < 15 else { return nil }
+            size = size << 4 | Int64(value)
+            digits += 1
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        while index < line.endIndex, isHorizontalSpace(line[index]) { index += 1 }
+        guard index == line.endIndex || line[index] == UInt8(ascii: ";") else { return nil }
+        return size
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// What happened while reading one input: the file's own account of packets, connections,
+/// gaps and records, written to `diagnostics.json` and summarized on stderr.
+public struct InputDiagnostics: Codable, Sendable, Equatable {
+    public var source: String
+    public var path: String
+    /// `pcap`, `pcapng` (with `.gz` when compressed); empty when the file could not be opened.
+    public var format = ""
+    /// False when nothing could be read (not a capture, missing); the run's exit code says so.
+    public var readable = true
+    /// The error that stopped reading, naming the file and packet; nil when read to the end.
+    public var error: String?
+
+    public var packets = PacketCounts()
+    public var connections = ConnectionCounts()
+    public var gaps = GapCounts()
+    public var records = RecordCounts()
+    public var tls = TLSCounts()
+    /// Link types we do not decode, once per interface.
+    public var unsupportedLinkTypes: [UnsupportedLinkType] = []
+    /// Other notes worth a reader's eye (undecodable bodies and the like), counted by kind.
+    public var notes: [String: Int] = [:]
+
+    public init(source: String, path: String) {
+        self.source = source
+        self.path = path
+    }
+
+    public struct PacketCounts: Codable, Sendable, Equatable {
+        public var read = 0
+        public var tcp = 0
+        /// IPv4 fragments stored until their datagram was complete.
+        public var fragmentsHeld = 0
+        /// Frames skipped, by reason (see PacketLayers.SkipReason).
+        public var skipped: [String: Int] = [:]
+        /// Payload-less packets of no known connection (late ACKs and RSTs).
+        public var strayControl = 0
+        public var frameBytes = 0
+    }
+
+    public struct ConnectionCounts: Codable, Sendable, Equatable {
+        public var total = 0
+        public var http = 0
+        public var tls = 0
+        public var other = 0
+        /// Ended by the capture's end or the idle timeout rather than FIN/RST.
+        public var unterminated = 0
+        public var retransmittedBytes = 0
+        /// Bytes after CONNECT / 101 Switching Protocols.
+        public var tunnelBytes = 0
+        /// Bytes skipped while resynchronizing on a message start.
+        public var skippedBytes = 0
+    }
+
+    public struct GapCounts: Codable, Sendable, Equatable {
+        public var count = 0
+        public var bytes = 0
+        /// Payload bytes cut by snaplen (known length, unknown content).
+        public var truncatedBytes = 0
+    }
+
+    public struct RecordCounts: Codable, Sendable, Equatable {
+        public var requests = 0
+        public var responses = 0
+        public var interim = 0
+        public var complete = 0
+        public var incomplete = 0
+        public var paired = 0
+        public var unpaired = 0
+        public var total: Int { requests + responses }
+    }
+
+    public struct TLSCounts: Codable, Sendable, Equatable {
+        public var connections = 0
+        public var bytes = 0
+        public var serverNames: [String] = []
+    }
+
+    public struct UnsupportedLinkType: Codable, Sendable, Equatable {
+        public var interface: Int
+        public var linkType: Int32
+    }
+}

@@ -1,0 +1,85 @@
+import Analysis
+import ContentCoding
+import HTTP1
+
+/// `messages.csv`: one row per record, columns of the metering contract §6, then extra
+/// columns of our own (which the contract allows after the listed ones).
+public final class MessagesCSV {
+    public static let columns = [
+        "source", "kind", "conn", "index", "time", "client", "server", "method", "host", "path", "query",
+        "status", "endpoint", "pair", "complete", "measured", "wire_line", "wire_headers", "wire_body",
+        "wire_total", "body_decoded", "content_encoding", "transfer_encoding",
+        // ours
+        "missing_bytes", "decoding", "anomalies",
+    ]
+
+    private let writer: CSVWriter
+    private let normalizer: EndpointNormalizer
+
+    public init(path: String, normalizer: EndpointNormalizer = EndpointNormalizer()) throws {
+        writer = try CSVWriter(path: path)
+        self.normalizer = normalizer
+        writer.writeRow(Self.columns)
+    }
+
+    public func write(_ record: MessageRecord) {
+        writer.writeRow(Self.row(for: record, normalizer: normalizer))
+    }
+
+    public func close() throws { try writer.close() }
+
+    static func row(for record: MessageRecord, normalizer: EndpointNormalizer) -> [String] {
+        let message = record.message
+        let request = record.requestSummary
+        let target = request.map { RequestTarget($0.target) }
+        return [
+            record.source,
+            message.kind.rawValue,
+            String(message.connection),
+            String(message.index),
+            formatTime(message.time),
+            message.client.description,
+            message.server.description,
+            request?.method ?? "",
+            request?.host ?? "",
+            target.map { String(httpBytes: $0.path) } ?? "",
+            target?.query.map { String(httpBytes: $0) } ?? "",
+            message.status.map(String.init) ?? "",
+            record.endpoint(using: normalizer),
+            message.pair.map(String.init) ?? "",
+            String(message.complete),
+            String(record.measured),
+            String(message.wireLine),
+            String(message.wireHeaders),
+            String(message.wireBody),
+            String(message.wireTotal),
+            String(record.bodyDecoded),
+            message.joinedValue(of: "content-encoding") ?? "",
+            message.joinedValue(of: "transfer-encoding") ?? "",
+            String(message.missingBytes),
+            record.decoding.name,
+            message.anomalies.names.joined(separator: " "),
+        ]
+    }
+
+    /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
+    public static func formatTime(_ nanoseconds: Int64) -> String {
+        let micros = nanoseconds / 1000
+        let seconds = micros / 1_000_000
+        let fraction = String(micros % 1_000_000)
+        return "\(seconds)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+    }
+}
+
+extension DecodingOutcome {
+    /// Short name for outputs: `identity`, `decoded`, `unsupported:br`, `failed`, `over-limit`.
+    public var name: String {
+        switch self {
+        case .identity: return "identity"
+        case .decoded: return "decoded"
+        case let .unsupported(coding): return "unsupported:\(coding)"
+        case .failed: return "failed"
+        case .overLimit: return "over-limit"
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// What one side of a connection cost below the HTTP layer.
+public struct SideAccounting: Sendable, Equatable {
+    /// Packets sent by this side.
+    public var packets = 0
+    /// Frame bytes as on the wire (original lengths, not captured lengths).
+    public var frameBytes = 0
+    /// IP datagram bytes (headers included).
+    public var ipBytes = 0
+    /// TCP payload bytes, retransmissions included.
+    public var payloadBytes = 0
+    /// Payload bytes that repeated bytes already seen.
+    public var retransmittedBytes = 0
+    /// Packets without payload: handshake, teardown, pure ACKs.
+    public var controlPackets = 0
+    /// Holes in the stream that the capture does not hold.
+    public var gaps = 0
+    /// Bytes in those holes.
+    public var gapBytes = 0
+    /// Payload bytes that snaplen cut from captured packets (known length, unknown content).
+    public var truncatedBytes = 0
+    /// Segments that arrived ahead of a hole and were buffered.
+    public var outOfOrderSegments = 0
+
+    public init() {}
+}
+
+/// Both sides of a connection, and how it ended.
+public struct ConnectionAccounting: Sendable {
+    public var info: ConnectionInfo
+    public var initiator = SideAccounting()
+    public var responder = SideAccounting()
+    /// Capture time of the last packet.
+    public var lastPacketTime: Int64
+    /// How the stream of each side ended (nil until it did).
+    public var initiatorEnd: StreamEndReason?
+    public var responderEnd: StreamEndReason?
+
+    public init(info: ConnectionInfo) {
+        self.info = info
+        self.lastPacketTime = info.firstPacketTime
+    }
+
+    public subscript(side: FlowSide) -> SideAccounting {
+        get { side == .initiator ? initiator : responder }
+        set { if side == .initiator { initiator = newValue } else { responder = newValue } }
+    }
+}

@@ -1,0 +1,78 @@
+import PacketLayers
+
+/// The two sides of a connection. The initiator sent the SYN when the handshake was
+/// captured; otherwise it is a guess (the sender of the first captured packet) that the
+/// HTTP layer may overrule from content.
+public enum FlowSide: Int, Sendable {
+    case initiator = 0
+    case responder = 1
+
+    public var peer: FlowSide { self == .initiator ? .responder : .initiator }
+}
+
+/// What the assembler knows of a connection when it first sees it.
+public struct ConnectionInfo: Sendable {
+    /// 0-based number of the connection in the order of its first packet within the file.
+    public var number: Int
+    public var initiator: TransportEndpoint
+    public var responder: TransportEndpoint
+    /// True when the SYN (or SYN-ACK) was captured, so `initiator` is surely the client.
+    public var sawHandshake: Bool
+    /// Capture time of the connection's first packet (ns since the epoch).
+    public var firstPacketTime: Int64
+
+    public func endpoint(_ side: FlowSide) -> TransportEndpoint {
+        side == .initiator ? initiator : responder
+    }
+}
+
+/// Where a delivered run of bytes sits.
+public struct StreamPosition: Sendable {
+    /// Capture time of the packet that carried the first byte.
+    public var time: Int64
+    /// Offset of the first byte in this side's stream (0 = first byte after the SYN, or
+    /// the first captured byte when the connection was joined mid-way).
+    public var offset: Int64
+    /// How far the sender had acknowledged the peer's stream, as a peer-stream offset, when
+    /// this packet was sent; nil when unknown. A response cannot answer a request that starts
+    /// at or after this offset.
+    public var peerAcknowledged: Int64?
+
+    public init(time: Int64, offset: Int64, peerAcknowledged: Int64?) {
+        self.time = time
+        self.offset = offset
+        self.peerAcknowledged = peerAcknowledged
+    }
+}
+
+/// Why one side's stream ended.
+public enum StreamEndReason: String, Sendable {
+    /// The side sent FIN and every byte before it was delivered.
+    case fin
+    /// A RST ended the connection.
+    case reset
+    /// No packet for the idle timeout (capture time).
+    case idle
+    /// The capture ended with the connection open.
+    case endOfCapture = "end-of-capture"
+    /// A new SYN reused the 4-tuple.
+    case portReuse = "port-reuse"
+}
+
+/// Receives one connection's ordered bytes. Calls for one side come in stream order;
+/// the two sides interleave in capture order.
+public protocol TCPStreamHandler: AnyObject {
+    /// In-order bytes from `side`. `bytes` is borrowed: valid only during the call.
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition)
+    /// `length` bytes of `side`'s stream are missing from the capture at `position`.
+    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition)
+    /// `side` will send nothing more.
+    func end(of side: FlowSide, reason: StreamEndReason, time: Int64)
+    /// The connection is over; both sides have ended. Last call the handler gets.
+    func close(_ accounting: ConnectionAccounting)
+}
+
+/// Makes a handler for each new connection.
+public protocol TCPStreamHandlerFactory: AnyObject {
+    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler
+}

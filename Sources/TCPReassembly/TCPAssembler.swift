@@ -1,0 +1,337 @@
+import PacketLayers
+
+/// Turns TCP segments, in capture order, into ordered byte streams per connection
+/// (gopacket's assembler): retransmissions and overlaps are trimmed, segments that arrive
+/// ahead of a hole wait in a bounded buffer, and bytes the capture lost become gaps.
+///
+/// A hole is given up as lost, and reported as a gap, when the peer acknowledges data past
+/// it (the receiver had the bytes, so the capture missed them), when the buffers go over
+/// their limits, or when the connection ends.
+public final class TCPAssembler {
+    public let limits: ReassemblyLimits
+    private let factory: TCPStreamHandlerFactory
+    private var connections: [FlowKey: Connection] = [:]
+    private var nextConnectionNumber = 0
+    private var bufferedBytesTotal = 0
+    private var lastSweep: Int64 = .min
+
+    /// Connections seen so far.
+    public var connectionCount: Int { nextConnectionNumber }
+    /// Packets with no payload that belonged to no known connection (stray ACKs, late RSTs).
+    public private(set) var strayControlPackets = 0
+
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), factory: TCPStreamHandlerFactory) {
+        self.limits = limits
+        self.factory = factory
+    }
+
+    /// Feeds one segment. Its payload is only read during the call.
+    public func process(_ segment: TCPSegment) {
+        sweepIdleConnections(now: segment.timestamp)
+        let key = FlowKey(segment.source, segment.destination)
+        let flags = segment.flags
+        let opensConnection = flags.contains(.syn) && !flags.contains(.ack)
+
+        var connection = connections[key]
+        if let existing = connection, opensConnection, existing.isReusedBy(segment) {
+            flush(existing, reason: .portReuse, time: segment.timestamp)
+            evict(key, existing)
+            connection = nil
+        }
+        if connection == nil {
+            guard segment.payloadLength > 0 || flags.contains(.syn), !flags.contains(.rst) else {
+                strayControlPackets += 1
+                return
+            }
+            connection = open(key, segment)
+        }
+        handle(segment, in: connection!)
+    }
+
+    /// End of capture: flushes every open connection, in order of their numbers.
+    public func finish() {
+        let remaining = connections.sorted { $0.value.info.number < $1.value.info.number }
+        for (key, connection) in remaining {
+            if !connection.isFinished {
+                flush(connection, reason: .endOfCapture, time: connection.accounting.lastPacketTime)
+            }
+            evict(key, connection)
+        }
+    }
+
+    // MARK: - Connections
+
+    private func open(_ key: FlowKey, _ segment: TCPSegment) -> Connection {
+        let flags = segment.flags
+        // A SYN-ACK without its SYN still tells who the client is.
+        let synAck = flags.contains(.syn) && flags.contains(.ack)
+        let info = ConnectionInfo(
+            number: nextConnectionNumber,
+            initiator: synAck ? segment.destination : segment.source,
+            responder: synAck ? segment.source : segment.destination,
+            sawHandshake: flags.contains(.syn),
+            firstPacketTime: segment.timestamp)
+        nextConnectionNumber += 1
+        let connection = Connection(info: info, handler: factory.makeHandler(for: info))
+        connections[key] = connection
+        return connection
+    }
+
+    private func evict(_ key: FlowKey, _ connection: Connection) {
+        connections[key] = nil
+        for side in [FlowSide.initiator, .responder] {
+            bufferedBytesTotal -= connection.halves[side.rawValue].bufferedBytes
+            connection.halves[side.rawValue].buffered = []
+            connection.halves[side.rawValue].bufferedBytes = 0
+        }
+        connection.handler.close(connection.accounting)
+    }
+
+    private func sweepIdleConnections(now: Int64) {
+        guard now >= lastSweep &+ 1_000_000_000 || now < lastSweep else { return }
+        lastSweep = now
+        var expired: [(FlowKey, Connection)] = []
+        for (key, connection) in connections {
+            let idle = now - connection.accounting.lastPacketTime
+            if idle > limits.idleTimeout || (connection.isFinished && idle > limits.closedLinger) {
+                expired.append((key, connection))
+            }
+        }
+        guard !expired.isEmpty else { return }
+        expired.sort { $0.1.info.number < $1.1.info.number }
+        for (key, connection) in expired {
+            if !connection.isFinished {
+                flush(connection, reason: .idle, time: now)
+            }
+            evict(key, connection)
+        }
+    }
+
+    // MARK: - Segments
+
+    private func handle(_ segment: TCPSegment, in connection: Connection) {
+        let side = connection.side(sentBy: segment.source)
+        let flags = segment.flags
+        let time = segment.timestamp
+        connection.account(segment, from: side)
+        if connection.isFinished { return }
+
+        if flags.contains(.rst) {
+            flush(connection, reason: .reset, time: time)
+            return
+        }
+
+        let s = side.rawValue
+        let dataSequence = flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
+        if flags.contains(.syn) {
+            if !connection.halves[s].started || connection.halves[s].nextOffset == 0 {
+                connection.halves[s].start(at: dataSequence)
+            }
+        } else if !connection.halves[s].started {
+            connection.halves[s].start(at: dataSequence)
+        }
+
+        // The sender's ACK tells how much of the peer's stream really arrived.
+        var peerAcknowledged: Int64?
+        let p = side.peer.rawValue
+        if flags.contains(.ack), connection.halves[p].started {
+            let acknowledged = connection.halves[p].offset(of: segment.acknowledgment)
+            peerAcknowledged = acknowledged
+            var limit = acknowledged
+            if let fin = connection.halves[p].finOffset { limit = min(limit, fin) }
+            if limit > connection.halves[p].nextOffset, !connection.halves[p].ended {
+                skipHoles(connection, side.peer, upTo: limit, time: time)
+            }
+        }
+
+        guard !connection.halves[s].ended else { return }
+        let offset = connection.halves[s].offset(of: dataSequence)
+        let missingTail = segment.payloadLength - segment.payload.count
+        let incoming = Incoming(offset: offset, bytes: segment.payload, missingTail: max(0, missingTail),
+                                fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
+        accept(incoming, in: connection, from: side)
+    }
+
+    /// One run of stream bytes about to be placed: borrowed from a packet or from the buffer.
+    private struct Incoming {
+        var offset: Int64
+        var bytes: UnsafeRawBufferPointer
+        var missingTail: Int
+        var fin: Bool
+        var time: Int64
+        var peerAcknowledged: Int64?
+
+        var length: Int { bytes.count + missingTail }
+        var end: Int64 { offset + Int64(length) }
+    }
+
+    private func accept(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+        let s = side.rawValue
+        if incoming.offset > connection.halves[s].nextOffset {
+            if incoming.length > 0 || incoming.fin {
+                buffer(incoming, in: connection, from: side)
+            }
+            return
+        }
+        deliver(incoming, in: connection, from: side)
+        drainBuffered(connection, side)
+        endIfFinished(connection, side, time: incoming.time)
+    }
+
+    /// Delivers the part of `incoming` past the delivery point; `incoming` starts at or before it.
+    private func deliver(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+        let s = side.rawValue
+        let next = connection.halves[s].nextOffset
+        if incoming.fin, connection.halves[s].finOffset == nil {
+            connection.halves[s].finOffset = incoming.end
+        }
+        guard incoming.end > next else {
+            connection.accounting[side].retransmittedBytes += incoming.length
+            return
+        }
+        let overlap = Int(next - incoming.offset)
+        connection.accounting[side].retransmittedBytes += overlap
+        let position = StreamPosition(time: incoming.time, offset: next, peerAcknowledged: incoming.peerAcknowledged)
+        if overlap < incoming.bytes.count {
+            let fresh = UnsafeRawBufferPointer(rebasing: incoming.bytes[overlap...])
+            connection.handler.receive(fresh, from: side, at: position)
+        }
+        let missing = min(incoming.missingTail, incoming.length - overlap)
+        connection.halves[s].nextOffset = incoming.end
+        if missing > 0 {
+            connection.accounting[side].truncatedBytes += missing
+            var gapPosition = position
+            gapPosition.offset = incoming.end - Int64(missing)
+            connection.handler.gap(missing, from: side, at: gapPosition)
+        }
+    }
+
+    private func buffer(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+        let s = side.rawValue
+        let size = incoming.bytes.count
+        if connection.halves[s].bufferedBytes + size > limits.maxBufferedBytesPerSide
+            || bufferedBytesTotal + size > limits.maxBufferedBytesTotal {
+            // Over a limit: give up the hole in front of this segment.
+            skipHoles(connection, side, upTo: incoming.offset, time: incoming.time)
+            if !connection.halves[s].ended { accept(incoming, in: connection, from: side) }
+            return
+        }
+        let segment = BufferedSegment(offset: incoming.offset, bytes: Array(incoming.bytes),
+                                      missingTail: incoming.missingTail, fin: incoming.fin,
+                                      time: incoming.time, peerAcknowledged: incoming.peerAcknowledged)
+        if connection.halves[s].insert(segment) {
+            bufferedBytesTotal += size
+            connection.accounting[side].outOfOrderSegments += 1
+        } else {
+            connection.accounting[side].retransmittedBytes += incoming.length
+        }
+    }
+
+    /// Delivers buffered segments that the delivery point has reached.
+    private func drainBuffered(_ connection: Connection, _ side: FlowSide) {
+        let s = side.rawValue
+        while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset {
+            let segment = connection.halves[s].removeFirstBuffered()
+            bufferedBytesTotal -= segment.bytes.count
+            segment.bytes.withUnsafeBytes { bytes in
+                deliver(Incoming(offset: segment.offset, bytes: bytes, missingTail: segment.missingTail,
+                                 fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged),
+                        in: connection, from: side)
+            }
+        }
+    }
+
+    /// Gives up every hole before `limit`: buffered data is delivered with gaps in between,
+    /// and a hole that reaches `limit` becomes a gap of its own.
+    private func skipHoles(_ connection: Connection, _ side: FlowSide, upTo limit: Int64, time: Int64) {
+        let s = side.rawValue
+        while connection.halves[s].nextOffset < limit {
+            let next = connection.halves[s].nextOffset
+            let holeEnd = min(limit, connection.halves[s].buffered.first?.offset ?? limit)
+            if holeEnd > next {
+                reportGap(Int(holeEnd - next), in: connection, side, at: next, time: time)
+                connection.halves[s].nextOffset = holeEnd
+            }
+            drainBuffered(connection, side)
+        }
+        endIfFinished(connection, side, time: time)
+    }
+
+    private func reportGap(_ length: Int, in connection: Connection, _ side: FlowSide, at offset: Int64, time: Int64) {
+        connection.accounting[side].gaps += 1
+        connection.accounting[side].gapBytes += length
+        connection.handler.gap(length, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
+    }
+
+    private func endIfFinished(_ connection: Connection, _ side: FlowSide, time: Int64) {
+        let s = side.rawValue
+        guard !connection.halves[s].ended, let fin = connection.halves[s].finOffset,
+              connection.halves[s].nextOffset >= fin else { return }
+        end(connection, side, reason: .fin, time: time)
+    }
+
+    private func end(_ connection: Connection, _ side: FlowSide, reason: StreamEndReason, time: Int64) {
+        connection.halves[side.rawValue].ended = true
+        if side == .initiator { connection.accounting.initiatorEnd = reason } else { connection.accounting.responderEnd = reason }
+        connection.handler.end(of: side, reason: reason, time: time)
+    }
+
+    /// Ends both sides now: what waits behind holes is delivered, the holes become gaps.
+    private func flush(_ connection: Connection, reason: StreamEndReason, time: Int64) {
+        for side in [FlowSide.initiator, .responder] where !connection.halves[side.rawValue].ended {
+            if let last = connection.halves[side.rawValue].buffered.last {
+                skipHoles(connection, side, upTo: last.end, time: time)
+            }
+            if !connection.halves[side.rawValue].ended {
+                end(connection, side, reason: reason, time: time)
+            }
+        }
+    }
+}
+
+/// A connection's 4-tuple, the same whichever side sent the packet.
+struct FlowKey: Hashable {
+    var low: TransportEndpoint
+    var high: TransportEndpoint
+
+    init(_ a: TransportEndpoint, _ b: TransportEndpoint) {
+        if a < b { low = a; high = b } else { low = b; high = a }
+    }
+}
+
+/// The assembler's state for one connection.
+final class Connection {
+    let info: ConnectionInfo
+    let handler: TCPStreamHandler
+    var halves = [HalfStream(), HalfStream()]
+    var accounting: ConnectionAccounting
+
+    init(info: ConnectionInfo, handler: TCPStreamHandler) {
+        self.info = info
+        self.handler = handler
+        self.accounting = ConnectionAccounting(info: info)
+    }
+
+    var isFinished: Bool { halves[0].ended && halves[1].ended }
+
+    func side(sentBy source: TransportEndpoint) -> FlowSide {
+        source == info.initiator ? .initiator : .responder
+    }
+
+    /// A SYN on this 4-tuple opens a new connection unless it repeats the one we know.
+    func isReusedBy(_ syn: TCPSegment) -> Bool {
+        if isFinished { return true }
+        let side = side(sentBy: syn.source)
+        let half = halves[side.rawValue]
+        return side == .responder || !half.started || half.baseSequence != syn.sequence &+ 1
+    }
+
+    func account(_ segment: TCPSegment, from side: FlowSide) {
+        accounting.lastPacketTime = segment.timestamp
+        accounting[side].packets += 1
+        accounting[side].frameBytes += segment.frameLength
+        accounting[side].ipBytes += segment.ipLength
+        accounting[side].payloadBytes += segment.payloadLength
+        if segment.payloadLength == 0 { accounting[side].controlPackets += 1 }
+    }
+}
