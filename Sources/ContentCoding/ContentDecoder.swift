@@ -38,7 +38,10 @@ public final class ContentDecoder {
     private var stages: [InflateStage] = []
     private var outcome: DecodingOutcome
     private let limits: DecodingLimits
-    private let scratch: UnsafeMutableRawBufferPointer
+    /// Output buffer per stage: the shared scratch for the first, own buffers for stacked
+    /// codings (each stage's output is the next one's input, so they cannot share).
+    private var outputs: [UnsafeMutableRawBufferPointer] = []
+    private var ownedOutputs: [UnsafeMutableRawBufferPointer] = []
     /// Sees every decoded byte, in order.
     public var sink: ((UnsafeRawBufferPointer) -> Void)?
 
@@ -46,7 +49,6 @@ public final class ContentDecoder {
     /// buffer the caller owns and may share between decoders used one at a time.
     public init(codings: [String], limits: DecodingLimits, scratch: UnsafeMutableRawBufferPointer) {
         self.limits = limits
-        self.scratch = scratch
         self.outcome = .identity
         for coding in codings.reversed() {
             switch coding.lowercased() {
@@ -60,9 +62,18 @@ public final class ContentDecoder {
             }
         }
         if !stages.isEmpty { outcome = .decoded }
+        outputs = [scratch]
+        for _ in stages.dropFirst() {
+            let own = UnsafeMutableRawBufferPointer.allocate(byteCount: scratch.count, alignment: 16)
+            ownedOutputs.append(own)
+            outputs.append(own)
+        }
     }
 
-    deinit { for stage in stages { stage.release() } }
+    deinit {
+        for stage in stages { stage.release() }
+        for buffer in ownedOutputs { buffer.deallocate() }
+    }
 
     /// Whether decoded bytes differ from the input (some coding is being removed).
     public var isDecoding: Bool { !stages.isEmpty && outcome == .decoded }
@@ -114,7 +125,7 @@ public final class ContentDecoder {
             return
         }
         let stage = stages[index]
-        let result = stage.inflate(input, scratch: scratch) { output in
+        let result = stage.inflate(input, scratch: outputs[index]) { output in
             if self.outcome == .decoded { self.push(output, into: index + 1) }
         }
         if let error = result { fail(error) }
