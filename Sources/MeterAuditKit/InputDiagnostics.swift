@@ -78,5 +78,10 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct UnsupportedLinkType: Codable, Sendable, Equatable {
         public var interface: Int
         public var linkType: Int32
+
+        public init(interface: Int, linkType: Int32) {
+            self.interface = interface
+            self.linkType = linkType
+        }
     }
 }
