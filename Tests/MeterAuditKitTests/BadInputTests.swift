@@ -146,7 +146,7 @@ final class BadInputTests: XCTestCase {
         let csv = try String(contentsOfFile: out + "/messages.csv", encoding: .utf8)
         let rows = csv.split(separator: "\r\n")
         XCTAssertEqual(rows.count, 3)  // header + request + response of the good file
-        XCTAssertTrue(rows[1].hasPrefix("run-good.pcap,request,0,0,1700000000.005000,127.0.0.1:40000,127.0.0.1:8080,GET,example.test,/a,x=1,,GET example.test /a,0,true,true,21,22,0,43,0,,,"), String(rows[1]))
+        XCTAssertTrue(rows[1].hasPrefix("run-good.pcap,request,0,0,1700000000.003000,127.0.0.1:40000,127.0.0.1:8080,GET,example.test,/a,x=1,,GET example.test /a,0,true,true,21,22,0,43,0,,,"), String(rows[1]))
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/diagnostics.json"))) as? [String: Any]
         let inputs = try XCTUnwrap(json?["inputs"] as? [[String: Any]])
         XCTAssertEqual(inputs.count, 2)
