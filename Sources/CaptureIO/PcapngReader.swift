@@ -1,0 +1,330 @@
+import Glibc
+
+/// pcapng block types this reader interprets; every other block is skipped by its length.
+private enum BlockType {
+    static let sectionHeader: UInt32 = 0x0A0D_0D0A
+    static let interfaceDescription: UInt32 = 1
+    static let obsoletePacket: UInt32 = 2
+    static let simplePacket: UInt32 = 3
+    static let enhancedPacket: UInt32 = 6
+}
+
+/// What a pcapng section says about one capture interface.
+struct PcapngInterface {
+    var linkType: Int32
+    /// 0 means no limit.
+    var snaplen: UInt32
+    /// Timestamp units per second (from if_tsresol; 10^6 by default).
+    var unitsPerSecond: UInt64
+    /// Nanoseconds per unit when that is a whole number, so the common cases take one multiply.
+    var nanosecondsPerUnit: UInt64
+    /// if_tsoffset, already in nanoseconds.
+    var offsetNanoseconds: Int64
+
+    /// Converts a raw timestamp to nanoseconds since the epoch. Sub-nanosecond parts are cut off;
+    /// timestamps beyond what Int64 nanoseconds can hold wrap instead of trapping.
+    func nanoseconds(_ units: UInt64) -> Int64 {
+        let value: UInt64
+        if nanosecondsPerUnit != 0 {
+            value = units &* nanosecondsPerUnit
+        } else {
+            let (seconds, fraction) = units.quotientAndRemainder(dividingBy: unitsPerSecond)
+            // fraction < unitsPerSecond, so the quotient is below 10^9: no overflow.
+            let wide = fraction.multipliedFullWidth(by: 1_000_000_000)
+            let fractionNanoseconds = unitsPerSecond.dividingFullWidth(wide).quotient
+            value = seconds &* 1_000_000_000 &+ fractionNanoseconds
+        }
+        return Int64(truncatingIfNeeded: value) &+ offsetNanoseconds
+    }
+}
+
+/// A small pcapng reader (libpcap 1.10 rejects files whose interfaces differ in link type).
+///
+/// Each block is read whole into one reusable buffer that grows only for a bigger block; frames
+/// point into it. Every field access is checked against the block's length first, and the
+/// block's length against what was actually read.
+final class PcapngReader {
+    let path: String
+    private let stream: CaptureStream
+    private var buffer: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// Whether the current section was written in the other byte order than this machine's.
+    private var swapped = false
+    /// Interfaces of the current section, indexed by interface id.
+    private var interfaces: [PcapngInterface] = []
+    private var frameNumber = 0
+    private var finished = false
+    /// Kept so that calls after an error repeat it instead of reading on from a random place.
+    private var failure: CaptureError?
+    /// Bytes of the (uncompressed) stream read so far.
+    private(set) var bytesConsumed = 0
+
+    private static let initialCapacity = 1 << 16
+    /// Upper bound for a block that must be held whole (packets, headers); larger lengths are
+    /// taken as damage rather than allocated. Unknown blocks are skipped without this limit.
+    private static let maximumBufferedBlock = 64 << 20
+
+    /// Takes ownership of `stream`, which must start with a Section Header Block; throws
+    /// `.notACapture` when that header is unusable.
+    init(path: String, stream: CaptureStream) throws {
+        self.path = path
+        self.stream = stream
+        capacity = PcapngReader.initialCapacity
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        do {
+            guard let type = try readBlock(), type == BlockType.sectionHeader else {
+                throw CaptureError.notACapture(path: path, reason: "no section header block")
+            }
+            try readSectionHeader()
+        } catch let error as CaptureError {
+            switch error {
+            case .truncated(_, _, let reason), .corrupt(_, _, let reason):
+                throw CaptureError.notACapture(path: path, reason: "pcapng section header: \(reason)")
+            default:
+                throw error
+            }
+        }
+    }
+
+    deinit {
+        stream.close()
+        buffer.deallocate()
+    }
+
+    func next() throws -> CapturedFrame? {
+        if let failure { throw failure }
+        if finished { return nil }
+        do {
+            while let type = try readBlock() {
+                switch type {
+                case BlockType.sectionHeader: try readSectionHeader()
+                case BlockType.interfaceDescription: try readInterfaceDescription()
+                case BlockType.enhancedPacket: return try enhancedPacket()
+                case BlockType.simplePacket: return try simplePacket()
+                case BlockType.obsoletePacket: return try obsoletePacket()
+                default: continue  // already skipped by readBlock
+                }
+            }
+            finished = true
+            return nil
+        } catch let error as CaptureError {
+            failure = error
+            throw error
+        }
+    }
+
+    // MARK: - Blocks
+
+    /// Length of the block currently in the buffer (header and trailer included).
+    private var blockLength = 0
+
+    /// Reads the next block into the buffer and returns its type, or nil at a clean end of file
+    /// (between blocks). Blocks this reader does not interpret are consumed but not kept.
+    private func readBlock() throws -> UInt32? {
+        let headerBytes = fill(at: 0, count: 8)
+        if headerBytes == 0 {
+            try checkReadError()
+            return nil
+        }
+        guard headerBytes == 8 else { throw try cut("block header cut after \(headerBytes) of 8 bytes") }
+
+        var headerLength = 8
+        // The Section Header's type reads the same in both byte orders; the byte-order magic
+        // after its length tells how to read everything else, the length included.
+        if buffer.loadUnaligned(as: UInt32.self) == BlockType.sectionHeader {
+            guard fill(at: 8, count: 4) == 4 else { throw try cut("section header cut before its byte-order magic") }
+            switch buffer.loadUnaligned(fromByteOffset: 8, as: UInt32.self) {
+            case 0x1A2B_3C4D: swapped = false
+            case UInt32(0x1A2B_3C4D).byteSwapped: swapped = true
+            case let other: throw corrupt("bad byte-order magic 0x\(String(other, radix: 16))")
+            }
+            headerLength = 12
+        }
+        let type = field32(0)
+        let length32 = field32(4)
+        guard length32 >= 12, length32 % 4 == 0 else {
+            throw corrupt("block length \(length32) (type \(type)) is below 12 or not a multiple of 4")
+        }
+        let length = Int(length32)
+        blockLength = length
+
+        switch type {
+        case BlockType.sectionHeader, BlockType.interfaceDescription, BlockType.enhancedPacket,
+             BlockType.simplePacket, BlockType.obsoletePacket:
+            guard length <= PcapngReader.maximumBufferedBlock else {
+                throw corrupt("block length \(length) (type \(type)) exceeds the \(PcapngReader.maximumBufferedBlock >> 20) MiB accepted")
+            }
+            reserve(length)
+            let got = fill(at: headerLength, count: length - headerLength)
+            guard got == length - headerLength else {
+                throw try cut("block of \(length) bytes (type \(type)) cut after \(headerLength + got) bytes")
+            }
+            try checkTrailer(field32(length - 4))
+        default:
+            // Skipped in buffer-sized pieces so that a large unknown block costs no memory.
+            var remaining = length - headerLength - 4
+            while remaining > 0 {
+                let piece = min(remaining, capacity)
+                let got = fill(at: 0, count: piece)
+                guard got == piece else { throw try cut("block of \(length) bytes (type \(type)) cut short") }
+                remaining -= piece
+            }
+            guard fill(at: 0, count: 4) == 4 else { throw try cut("block of \(length) bytes (type \(type)) cut before its trailer") }
+            try checkTrailer(field32(0))
+        }
+        return type
+    }
+
+    private func checkTrailer(_ trailer: UInt32) throws {
+        guard Int(trailer) == blockLength else {
+            throw corrupt("block length \(blockLength) does not match its trailing length \(trailer)")
+        }
+    }
+
+    /// A new section: byte order already set by `readBlock`; interface ids start over.
+    private func readSectionHeader() throws {
+        guard blockLength >= 28 else { throw corrupt("section header block of \(blockLength) bytes, below 28") }
+        let major = field16(12)
+        guard major == 1 else { throw corrupt("unsupported pcapng version \(major).\(field16(14))") }
+        interfaces.removeAll(keepingCapacity: true)
+    }
+
+    private func readInterfaceDescription() throws {
+        guard blockLength >= 20 else { throw corrupt("interface description block of \(blockLength) bytes, below 20") }
+        var resolution: UInt8 = 6  // microseconds unless if_tsresol says otherwise
+        var offsetSeconds: Int64 = 0
+        var offset = 16
+        let end = blockLength - 4
+        while offset + 4 <= end {
+            let code = field16(offset)
+            let valueLength = Int(field16(offset + 2))
+            let value = offset + 4
+            if code == 0 { break }  // opt_endofopt
+            guard valueLength <= end - value else {
+                throw corrupt("interface option \(code) of \(valueLength) bytes overruns its block")
+            }
+            switch code {
+            case 9 where valueLength >= 1: resolution = buffer.load(fromByteOffset: value, as: UInt8.self)
+            case 14 where valueLength >= 8: offsetSeconds = Int64(bitPattern: field64(value))
+            default: break
+            }
+            offset = value + ((valueLength + 3) & ~3)  // values are padded to 32 bits
+        }
+
+        let exponent = Int(resolution & 0x7F)
+        var unitsPerSecond: UInt64 = 1
+        if resolution & 0x80 != 0 {
+            guard exponent < 64 else { throw corrupt("unsupported if_tsresol 2^-\(exponent)") }
+            unitsPerSecond = 1 << UInt64(exponent)
+        } else {
+            // 10^19 is the largest power of ten a UInt64 holds.
+            guard exponent <= 19 else { throw corrupt("unsupported if_tsresol 10^-\(exponent)") }
+            for _ in 0..<exponent { unitsPerSecond *= 10 }
+        }
+        let exact = 1_000_000_000 % unitsPerSecond == 0
+        interfaces.append(PcapngInterface(
+            linkType: Int32(field16(8)), snaplen: field32(12), unitsPerSecond: unitsPerSecond,
+            nanosecondsPerUnit: exact ? 1_000_000_000 / unitsPerSecond : 0,
+            offsetNanoseconds: offsetSeconds &* 1_000_000_000))
+    }
+
+    private func enhancedPacket() throws -> CapturedFrame {
+        guard blockLength >= 32 else { throw corrupt("enhanced packet block of \(blockLength) bytes, below 32") }
+        return try packet(interfaceID: Int(field32(8)))
+    }
+
+    private func obsoletePacket() throws -> CapturedFrame {
+        guard blockLength >= 32 else { throw corrupt("packet block of \(blockLength) bytes, below 32") }
+        return try packet(interfaceID: Int(field16(8)))
+    }
+
+    /// Enhanced and obsolete Packet Blocks share the layout from offset 12 on: timestamp
+    /// (high, low), captured length, original length, data.
+    private func packet(interfaceID: Int) throws -> CapturedFrame {
+        guard interfaceID < interfaces.count else {
+            throw corrupt("packet on interface \(interfaceID), but the section describes \(interfaces.count) interface(s)")
+        }
+        let interface = interfaces[interfaceID]
+        let capturedLength = Int(field32(20))
+        guard capturedLength <= blockLength - 32 else {
+            throw corrupt("captured length \(capturedLength) exceeds its block of \(blockLength) bytes")
+        }
+        let units = UInt64(field32(12)) << 32 | UInt64(field32(16))
+        frameNumber += 1
+        return CapturedFrame(
+            number: frameNumber, timestamp: interface.nanoseconds(units), linkType: interface.linkType,
+            interface: interfaceID, originalLength: Int(field32(24)),
+            bytes: UnsafeRawBufferPointer(start: buffer + 28, count: capturedLength))
+    }
+
+    /// A Simple Packet Block belongs to interface 0 and has no timestamp (reported as 0) and
+    /// no captured length: it is the original length cut to snaplen and to the block.
+    private func simplePacket() throws -> CapturedFrame {
+        guard blockLength >= 16 else { throw corrupt("simple packet block of \(blockLength) bytes, below 16") }
+        guard let interface = interfaces.first else {
+            throw corrupt("simple packet block, but the section describes no interface")
+        }
+        let originalLength = Int(field32(8))
+        var capturedLength = min(originalLength, blockLength - 16)
+        if interface.snaplen != 0 { capturedLength = min(capturedLength, Int(interface.snaplen)) }
+        frameNumber += 1
+        return CapturedFrame(
+            number: frameNumber, timestamp: 0, linkType: interface.linkType, interface: 0,
+            originalLength: originalLength,
+            bytes: UnsafeRawBufferPointer(start: buffer + 12, count: capturedLength))
+    }
+
+    // MARK: - Buffer and stream
+
+    /// Reads up to `count` bytes to `buffer + offset`; the caller has made room for them.
+    private func fill(at offset: Int, count: Int) -> Int {
+        let got = fread(buffer + offset, 1, count, stream.file)
+        bytesConsumed += got
+        return got
+    }
+
+    /// Makes room for a block of `length` bytes, keeping the header already read.
+    private func reserve(_ length: Int) {
+        guard length > capacity else { return }
+        let newCapacity = max(length, capacity * 2)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+        grown.copyMemory(from: buffer, byteCount: 12)
+        buffer.deallocate()
+        buffer = grown
+        capacity = newCapacity
+    }
+
+    private func field16(_ offset: Int) -> UInt16 {
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
+        return swapped ? value.byteSwapped : value
+    }
+
+    private func field32(_ offset: Int) -> UInt32 {
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        return swapped ? value.byteSwapped : value
+    }
+
+    private func field64(_ offset: Int) -> UInt64 {
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        return swapped ? value.byteSwapped : value
+    }
+
+    // MARK: - Errors
+
+    /// The frame an error is about: the one whose block was being read.
+    private func corrupt(_ reason: String) -> CaptureError {
+        .corrupt(path: path, frame: frameNumber + 1, reason: reason)
+    }
+
+    /// A short read is truncation, unless the stream reports an error (e.g. damaged gzip data).
+    private func cut(_ reason: String) throws -> CaptureError {
+        try checkReadError()
+        return .truncated(path: path, frame: frameNumber + 1, reason: reason)
+    }
+
+    private func checkReadError() throws {
+        if ferror(stream.file) != 0 {
+            throw corrupt("read error: \(CaptureReader.errnoDescription())")
+        }
+    }
+}
