@@ -1,3 +1,5 @@
+import DequeModule
+
 /// A segment that arrived ahead of a hole, copied because the frame it came in is borrowed.
 struct BufferedSegment {
     var offset: Int64
@@ -23,8 +25,9 @@ struct HalfStream {
     var finOffset: Int64?
     /// Set when the side ended (FIN delivered, RST, flush).
     var ended = false
-    /// Out-of-order segments, sorted by offset.
-    var buffered: [BufferedSegment] = []
+    /// Out-of-order segments, sorted by offset. A deque: segments leave from the front as
+    /// the hole fills, which an array would make quadratic.
+    var buffered: Deque<BufferedSegment> = []
     var bufferedBytes = 0
 
     /// Starts the stream so that `sequence` is offset 0.

@@ -12,7 +12,8 @@ public final class TCPAssembler {
     private let factory: TCPStreamHandlerFactory
     private var connections: [FlowKey: Connection] = [:]
     private var nextConnectionNumber = 0
-    private var bufferedBytesTotal = 0
+    /// Out-of-order bytes held over all connections (internal: tests check it stays bounded).
+    private(set) var bufferedBytesTotal = 0
     private var lastSweep: Int64 = .min
 
     /// Connections seen so far.
@@ -30,10 +31,9 @@ public final class TCPAssembler {
         sweepIdleConnections(now: segment.timestamp)
         let key = FlowKey(segment.source, segment.destination)
         let flags = segment.flags
-        let opensConnection = flags.contains(.syn) && !flags.contains(.ack)
 
         var connection = connections[key]
-        if let existing = connection, opensConnection, existing.isReusedBy(segment) {
+        if let existing = connection, flags.contains(.syn), existing.isReusedBy(segment) {
             flush(existing, reason: .portReuse, time: segment.timestamp)
             evict(key, existing)
             connection = nil
@@ -114,7 +114,10 @@ public final class TCPAssembler {
         let flags = segment.flags
         let time = segment.timestamp
         connection.account(segment, from: side)
-        if connection.isFinished { return }
+        if connection.isFinished {
+            countLateCopy(segment, in: connection, from: side)
+            return
+        }
 
         if flags.contains(.rst) {
             flush(connection, reason: .reset, time: time)
@@ -144,12 +147,28 @@ public final class TCPAssembler {
             }
         }
 
-        guard !connection.halves[s].ended else { return }
+        guard !connection.halves[s].ended else {
+            countLateCopy(segment, in: connection, from: side)
+            return
+        }
         let offset = connection.halves[s].offset(of: dataSequence)
-        let missingTail = segment.payloadLength - segment.payload.count
-        let incoming = Incoming(offset: offset, bytes: segment.payload, missingTail: max(0, missingTail),
+        // Sequence space advances by payloadLength; captured bytes beyond it are not TCP data.
+        let bytes = segment.payload.count > segment.payloadLength
+            ? UnsafeRawBufferPointer(rebasing: segment.payload[..<max(0, segment.payloadLength)]) : segment.payload
+        let incoming = Incoming(offset: offset, bytes: bytes, missingTail: max(0, segment.payloadLength - bytes.count),
                                 fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
         accept(incoming, in: connection, from: side)
+    }
+
+    /// Payload from a side that has ended: the part before its end repeats bytes already
+    /// seen (a retransmission the receiver did not need); anything past the end is dropped.
+    private func countLateCopy(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
+        let half = connection.halves[side.rawValue]
+        guard segment.payloadLength > 0, half.started else { return }
+        let sequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
+        let offset = half.offset(of: sequence)
+        let repeated = min(Int64(segment.payloadLength), half.nextOffset - offset)
+        if repeated > 0 { connection.accounting[side].retransmittedBytes += Int(repeated) }
     }
 
     /// One run of stream bytes about to be placed: borrowed from a packet or from the buffer.
@@ -227,10 +246,12 @@ public final class TCPAssembler {
         }
     }
 
-    /// Delivers buffered segments that the delivery point has reached.
+    /// Delivers buffered segments that the delivery point has reached, up to the FIN: bytes
+    /// past it are not part of the stream.
     private func drainBuffered(_ connection: Connection, _ side: FlowSide) {
         let s = side.rawValue
-        while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset {
+        while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset,
+              first.offset < connection.halves[s].finOffset ?? .max {
             let segment = connection.halves[s].removeFirstBuffered()
             bufferedBytesTotal -= segment.bytes.count
             segment.bytes.withUnsafeBytes { bytes in
@@ -245,7 +266,9 @@ public final class TCPAssembler {
     /// and a hole that reaches `limit` becomes a gap of its own.
     private func skipHoles(_ connection: Connection, _ side: FlowSide, upTo limit: Int64, time: Int64) {
         let s = side.rawValue
-        while connection.halves[s].nextOffset < limit {
+        // The FIN takes a sequence number but no stream byte, and may only become known while
+        // draining: an ACK of it must not leave a 1-byte gap behind it.
+        while connection.halves[s].nextOffset < min(limit, connection.halves[s].finOffset ?? limit) {
             let next = connection.halves[s].nextOffset
             let holeEnd = min(limit, connection.halves[s].buffered.first?.offset ?? limit)
             if holeEnd > next {
@@ -318,11 +341,18 @@ final class Connection {
         source == info.initiator ? .initiator : .responder
     }
 
-    /// A SYN on this 4-tuple opens a new connection unless it repeats the one we know.
+    /// A SYN on this 4-tuple opens a new connection unless it repeats the one we know. So
+    /// does a SYN-ACK with a new ISN once both sides have ended: the reuse's SYN was not
+    /// captured, and the new connection's data must not vanish into the lingering one.
     func isReusedBy(_ syn: TCPSegment) -> Bool {
-        if isFinished { return true }
         let side = side(sentBy: syn.source)
         let half = halves[side.rawValue]
+        if syn.flags.contains(.ack) {
+            return isFinished && (side == .initiator || !half.started || half.baseSequence != syn.sequence &+ 1)
+        }
+        if isFinished { return true }
+        // Opened by a SYN-ACK that the capture put before its SYN: this is that SYN.
+        if side == .initiator, !half.started, info.sawHandshake { return false }
         return side == .responder || !half.started || half.baseSequence != syn.sequence &+ 1
     }
 
