@@ -65,7 +65,11 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private let limits: HTTPLimits
     private var parsers: [SideParser<Sink>] = []
     private var kind: ConnectionProtocol?
-    private var tlsHello = TLSHelloSniffer()
+    /// One per side: only the client's first bytes hold a ClientHello.
+    private var tlsHello = [TLSHelloSniffer(), TLSHelloSniffer()]
+    /// Bytes that came before the protocol could be told (a TLS record header takes 3 bytes),
+    /// in arrival order; replayed once it is known.
+    private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
     /// The side that sends requests, once known.
     private var clientSide: FlowSide?
     private var messageCounts = [0, 0]
@@ -96,37 +100,61 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     // MARK: - TCPStreamHandler
 
     public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
-        if kind == nil { kind = classify(bytes, at: position) }
-        switch kind {
-        case .tls:
-            tlsHello.feed(bytes, from: side)
-        default:
-            parsers[side.rawValue].receive(bytes, at: position)
+        if kind == nil {
+            if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
+                settle(decided)
+            } else {
+                undecided.append((side, Array(bytes), position))
+                var prefix: [UInt8] = []
+                for run in undecided where run.side == side { prefix += run.bytes.prefix(3 - prefix.count) }
+                if let decided = TLSHelloSniffer.classify(prefix) { settle(decided) }
+                return
+            }
         }
+        deliver(bytes, from: side, at: position)
     }
 
     public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
-        if kind == .tls { return }
+        if kind == nil { settle(.http) }
         parsers[side.rawValue].gap(length, at: position)
     }
 
     public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+        if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
     }
 
     public func close(_ accounting: ConnectionAccounting) {
+        if kind == nil { settle(.http) }
+        // Both sides should have ended; a side that did not is cut by the end of the capture.
+        for parser in parsers where parser.state != .ended { parser.end(reason: .endOfCapture) }
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
         let client = clientSide ?? .initiator
         let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
         sink.connectionClosed(HTTPConnectionSummary(
-            accounting: accounting, protocolKind: protocolKind, serverName: tlsHello.serverName,
+            accounting: accounting, protocolKind: protocolKind,
+            serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
             clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
         parsers = []  // break the parsers' references back to this connection
     }
 
-    /// TLS when the first bytes are a TLS record header; HTTP (with resynchronization) otherwise.
-    private func classify(_ bytes: UnsafeRawBufferPointer, at position: StreamPosition) -> ConnectionProtocol {
-        TLSHelloSniffer.looksLikeTLSRecord(bytes) ? .tls : .http
+    /// Fixes the protocol (TLS when the first bytes are a TLS record header; HTTP, with
+    /// resynchronization, otherwise) and replays what waited for it.
+    private func settle(_ decided: ConnectionProtocol) {
+        kind = decided
+        if decided == .tls { for parser in parsers { parser.startTLS() } }
+        let runs = undecided
+        undecided = []
+        for run in runs { run.bytes.withUnsafeBytes { deliver($0, from: run.side, at: run.position) } }
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        if kind == .tls {
+            tlsHello[side.rawValue].feed(bytes)
+            // Without the handshake, the side that sent a ClientHello is the client.
+            if clientSide == nil, tlsHello[side.rawValue].sawClientHello { clientSide = side }
+        }
+        parsers[side.rawValue].receive(bytes, at: position)
     }
 
     // MARK: - Called by the side parsers
@@ -158,7 +186,11 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 summary: RequestSummary(index: message.index, method: message.method ?? "",
                                         target: message.target, host: message.requestHost),
                 streamOffset: message.streamOffset,
-                expectsContinue: message.values(of: "expect").contains { trimmed($0[...]).elementsEqual("100-continue".utf8) }))
+                expectsContinue: message.values(of: "expect").contains { value in
+                    // Expectation values are case-insensitive (RFC 9110 §10.1.1).
+                    let expectation = trimmed(value[...])
+                    return expectation.count == 12 && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
+                }))
         case .response:
             requestMethod = pairResponse(&message, position: start)
         }

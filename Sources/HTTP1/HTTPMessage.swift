@@ -99,7 +99,7 @@ public struct RequestSummary: Sendable, Equatable {
 }
 
 /// One HTTP/1.x message: a record of its own, request or response, paired or not.
-public struct HTTPMessage: Sendable {
+public struct HTTPMessage: Sendable, Equatable {
     public var kind: MessageKind
     /// The connection's number in its file (order of first packet, from 0).
     public var connection: Int
@@ -132,7 +132,10 @@ public struct HTTPMessage: Sendable {
     public var wireBody = 0
     /// Body length without transfer coding (content coding still applied), missing bytes included.
     public var bodyLength = 0
-    /// Bytes of the message that the capture lacks (lost segments, snaplen).
+    /// Bytes of the message that the capture lacks (lost segments, snaplen), counted in
+    /// `wireBody`. When a gap cut the head or the chunk framing, how much of it was the
+    /// message's is unknown: those bytes go to the stream's `lostBytes`, and only
+    /// `bytesMissing` and `complete=false` tell.
     public var missingBytes = 0
     public var framing: BodyFraming = .none
     /// True once the message's framing end was reached.

@@ -17,6 +17,65 @@ enum StartLine: Equatable {
 
     private static let httpSlash = Array("HTTP/".utf8)
 
+    /// Methods that a request line glued to other bytes is recognized by (a method is a
+    /// token, so without a list there is no telling where it begins).
+    private static let knownMethods = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE"]
+        .map { Array($0.utf8) + [32] }
+
+    /// A start line that begins after the first byte of `line` (a status line at `HTTP/`, a
+    /// request line at a well-known method), of `kind` when given; the first one found, with
+    /// how many bytes precede it.
+    static func parseGlued(_ line: ArraySlice<UInt8>, kind: MessageKind?) -> (start: StartLine, skip: Int)? {
+        var index = line.startIndex + 1
+        while index < line.endIndex {
+            let rest = line[index...]
+            let candidate = (kind != .request && rest.starts(with: httpSlash))
+                || (kind != .response && knownMethods.contains { rest.starts(with: $0) })
+            if candidate, let start = parse(rest), kind == nil || start.kind == kind {
+                return (start, index - line.startIndex)
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Whether `bytes` begin with a request line: true or false once they tell, nil while
+    /// they are a prefix that could still become one.
+    static func beginsRequestLine(_ bytes: ArraySlice<UInt8>) -> Bool? {
+        if let lf = bytes.firstIndex(of: 10) {
+            var end = lf
+            if end > bytes.startIndex, bytes[end - 1] == 13 { end -= 1 }
+            if case .request? = parse(bytes[bytes.startIndex..<end]) { return true }
+            return false
+        }
+        // method SP target SP HTTP/d.d CR, checked byte by byte
+        var part = 0
+        var partLength = 0
+        for c in bytes {
+            switch part {
+            case 0, 1:
+                if c == 32 && partLength > 0 {
+                    part += 1
+                    partLength = 0
+                    continue
+                }
+                guard part == 0 ? isTokenChar(c) : (c > 32 && c != 127) else { return false }
+            default:
+                let fits: Bool
+                switch partLength {
+                case 0..<5: fits = c == httpSlash[partLength]
+                case 5, 7: fits = isDigit(c)
+                case 6: fits = c == UInt8(ascii: ".")
+                case 8: fits = c == 13
+                default: fits = false
+                }
+                guard fits else { return false }
+            }
+            partLength += 1
+        }
+        return nil
+    }
+
     private static func isVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard bytes.count == 8, bytes.starts(with: httpSlash) else { return false }
         let b = bytes.startIndex

@@ -1,16 +1,21 @@
 import TCPReassembly
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Where the bytes of one side's stream went that belong to no message.
 public struct StreamTally: Sendable, Equatable {
     /// Bytes skipped while looking for a message start (mid-connection, after a gap, garbage).
     public var skippedBytes = 0
-    /// Bytes lost in gaps while no message was being read.
+    /// Bytes lost in gaps while no message was being read, or that a gap took with the framing
+    /// of the message being read (head, chunk framing): it is unknown how many were the message's.
     public var lostBytes = 0
     /// Bytes after CONNECT or 101 Switching Protocols.
     public var tunnelBytes = 0
+    /// Bytes of a TLS session (not decrypted), gaps included.
+    public var tlsBytes = 0
 
     public init() {}
 }
@@ -31,6 +36,7 @@ public struct HTTPLimits: Sendable {
 /// The HTTP/1.x state machine for one side of a connection (libhtp style): one state per
 /// part of a message, input consumed by offset, only partial lines buffered. Every byte of
 /// the stream lands in exactly one place: a message's line, headers or body, or the tally.
+/// The outcome never depends on how the stream was cut into `receive` calls.
 final class SideParser<Sink: HTTPRecordSink> {
     enum State: Equatable {
         /// Scanning lines for a start line (mid-connection start, after a gap or garbage).
@@ -44,6 +50,8 @@ final class SideParser<Sink: HTTPRecordSink> {
         case trailers
         case untilClose
         case tunnel
+        /// The connection is TLS: bytes are only counted.
+        case tls
         case ended
     }
 
@@ -54,13 +62,23 @@ final class SideParser<Sink: HTTPRecordSink> {
     private(set) var tally = StreamTally()
 
     private var line: [UInt8] = []
-    private var lineOverflowed = false
+    /// Bytes of the current line beyond `maxLineBytes`: counted, not kept.
+    private var overflowLength = 0
+    private var lineOverflowed: Bool { overflowLength > 0 }
     private var lineStart = StreamPosition(time: 0, offset: 0, peerAcknowledged: nil)
+    /// Where the packets carrying the current line begin, when time or acknowledgement changed:
+    /// a start line found inside the line takes the values of the packet holding its first byte.
+    private var lineMarks: [StreamPosition] = []
     private var head: [UInt8] = []
     private var fieldLines: [Range<Int>] = []
     private var startLine: StartLine?
+    private var startLineLength = 0
+    private var pendingAnomalies: MessageAnomalies = []
     private var messageStart = StreamPosition(time: 0, offset: 0, peerAcknowledged: nil)
     private var nextMessageAfterResync = false
+    /// Trailer field lines of the current chunked body (ranges into `trailerBlock`).
+    private var trailerBlock: [UInt8] = []
+    private var trailerLines: [Range<Int>] = []
 
     /// The message being read, once its start line is known.
     private(set) var current: HTTPMessage?
@@ -69,6 +87,11 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var bodyStarted = false
     /// Set when a final response came before this request's body (Expect: 100-continue).
     var bodyMayBeOmitted = false
+    /// Bytes held until it is clear whether they are the body or the next request (see
+    /// `bodyMayBeOmitted`), each run with its position; `heldPrefix` is their first bytes.
+    private var held: [(bytes: [UInt8], position: StreamPosition)] = []
+    private var heldPrefix: [UInt8] = []
+    private var heldCount = 0
 
     init(side: FlowSide, connection: HTTPConnection<Sink>, limits: HTTPLimits, startsAtMessage: Bool) {
         self.side = side
@@ -84,19 +107,21 @@ final class SideParser<Sink: HTTPRecordSink> {
     func receive(_ bytes: UnsafeRawBufferPointer, at position: StreamPosition) {
         var index = 0
         while index < bytes.count {
+            if awaitsOmissionVerdict {
+                hold(bytes, from: index, position)
+                return
+            }
             switch state {
             case .seekingStart:
                 index = seekStart(bytes, from: index, position)
             case .head:
                 index = readHead(bytes, from: index, position)
             case let .body(remaining):
-                if omitsBody(bytes, from: index) { finishOmittedBody(); continue }
                 let taken = takeBody(bytes, from: index, upTo: remaining)
                 index += taken
                 let left = remaining - Int64(taken)
                 if left == 0 { finishMessage(complete: true) } else { state = .body(remaining: left) }
             case .chunkSize:
-                if omitsBody(bytes, from: index) { finishOmittedBody(); continue }
                 index = readChunkSize(bytes, from: index, position)
             case let .chunkData(remaining):
                 let taken = takeBody(bytes, from: index, upTo: remaining)
@@ -112,6 +137,9 @@ final class SideParser<Sink: HTTPRecordSink> {
             case .tunnel:
                 tally.tunnelBytes += bytes.count - index
                 index = bytes.count
+            case .tls:
+                tally.tlsBytes += bytes.count - index
+                index = bytes.count
             case .ended:
                 tally.skippedBytes += bytes.count - index
                 index = bytes.count
@@ -121,20 +149,23 @@ final class SideParser<Sink: HTTPRecordSink> {
 
     /// `length` bytes of this side are missing from the capture.
     func gap(_ length: Int, at position: StreamPosition) {
+        // Whatever waited for the omission verdict was sent before the hole: take it as body.
+        if !held.isEmpty { releaseHeld(omitted: false) }
         let missing = Int64(length)
         switch state {
         case .seekingStart, .ended:
+            tally.skippedBytes += lineLength
             tally.lostBytes += length
             discardLine()
+            if state == .seekingStart { nextMessageAfterResync = true }
         case .head:
+            // How much of the hole was head is unknown: the head keeps what was seen.
+            tally.lostBytes += length
             if startLine == nil {
-                tally.lostBytes += length
-                tally.skippedBytes += head.count + line.count
+                tally.skippedBytes += lineLength
                 discardLine()
-                head.removeAll(keepingCapacity: true)
-                fieldLines.removeAll(keepingCapacity: true)
             } else {
-                abandonHead(lost: length)
+                abandonHead(cutByGap: true)
             }
             seekAfterGap()
         case let .body(remaining):
@@ -142,11 +173,23 @@ final class SideParser<Sink: HTTPRecordSink> {
             bodyMissing(Int(covered))
             if covered == remaining { finishMessage(complete: true) } else { state = .body(remaining: remaining - covered) }
             if missing > covered { tally.lostBytes += Int(missing - covered); seekAfterGap() }
-        case let .chunkData(remaining) where missing <= remaining:
-            bodyMissing(length)
-            state = missing == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - missing)
-        case .chunkData, .chunkSize, .chunkDataEnd, .trailers:
+        case let .chunkData(remaining):
+            let covered = min(missing, remaining)
+            bodyMissing(Int(covered))
+            if missing < remaining {
+                state = .chunkData(remaining: remaining - missing)
+            } else if missing == remaining {
+                state = .chunkDataEnd
+            } else {
+                // The hole took the chunk's CRLF and what follows: the framing is lost.
+                tally.lostBytes += Int(missing - covered)
+                finishMessage(complete: false)
+                seekAfterGap()
+            }
+        case .chunkSize, .chunkDataEnd, .trailers:
             // Chunk framing is lost with the gap: the message ends here, cut short.
+            current?.wireBody += lineLength
+            current?.anomalies.insert(.bytesMissing)
             tally.lostBytes += length
             discardLine()
             finishMessage(complete: false)
@@ -155,25 +198,34 @@ final class SideParser<Sink: HTTPRecordSink> {
             bodyMissing(length)
         case .tunnel:
             tally.tunnelBytes += length
+        case .tls:
+            tally.tlsBytes += length
         }
     }
 
     /// The side sent its last byte.
     func end(reason: StreamEndReason) {
+        // Bytes still waiting for the omission verdict were followed by the end: body.
+        if !held.isEmpty { releaseHeld(omitted: false) }
         switch state {
         case .untilClose:
             finishMessage(complete: reason == .fin)
         case .body, .chunkSize, .chunkData, .chunkDataEnd, .trailers:
-            if bodyMayBeOmitted && !bodyStarted { finishOmittedBody() } else { finishMessage(complete: false) }
+            if bodyMayBeOmitted && !bodyStarted {
+                finishOmittedBody()
+            } else {
+                current?.wireBody += lineLength  // a partial chunk-size or trailer line
+                finishMessage(complete: false)
+            }
         case .head:
             if startLine != nil {
-                abandonHead(lost: 0)
+                abandonHead(cutByGap: false)
             } else {
-                tally.skippedBytes += head.count + line.count
+                tally.skippedBytes += lineLength
             }
         case .seekingStart:
-            tally.skippedBytes += line.count
-        case .tunnel, .ended:
+            tally.skippedBytes += lineLength
+        case .tunnel, .tls, .ended:
             break
         }
         discardLine()
@@ -182,48 +234,87 @@ final class SideParser<Sink: HTTPRecordSink> {
 
     /// The connection turned into a tunnel (CONNECT accepted, 101).
     func startTunnel() {
-        if state != .ended { state = .tunnel }
+        switch state {
+        case .tunnel, .tls, .ended: return
+        default: break
+        }
+        // What this side sent after the message that opened the tunnel is tunnel traffic.
+        tally.tunnelBytes += heldCount
+        held = []
+        heldPrefix = []
+        heldCount = 0
+        if current != nil {
+            current?.wireBody += lineLength
+            finishMessage(complete: false)
+        } else {
+            tally.tunnelBytes += head.count + lineLength
+        }
+        discardLine()
+        head.removeAll(keepingCapacity: true)
+        fieldLines.removeAll(keepingCapacity: true)
+        startLine = nil
+        pendingAnomalies = []
+        nextMessageAfterResync = false
+        state = .tunnel
+    }
+
+    /// The connection is TLS; called before any byte.
+    func startTLS() {
+        if state != .ended { state = .tls }
     }
 
     // MARK: - Lines
 
-    /// Moves bytes up to and including the next LF into `line`; returns where it stopped
-    /// and whether the line is complete. Lines over the limit keep only their length.
-    private func takeLine(_ bytes: UnsafeRawBufferPointer, from start: Int, _ position: StreamPosition) -> (next: Int, complete: Bool) {
-        if line.isEmpty && !lineOverflowed {
-            lineStart = StreamPosition(time: position.time, offset: position.offset + Int64(start),
-                                       peerAcknowledged: position.peerAcknowledged)
+    /// Moves bytes up to and including the next LF (looking at no more than `scanLimit` bytes)
+    /// into `line`; returns where it stopped and whether the line is complete. Outside a head,
+    /// a line keeps its first `maxLineBytes` bytes and only the length of the rest.
+    private func takeLine(_ bytes: UnsafeRawBufferPointer, from start: Int, _ position: StreamPosition,
+                          scanLimit: Int = .max) -> (next: Int, complete: Bool) {
+        let here = StreamPosition(time: position.time, offset: position.offset + Int64(start),
+                                  peerAcknowledged: position.peerAcknowledged)
+        if lineLength == 0 {
+            lineStart = here
+            lineMarks.removeAll(keepingCapacity: true)
         }
+        if !lineOverflowed, lineMarks.last.map({ $0.time != here.time || $0.peerAcknowledged != here.peerAcknowledged }) ?? true {
+            lineMarks.append(here)
+        }
+        let available = min(bytes.count - start, max(1, scanLimit))
         let base = bytes.baseAddress! + start
-        let found = memchr(base, 10, bytes.count - start)
-        let end = found.map { start + (UnsafeRawPointer($0) - UnsafeRawPointer(base)) + 1 } ?? bytes.count
-        if line.count + (end - start) > limits.maxLineBytes && !(state == .head) {
-            lineOverflowed = true
-            overflowLength += end - start
-        } else {
-            line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-        }
+        let found = memchr(base, 10, available)
+        let end = found.map { start + (UnsafeRawPointer($0) - UnsafeRawPointer(base)) + 1 } ?? (start + available)
+        let count = end - start
+        let kept = state == .head ? count : min(count, max(0, limits.maxLineBytes - line.count))
+        line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + kept)]))
+        overflowLength += count - kept
         return (end, found != nil)
     }
-
-    private var overflowLength = 0
 
     /// Length of the current line including bytes dropped for being over the limit.
     private var lineLength: Int { line.count + overflowLength }
 
-    /// The line without its terminator, and whether it ended with a bare LF.
+    /// The complete line without its terminator, and whether that was a bare LF. A line
+    /// without LF (cut short, or over the limit) comes back whole.
     private func lineContent() -> (content: ArraySlice<UInt8>, bareLF: Bool) {
         var end = line.count
-        if end > 0, line[end - 1] == 10 { end -= 1 }
-        let bareLF = !(end > 0 && line[end - 1] == 13)
-        if !bareLF { end -= 1 }
-        return (line[0..<end], bareLF)
+        guard end > 0, line[end - 1] == 10, !lineOverflowed else { return (line[0..<end], false) }
+        end -= 1
+        if end > 0, line[end - 1] == 13 { return (line[0..<(end - 1)], false) }
+        return (line[0..<end], true)
+    }
+
+    /// Position of byte `index` of the current line.
+    private func linePosition(at index: Int) -> StreamPosition {
+        let offset = lineStart.offset + Int64(index)
+        var mark = lineStart
+        for candidate in lineMarks where candidate.offset <= offset { mark = candidate }
+        return StreamPosition(time: mark.time, offset: offset, peerAcknowledged: mark.peerAcknowledged)
     }
 
     private func discardLine() {
         line.removeAll(keepingCapacity: true)
-        lineOverflowed = false
         overflowLength = 0
+        lineMarks.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Start and head
@@ -231,52 +322,56 @@ final class SideParser<Sink: HTTPRecordSink> {
     private func seekStart(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
         let (next, complete) = takeLine(bytes, from: index, position)
         guard complete else { return next }
-        if !lineOverflowed, let start = acceptableStartLine() {
-            beginHead(with: start)
+        if let (start, skip) = findStartLine() {
+            beginHead(with: start, skipping: skip)
             state = .head
         } else {
             tally.skippedBytes += lineLength
+            nextMessageAfterResync = true
             discardLine()
         }
         return next
     }
 
-    /// The current line as a start line this side may send, nil otherwise.
-    private func acceptableStartLine() -> StartLine? {
-        guard let start = StartLine.parse(lineContent().content) else { return nil }
-        if let expected = connection.expectedKind(from: side), expected != start.kind { return nil }
-        return start
+    /// A start line this side may send in the current complete line: at its beginning, or
+    /// glued to the end of bytes that are no message (a body without a final line break)
+    /// at `skip`. Nil when there is none.
+    private func findStartLine() -> (start: StartLine, skip: Int)? {
+        guard !lineOverflowed else { return nil }
+        let content = lineContent().content
+        let expected = connection.expectedKind(from: side)
+        if let start = StartLine.parse(content), expected == nil || expected == start.kind { return (start, 0) }
+        return StartLine.parseGlued(content, kind: expected)
     }
 
-    private func beginHead(with start: StartLine) {
+    private func beginHead(with start: StartLine, skipping skip: Int) {
+        if skip > 0 {
+            tally.skippedBytes += skip
+            nextMessageAfterResync = true
+        }
         startLine = start
-        messageStart = lineStart
-        startLineLength = line.count
-        head.append(contentsOf: line)
+        messageStart = linePosition(at: skip)
+        startLineLength = line.count - skip
+        head.append(contentsOf: line[skip...])
         fieldLines.removeAll(keepingCapacity: true)
         if lineContent().bareLF { pendingAnomalies.insert(.bareLF) }
         discardLine()
     }
 
-    private var pendingAnomalies: MessageAnomalies = []
-    private var startLineLength = 0
-
     private func readHead(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
-        let (next, complete) = takeLine(bytes, from: index, position)
-        if head.count + line.count > limits.maxHeadBytes {
+        let (next, complete) = takeLine(bytes, from: index, position,
+                                        scanLimit: limits.maxHeadBytes - head.count - line.count)
+        if !complete && head.count + line.count >= limits.maxHeadBytes {
+            // The head stops at the limit exactly, wherever the packets cut it.
             if startLine == nil {
                 tally.skippedBytes += line.count
                 discardLine()
-                state = .seekingStart
-                nextMessageAfterResync = true
             } else {
                 pendingAnomalies.insert(.headTooLarge)
-                head.append(contentsOf: line)
-                discardLine()
-                abandonHead(lost: 0)
-                state = .seekingStart
-                nextMessageAfterResync = true
+                abandonHead(cutByGap: false)
             }
+            state = .seekingStart
+            nextMessageAfterResync = true
             return next
         }
         guard complete else { return next }
@@ -286,8 +381,8 @@ final class SideParser<Sink: HTTPRecordSink> {
                 // Empty lines between messages belong to no message (RFC 9112 §2.2).
                 tally.skippedBytes += line.count
                 discardLine()
-            } else if let start = acceptableStartLine() {
-                beginHead(with: start)
+            } else if let (start, skip) = findStartLine() {
+                beginHead(with: start, skipping: skip)
             } else {
                 tally.skippedBytes += line.count
                 discardLine()
@@ -356,13 +451,12 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     /// A head cut short by a gap, the end of the stream or the size limit: kept as an
-    /// incomplete record when its start line is known.
-    private func abandonHead(lost: Int) {
+    /// incomplete record when its start line is known, with the bytes that were seen.
+    private func abandonHead(cutByGap: Bool) {
         head.append(contentsOf: line)
         discardLine()
         guard var message = makeMessage() else { return }
-        message.missingBytes += lost
-        if lost > 0 { message.anomalies.insert(.bytesMissing) }
+        if cutByGap { message.anomalies.insert(.bytesMissing) }
         _ = connection.headParsed(&message, startingAt: messageStart, headComplete: false)
         current = message
         observer = nil
@@ -388,6 +482,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     private func bodyMissing(_ length: Int) {
+        guard length > 0 else { return }
         observer?.bodyGap(length)
         current?.wireBody += length
         current?.bodyLength += length
@@ -421,7 +516,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         current?.wireBody += lineLength
         let (content, bareLF) = lineContent()
         if bareLF { current?.anomalies.insert(.bareLF) }
-        if !content.isEmpty { current?.anomalies.insert(.malformedChunk) }
+        if lineOverflowed || !content.isEmpty { current?.anomalies.insert(.malformedChunk) }
         discardLine()
         state = .chunkSize
         return next
@@ -433,25 +528,71 @@ final class SideParser<Sink: HTTPRecordSink> {
         current?.wireBody += lineLength
         let (content, bareLF) = lineContent()
         if bareLF { current?.anomalies.insert(.bareLF) }
-        if content.isEmpty {
+        if !lineOverflowed && content.isEmpty {
             discardLine()
             finishMessage(complete: true)
-        } else {
-            if !lineOverflowed {
-                current?.trailers.append(contentsOf: FieldBlock(lines: CollectionOfOne(content)).fields)
-            }
-            discardLine()
+            return next
         }
+        // Kept up to the head limit and parsed at the end, so that obs-fold lines join.
+        if !lineOverflowed, trailerBlock.count + content.count <= limits.maxHeadBytes {
+            trailerLines.append(trailerBlock.count..<(trailerBlock.count + content.count))
+            trailerBlock.append(contentsOf: content)
+        }
+        discardLine()
         return next
     }
 
-    /// True when a request whose body the client may leave out (a final response came
-    /// first) is followed by what looks like the next request line instead of its body.
-    private func omitsBody(_ bytes: UnsafeRawBufferPointer, from index: Int) -> Bool {
+    // MARK: - Expect: 100-continue answered before the body
+
+    /// True while the next bytes may be this request's body or, when the client left the
+    /// body out after a final response, the next request.
+    private var awaitsOmissionVerdict: Bool {
         guard bodyMayBeOmitted, !bodyStarted else { return false }
-        var i = index
-        while i < bytes.count, i - index < 24, isTokenChar(bytes[i]) { i += 1 }
-        return i > index && i < bytes.count && bytes[i] == 32
+        switch state {
+        case .body, .chunkSize: return true
+        default: return false
+        }
+    }
+
+    /// Holds bytes until they show whether they begin a request line, then replays them.
+    private func hold(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) {
+        let run = UnsafeRawBufferPointer(rebasing: bytes[index...])
+        held.append((Array(run), StreamPosition(time: position.time, offset: position.offset + Int64(index),
+                                                 peerAcknowledged: position.peerAcknowledged)))
+        heldCount += run.count
+        heldPrefix.append(contentsOf: run.prefix(max(0, limits.maxLineBytes - heldPrefix.count)))
+        switch omissionVerdict() {
+        case nil where heldPrefix.count < limits.maxLineBytes: return
+        case true?: releaseHeld(omitted: true)
+        default: releaseHeld(omitted: false)
+        }
+    }
+
+    /// True when the held bytes begin the next request (the body was left out), false when
+    /// they are the body, nil while unknown. Each test only firms up as bytes come, so the
+    /// verdict does not depend on how the stream was cut.
+    private func omissionVerdict() -> Bool? {
+        let asRequest = StartLine.beginsRequestLine(heldPrefix[...])
+        if asRequest == false { return false }
+        if case let .body(length) = state, heldPrefix.count > length {
+            // Sent whole, the body would be followed by the next request: a body made of
+            // token characters also reads as the start of a request line.
+            switch StartLine.beginsRequestLine(heldPrefix[Int(length)...]) {
+            case true?: return false
+            case nil: return nil
+            case false?: break
+            }
+        }
+        return asRequest
+    }
+
+    private func releaseHeld(omitted: Bool) {
+        if omitted { finishOmittedBody() } else { bodyMayBeOmitted = false }
+        let runs = held
+        held = []
+        heldPrefix = []
+        heldCount = 0
+        for run in runs { run.bytes.withUnsafeBytes { receive($0, at: run.position) } }
     }
 
     private func finishOmittedBody() {
@@ -461,6 +602,13 @@ final class SideParser<Sink: HTTPRecordSink> {
 
     private func finishMessage(complete: Bool) {
         bodyMayBeOmitted = false
+        if !trailerLines.isEmpty {
+            let block = FieldBlock(lines: trailerLines.lazy.map { self.trailerBlock[$0] })
+            current?.trailers = block.fields
+            current?.anomalies.formUnion(block.anomalies)
+            trailerLines.removeAll(keepingCapacity: true)
+            trailerBlock.removeAll(keepingCapacity: true)
+        }
         guard var message = current else {
             if state != .ended { state = .head }
             return

@@ -4,19 +4,28 @@ import TCPReassembly
 /// Nothing is decrypted.
 struct TLSHelloSniffer {
     private(set) var serverName: String?
+    /// The side's first record is a ClientHello: it is the client.
+    private(set) var sawClientHello = false
     private var buffer: [UInt8] = []
     private var done = false
     private static let maxBuffered = 16 << 10
 
-    /// A TLS record header: handshake, alert, change-cipher-spec or application data, version 3.x.
-    static func looksLikeTLSRecord(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard bytes.count >= 3 else { return false }
-        return (20...23).contains(bytes[0]) && bytes[1] == 3 && bytes[2] <= 4
+    /// Whether the first bytes of a stream are a TLS record header (change-cipher-spec, alert,
+    /// handshake or application data, version 3.x): nil while fewer than 3 bytes leave it open.
+    static func classify<Bytes: Collection>(_ bytes: Bytes) -> ConnectionProtocol? where Bytes.Element == UInt8 {
+        var count = 0
+        for byte in bytes.prefix(3) {
+            let fits = count == 0 ? (20...23).contains(byte) : (count == 1 ? byte == 3 : byte <= 4)
+            guard fits else { return .http }
+            count += 1
+        }
+        return count == 3 ? .tls : nil
     }
 
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, from side: FlowSide) {
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard !done else { return }
         buffer.append(contentsOf: bytes.prefix(Self.maxBuffered - buffer.count))
+        if buffer.count >= 6, buffer[0] == 22, buffer[5] == 1 { sawClientHello = true }
         switch Self.parseServerName(buffer) {
         case .needMore where buffer.count < Self.maxBuffered: return
         case let .found(name): serverName = name
@@ -31,10 +40,8 @@ struct TLSHelloSniffer {
     /// Walks record → handshake → ClientHello → extensions → server_name.
     static func parseServerName(_ b: [UInt8]) -> Outcome {
         func u16(_ i: Int) -> Int? { i + 1 < b.count ? Int(b[i]) << 8 | Int(b[i + 1]) : nil }
-        guard b.count >= 5 else { return .needMore }
-        guard b[0] == 22, let recordLength = u16(3) else { return .absent }
-        guard b.count >= 5 + min(recordLength, 4) else { return .needMore }
-        guard b[5] == 1 else { return .absent }  // not a ClientHello
+        guard b.count >= 6 else { return .needMore }  // record header and handshake type
+        guard b[0] == 22, b[5] == 1 else { return .absent }  // not a ClientHello
         var i = 5 + 4 + 2 + 32  // headers, client version, random
         guard i < b.count else { return .needMore }
         i += 1 + Int(b[i])  // session id
