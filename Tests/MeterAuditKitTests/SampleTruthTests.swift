@@ -1,0 +1,78 @@
+import Analysis
+import Foundation
+import MeterAuditKit
+import TestSupport
+import XCTest
+
+/// Every capture in Samples/ against the ground truth its senders logged while writing the
+/// bytes (scripts/make-samples): each message's wire_line, wire_headers, wire_body and
+/// body_decoded, and no record the senders did not send.
+final class SampleTruthTests: XCTestCase {
+    struct Truth: Decodable {
+        var client: String
+        var server: String
+        var kind: String
+        var index: Int
+        var wire_line: Int
+        var wire_headers: Int
+        var wire_body: Int
+        var body_decoded: Int
+        var complete: Bool
+        var method: String?
+        var status: Int?
+    }
+
+    static let captureExtensions = [".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz"]
+
+    /// (capture path, truth path) for every truth file in Samples/.
+    static func samplePairs() throws -> [(String, String)] {
+        let samples = Fixtures.root.appendingPathComponent("Samples").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: samples).sorted()
+        return names.filter { $0.hasSuffix(".truth.jsonl") }.compactMap { truthName in
+            let base = String(truthName.dropLast(".truth.jsonl".count))
+            guard let capture = captureExtensions.map({ base + $0 }).first(where: names.contains) else { return nil }
+            return (samples + "/" + capture, samples + "/" + truthName)
+        }
+    }
+
+    func testSamplesExistWithTruth() throws {
+        let pairs = try Self.samplePairs()
+        XCTAssertGreaterThanOrEqual(pairs.count, 8, "Samples/ should hold the generated captures")
+    }
+
+    func testEveryMessageMatchesItsSendersLog() throws {
+        var checked = 0
+        for (capture, truthPath) in try Self.samplePairs() {
+            let truths = try String(contentsOfFile: truthPath, encoding: .utf8)
+                .split(separator: "\n").map { try JSONDecoder().decode(Truth.self, from: Data($0.utf8)) }
+            var records: [MessageRecord] = []
+            let diagnostics = CaptureAnalyzer().analyze(path: capture) { records.append($0) }
+            let name = (capture as NSString).lastPathComponent
+            XCTAssertNil(diagnostics.error, name)
+            XCTAssertEqual(records.count, truths.count, "\(name): record count")
+            var byKey: [String: MessageRecord] = [:]
+            for record in records {
+                byKey["\(record.message.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
+            }
+            for truth in truths {
+                let key = "\(truth.client) \(truth.kind) \(truth.index)"
+                guard let record = byKey[key] else {
+                    XCTFail("\(name): no record for \(key)")
+                    continue
+                }
+                let message = record.message
+                let context = "\(name) \(key)"
+                XCTAssertEqual(message.server.description, truth.server, context)
+                XCTAssertEqual(message.wireLine, truth.wire_line, "\(context) wire_line")
+                XCTAssertEqual(message.wireHeaders, truth.wire_headers, "\(context) wire_headers")
+                XCTAssertEqual(message.wireBody, truth.wire_body, "\(context) wire_body")
+                XCTAssertEqual(record.bodyDecoded, truth.body_decoded, "\(context) body_decoded")
+                XCTAssertEqual(message.complete, truth.complete, "\(context) complete")
+                if let method = truth.method { XCTAssertEqual(message.method ?? record.requestSummary?.method, method, context) }
+                if let status = truth.status { XCTAssertEqual(message.status, status, context) }
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 50)
+    }
+}
