@@ -1,5 +1,3 @@
-import CZlib
-
 /// Bounds that keep a decompression bomb from costing more than counting time.
 public struct DecodingLimits: Sendable {
     /// Decoded bytes past this stop the decoding.
@@ -35,7 +33,8 @@ public enum DecodingOutcome: Equatable, Sendable {
 public final class ContentDecoder {
     public private(set) var decodedLength = 0
     public private(set) var encodedLength = 0
-    private var stages: [InflateStage] = []
+    /// Innermost coding (the last applied) first.
+    private var stages: [any DecodingStage] = []
     private var outcome: DecodingOutcome
     private let limits: DecodingLimits
     /// Output buffer per stage: the shared scratch for the first, own buffers for stacked
@@ -45,7 +44,8 @@ public final class ContentDecoder {
     /// Sees every decoded byte, in order.
     public var sink: ((UnsafeRawBufferPointer) -> Void)?
 
-    /// `codings` as listed in Content-Encoding (first applied first); `scratch` is an output
+    /// `codings` as listed in Content-Encoding (first applied first): gzip, x-gzip, deflate, br
+    /// and identity are decoded, any other makes the body `.unsupported`; `scratch` is an output
     /// buffer the caller owns and may share between decoders used one at a time.
     public init(codings: [String], limits: DecodingLimits, scratch: UnsafeMutableRawBufferPointer) {
         self.limits = limits
@@ -55,6 +55,7 @@ public final class ContentDecoder {
             case "identity", "": continue
             case "gzip", "x-gzip": stages.append(InflateStage(format: .gzip))
             case "deflate": stages.append(InflateStage(format: .deflate))
+            case "br": stages.append(BrotliStage())
             default:
                 outcome = .unsupported(coding)
                 stages = []
@@ -101,8 +102,8 @@ public final class ContentDecoder {
     /// Ends the body; tells how decoding went.
     public func finish() -> DecodingOutcome {
         if outcome == .decoded, let open = stages.firstIndex(where: { !$0.finished }) {
-            fail(stages[open].consumedAny ? "data ends before the end of the \(stages[open].format.name) stream"
-                                          : "empty \(stages[open].format.name) data")
+            fail(stages[open].consumedAny ? "data ends before the end of the \(stages[open].name) stream"
+                                          : "empty \(stages[open].name) data")
         }
         for stage in stages { stage.release() }
         stages = []
@@ -113,7 +114,8 @@ public final class ContentDecoder {
         outcome = .failed(reason)
     }
 
-    /// Inflates `input` through stage `index` and hands its output to the next stage.
+    /// Decodes `input` through stage `index` and hands its output to the next stage.
+    /// A stage stops as soon as a limit or a later stage's failure ends the decoding.
     private func push(_ input: UnsafeRawBufferPointer, into index: Int) {
         guard index < stages.count else {
             decodedLength += input.count
@@ -125,9 +127,10 @@ public final class ContentDecoder {
             return
         }
         let stage = stages[index]
-        let result = stage.inflate(input, scratch: outputs[index]) { output in
-            if self.outcome == .decoded { self.push(output, into: index + 1) }
+        let result = stage.decode(input, scratch: outputs[index]) { output in
+            self.push(output, into: index + 1)
+            return self.outcome == .decoded
         }
-        if let error = result { fail(error) }
+        if let error = result, outcome == .decoded { fail(error) }
     }
 }

@@ -2,7 +2,7 @@ import CZlib
 
 /// One zlib inflate stream: gzip (members may repeat) or deflate, zlib-wrapped or raw, told
 /// apart from the first two bytes because servers send both under `deflate`.
-final class InflateStage {
+final class InflateStage: DecodingStage {
     enum Format {
         case gzip, deflate
         var name: String { self == .gzip ? "gzip" : "deflate" }
@@ -14,9 +14,13 @@ final class InflateStage {
     private(set) var consumedAny = false
     private var header: [UInt8] = []
 
+    var name: String { format.name }
+
     init(format: Format) {
         self.format = format
     }
+
+    deinit { release() }
 
     func release() {
         if let stream {
@@ -26,10 +30,8 @@ final class InflateStage {
         stream = nil
     }
 
-    /// Inflates `input`, handing each piece of output to `emit` (borrowed). Returns an error
-    /// text when the data is damaged.
-    func inflate(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                 emit: (UnsafeRawBufferPointer) -> Void) -> String? {
+    func decode(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+                emit: (UnsafeRawBufferPointer) -> Bool) -> String? {
         guard !input.isEmpty else { return nil }
         if finished {
             // Bytes after the end: another gzip member, or trailing garbage that is ignored.
@@ -48,10 +50,15 @@ final class InflateStage {
             if !header.isEmpty {
                 let held = header
                 header = []
-                if let error = held.withUnsafeBytes({ run($0, scratch: scratch, emit: emit) }) { return error }
+                var stopped = false
+                if let error = held.withUnsafeBytes({ run($0, scratch: scratch, stopped: &stopped, emit: emit) }) {
+                    return error
+                }
+                if stopped { return nil }
             }
         }
-        return run(input, scratch: scratch, emit: emit)
+        var stopped = false
+        return run(input, scratch: scratch, stopped: &stopped, emit: emit)
     }
 
     private func open(startingWith first: [UInt8]) -> String? {
@@ -72,8 +79,9 @@ final class InflateStage {
         return nil
     }
 
+    /// Sets `stopped` when `emit` asked to stop.
     private func run(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                     emit: (UnsafeRawBufferPointer) -> Void) -> String? {
+                     stopped: inout Bool, emit: (UnsafeRawBufferPointer) -> Bool) -> String? {
         guard let stream, let base = input.baseAddress else { return nil }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
@@ -87,7 +95,10 @@ final class InflateStage {
             let status = CZlib.inflate(stream, Z_NO_FLUSH)
             let produced = scratch.count - Int(stream.pointee.avail_out)
             outputFull = stream.pointee.avail_out == 0
-            if produced > 0 { emit(UnsafeRawBufferPointer(rebasing: scratch[0..<produced])) }
+            if produced > 0 && !emit(UnsafeRawBufferPointer(rebasing: scratch[0..<produced])) {
+                stopped = true
+                return nil
+            }
             switch status {
             case Z_OK, Z_BUF_ERROR:
                 if status == Z_BUF_ERROR && produced == 0 { return nil }
