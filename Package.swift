@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 → ContentCoding
-// → Analysis → Reports, wired by MeterAuditKit under a thin CLI, meteraudit. See ARCHITECTURE.md.
+// → Estimation → Analysis → Reports, wired by MeterAuditKit under a thin CLI, meteraudit.
+// See ARCHITECTURE.md.
 let package = Package(
     name: "MeterAudit",
     platforms: [.macOS(.v13)],
@@ -17,6 +18,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CPcap", path: "Sources/CPcap"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli"),
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
@@ -26,14 +28,15 @@ let package = Package(
         .target(name: "HTTP1", dependencies: [
             "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
-        .target(name: "ContentCoding", dependencies: ["CZlib"]),
-        .target(name: "Analysis", dependencies: ["HTTP1", "ContentCoding"]),
-        .target(name: "Reports", dependencies: ["Analysis"]),
+        .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
+        .target(name: "Estimation", dependencies: ["HTTP1"]),
+        .target(name: "Analysis", dependencies: ["HTTP1", "ContentCoding", "Estimation"]),
+        .target(name: "Reports", dependencies: ["Analysis", "Estimation"]),
         .target(name: "MeterAuditKit", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Analysis", "Reports",
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Estimation", "Analysis", "Reports",
         ]),
         .executableTarget(name: "meteraudit", dependencies: [
-            "MeterAuditKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "MeterAuditKit", "Estimation", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
@@ -42,6 +45,7 @@ let package = Package(
         .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
+        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "TestSupport"]),
         .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),

@@ -1,4 +1,5 @@
 import ContentCoding
+import Estimation
 import HTTP1
 
 /// One HTTP message with everything measured about it: the unit every output counts.
@@ -13,13 +14,17 @@ public struct MessageRecord: Sendable {
     public var bodyDecoded: Int
     /// How the content coding was removed.
     public var decoding: DecodingOutcome
+    /// Each estimator's figure, in the order of the run's `EstimatorSet`.
+    public var estimates: [Result<Estimate, EstimateUnavailable>]
 
-    public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int, decoding: DecodingOutcome) {
+    public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int, decoding: DecodingOutcome,
+                estimates: [Result<Estimate, EstimateUnavailable>] = []) {
         self.source = source
         self.message = message
         self.measured = measured
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
+        self.estimates = estimates
     }
 
     /// The request this record is or answers, when known.

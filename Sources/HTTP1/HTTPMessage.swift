@@ -112,6 +112,8 @@ public struct HTTPMessage: Sendable, Equatable {
     public var client: TransportEndpoint
     public var server: TransportEndpoint
 
+    /// The start line as sent, without its terminator.
+    public var startLine: [UInt8] = []
     /// Request method; nil for responses.
     public var method: String?
     /// Request-target bytes as sent; empty for responses.
@@ -172,6 +174,12 @@ public struct HTTPMessage: Sendable, Equatable {
         let found = values(of: lowercasedName)
         guard !found.isEmpty else { return nil }
         return found.map { String(httpBytes: $0) }.joined(separator: separator)
+    }
+
+    /// The Content-Length value when it is one whole number (or a list of identical ones).
+    public var declaredContentLength: Int64? {
+        if case let .valid(length) = Framing.parseContentLength(values(of: "content-length")) { return length }
+        return nil
     }
 
     /// The Host value as sent, else the authority of an absolute-form target.

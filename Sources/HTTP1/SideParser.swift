@@ -428,6 +428,9 @@ final class SideParser<Sink: HTTPRecordSink> {
         var message = connection.newMessage(kind: start.kind, from: side, at: messageStart)
         message.wireLine = startLineLength
         message.wireHeaders = head.count - startLineLength
+        var lineEnd = startLineLength
+        while lineEnd > 0, head[lineEnd - 1] == 10 || head[lineEnd - 1] == 13 { lineEnd -= 1 }
+        message.startLine = Array(head[0..<lineEnd])
         switch start {
         case let .request(method, target, version):
             message.method = String(httpBytes: method)

@@ -6,12 +6,12 @@ import Reports
 public struct AuditRun {
     public var inputs: [String]
     public var outputDirectory: String
-    public var limits: Limits
+    public var options: AnalysisOptions
 
-    public init(inputs: [String], outputDirectory: String, limits: Limits = Limits()) {
+    public init(inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions()) {
         self.inputs = inputs
         self.outputDirectory = outputDirectory
-        self.limits = limits
+        self.options = options
     }
 
     /// What a run produced.
@@ -42,8 +42,8 @@ public struct AuditRun {
         }
         let messagesPath = outputDirectory + "/messages.csv"
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
-        let messages = try MessagesCSV(path: messagesPath)
-        let analyzer = CaptureAnalyzer(limits: limits)
+        let messages = try MessagesCSV(path: messagesPath, estimators: options.estimators.names)
+        let analyzer = CaptureAnalyzer(options: options)
         var diagnostics: [InputDiagnostics] = []
         for input in inputs {
             progress(input)

@@ -8,10 +8,10 @@ import TCPReassembly
 /// records. Records are handed to `emit` as they complete, so memory follows the open
 /// connections, not the file's size.
 public struct CaptureAnalyzer {
-    public var limits: Limits
+    public var options: AnalysisOptions
 
-    public init(limits: Limits = Limits()) {
-        self.limits = limits
+    public init(options: AnalysisOptions = AnalysisOptions()) {
+        self.options = options
     }
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
@@ -19,7 +19,8 @@ public struct CaptureAnalyzer {
     public func analyze(path: String, emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
-                                        limits: limits.decoding, emit: emit)
+                                        options: options, emit: emit)
+        let limits = options.limits
         let reader: CaptureReader
         do {
             reader = try CaptureReader(path: path)

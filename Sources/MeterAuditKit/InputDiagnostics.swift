@@ -17,6 +17,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public var tls = TLSCounts()
     /// Link types we do not decode, once per interface.
     public var unsupportedLinkTypes: [UnsupportedLinkType] = []
+    /// Records an estimator could give no figure for: estimator → reason → count.
+    public var unestimated: [String: [String: Int]] = [:]
     /// Other notes worth a reader's eye (undecodable bodies and the like), counted by kind.
     public var notes: [String: Int] = [:]
 

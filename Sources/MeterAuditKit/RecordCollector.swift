@@ -1,48 +1,82 @@
 import Analysis
 import ContentCoding
+import Estimation
 import HTTP1
 
-/// Decodes each message body as it streams past, counting only.
-final class BodyDecoder: BodyObserver {
+/// Measures a message body as it streams past: decodes it, and re-compresses what the
+/// estimators need, counting only.
+final class BodyMeter: BodyObserver {
     let decoder: ContentDecoder
+    private let transferDecodedGzip: GzipSizer?
+    private let decodedGzip: GzipSizer?
+    private var bytesMissing = false
 
-    init(decoder: ContentDecoder) { self.decoder = decoder }
+    init(decoder: ContentDecoder, needs: BodyNeeds, gzipLevel: Int32) {
+        self.decoder = decoder
+        transferDecodedGzip = needs.contains(.gzipTransferDecoded) ? GzipSizer(level: gzipLevel) : nil
+        decodedGzip = needs.contains(.gzipDecoded) ? GzipSizer(level: gzipLevel) : nil
+        if let decodedGzip { decoder.sink = { decodedGzip.feed($0) } }
+    }
 
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer) { decoder.feed(bytes) }
-    func bodyGap(_ length: Int) { decoder.gap(length) }
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
+        transferDecodedGzip?.feed(bytes)
+        decoder.feed(bytes)
+    }
+
+    func bodyGap(_ length: Int) {
+        bytesMissing = true
+        decoder.gap(length)
+    }
+
+    /// Ends the body: how decoding went, and the facts the estimators work from.
+    func finish(transferDecodedLength: Int) -> (DecodingOutcome, BodyFacts) {
+        let outcome = decoder.finish()
+        let exact = outcome == .decoded || outcome == .identity
+        let facts = BodyFacts(
+            transferDecodedLength: transferDecodedLength,
+            decodedLength: outcome == .decoded ? decoder.decodedLength : transferDecodedLength,
+            decodedExactly: exact, bytesMissing: bytesMissing,
+            gzippedTransferDecoded: transferDecodedGzip?.finish(),
+            gzippedDecoded: exact ? decodedGzip?.finish() : nil)
+        return (outcome, facts)
+    }
 }
 
 /// The HTTP layer's sink for one input: turns messages into records, hands them on, and
 /// keeps the input's diagnostics.
 final class RecordCollector: HTTPRecordSink {
-    typealias Observer = BodyDecoder
+    typealias Observer = BodyMeter
 
     private let source: String
-    private let limits: DecodingLimits
+    private let options: AnalysisOptions
     private let emit: (MessageRecord) -> Void
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
     private(set) var diagnostics: InputDiagnostics
     private var serverNames: Set<String> = []
 
-    init(diagnostics: InputDiagnostics, limits: DecodingLimits, emit: @escaping (MessageRecord) -> Void) {
+    init(diagnostics: InputDiagnostics, options: AnalysisOptions, emit: @escaping (MessageRecord) -> Void) {
         self.source = diagnostics.source
         self.diagnostics = diagnostics
-        self.limits = limits
+        self.options = options
         self.emit = emit
     }
 
     deinit { scratch.deallocate() }
 
-    func bodyObserver(for message: HTTPMessage) -> BodyDecoder? {
+    func bodyObserver(for message: HTTPMessage) -> BodyMeter? {
         let codings = message.values(of: "content-encoding").flatMap { value in
             value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmedSpaces($0))) }
         }.filter { !$0.isEmpty }
-        return BodyDecoder(decoder: ContentDecoder(codings: codings, limits: limits, scratch: scratch))
+        return BodyMeter(decoder: ContentDecoder(codings: codings, limits: options.limits.decoding, scratch: scratch),
+                         needs: options.estimators.bodyNeeds(for: message), gzipLevel: options.gzipLevel)
     }
 
-    func record(_ message: HTTPMessage, body: BodyDecoder?) {
-        let outcome = body?.decoder.finish() ?? .identity
-        let decoded = outcome == .decoded ? body!.decoder.decodedLength : message.bodyLength
+    func record(_ message: HTTPMessage, body: BodyMeter?) {
+        // Without a body, every re-compression is of empty data: gzippedData gives it back empty.
+        let (outcome, facts) = body?.finish(transferDecodedLength: message.bodyLength)
+            ?? (.identity, BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
+                                     decodedExactly: true, bytesMissing: message.missingBytes > 0,
+                                     gzippedTransferDecoded: 0, gzippedDecoded: 0))
         switch outcome {
         case .identity, .decoded: break
         case .unsupported: diagnostics.notes["body-coding-unsupported", default: 0] += 1
@@ -50,8 +84,14 @@ final class RecordCollector: HTTPRecordSink {
         case .overLimit: diagnostics.notes["body-decoding-over-limit", default: 0] += 1
         }
         count(message)
+        let estimates = options.estimators.estimate(message, body: facts)
+        for (estimator, estimate) in zip(options.estimators.names, estimates) {
+            if case let .failure(reason) = estimate {
+                diagnostics.unestimated[estimator, default: [:]][reason.rawValue, default: 0] += 1
+            }
+        }
         emit(MessageRecord(source: source, message: message, measured: message.complete,
-                           bodyDecoded: decoded, decoding: outcome))
+                           bodyDecoded: facts.decodedLength, decoding: outcome, estimates: estimates))
     }
 
     private func count(_ message: HTTPMessage) {

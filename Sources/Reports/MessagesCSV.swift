@@ -1,25 +1,33 @@
 import Analysis
 import ContentCoding
+import Estimation
 import HTTP1
 
 /// `messages.csv`: one row per record, columns of the metering contract §6, then extra
 /// columns of our own (which the contract allows after the listed ones).
 public final class MessagesCSV {
-    public static let columns = [
+    /// The contract's columns, before the estimator totals.
+    public static let measuredColumns = [
         "source", "kind", "conn", "index", "time", "client", "server", "method", "host", "path", "query",
         "status", "endpoint", "pair", "complete", "measured", "wire_line", "wire_headers", "wire_body",
         "wire_total", "body_decoded", "content_encoding", "transfer_encoding",
-        // ours
-        "missing_bytes", "decoding", "anomalies",
     ]
+    /// Ours, after the estimator totals and before their components.
+    public static let extraColumns = ["missing_bytes", "decoding", "anomalies"]
+
+    /// Every column for estimators named `estimators` (in the run's order).
+    public static func columns(estimators: [String]) -> [String] {
+        measuredColumns + estimators.map { "est_\($0)" } + extraColumns
+            + estimators.flatMap { ["est_\($0)_line", "est_\($0)_headers", "est_\($0)_body"] }
+    }
 
     private let writer: CSVWriter
     private let normalizer: EndpointNormalizer
 
-    public init(path: String, normalizer: EndpointNormalizer = EndpointNormalizer()) throws {
+    public init(path: String, estimators: [String], normalizer: EndpointNormalizer = EndpointNormalizer()) throws {
         writer = try CSVWriter(path: path)
         self.normalizer = normalizer
-        writer.writeRow(Self.columns)
+        writer.writeRow(Self.columns(estimators: estimators))
     }
 
     public func write(_ record: MessageRecord) {
@@ -32,7 +40,7 @@ public final class MessagesCSV {
         let message = record.message
         let request = record.requestSummary
         let target = request.map { RequestTarget($0.target) }
-        return [
+        var row: [String] = [
             record.source,
             message.kind.rawValue,
             String(message.connection),
@@ -56,10 +64,14 @@ public final class MessagesCSV {
             String(record.bodyDecoded),
             message.joinedValue(of: "content-encoding") ?? "",
             message.joinedValue(of: "transfer-encoding") ?? "",
-            String(message.missingBytes),
-            record.decoding.name,
-            message.anomalies.names.joined(separator: " "),
         ]
+        let estimates = record.estimates.map { try? $0.get() }
+        row += estimates.map { $0.map { String($0.total) } ?? "" }
+        row += [String(message.missingBytes), record.decoding.name, message.anomalies.names.joined(separator: " ")]
+        for estimate in estimates {
+            row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
+        }
+        return row
     }
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.

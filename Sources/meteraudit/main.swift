@@ -1,4 +1,5 @@
 import ArgumentParser
+import Estimation
 import Foundation
 import MeterAuditKit
 
@@ -24,11 +25,39 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: "Directory for the output files (created when missing).")
     var out: String
 
+    @Option(name: .long, help: "Client profile naming the request fields the network stack adds (\(ClientProfile.known.map(\.name).joined(separator: ", "))).")
+    var profile = ClientProfile.urlSession.name
+
+    @Option(name: .long, help: ArgumentHelp("Stack-added request fields, comma-separated; replaces the profile's list.", valueName: "NAME,..."))
+    var stackHeaders: String?
+
+    @Option(name: .long, help: "zlib level (1-9) of the gzippedData re-compression the estimators emulate.")
+    var gzipLevel: Int32 = 6
+
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
+    func validate() throws {
+        guard (1...9).contains(gzipLevel) else { throw ValidationError("--gzip-level must be 1 to 9, not \(gzipLevel)") }
+        guard ClientProfile.named(profile) != nil else {
+            throw ValidationError("unknown --profile '\(profile)'; known: \(ClientProfile.known.map(\.name).joined(separator: ", "))")
+        }
+    }
+
+    /// The client profile: the named one, or the user's own field list.
+    var clientProfile: ClientProfile {
+        if let stackHeaders {
+            let names = stackHeaders.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return ClientProfile(name: "custom", stackAddedFields: names)
+        }
+        return ClientProfile.named(profile) ?? .urlSession
+    }
+
     func run() throws {
-        let run = AuditRun(inputs: inputs, outputDirectory: out)
+        var options = AnalysisOptions()
+        options.estimators = .standard(profile: clientProfile)
+        options.gzipLevel = gzipLevel
+        let run = AuditRun(inputs: inputs, outputDirectory: out, options: options)
         let result: AuditRun.Result
         do {
             result = try run.run()

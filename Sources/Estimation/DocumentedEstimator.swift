@@ -1,0 +1,126 @@
+import HTTP1
+
+/// The estimator of seed 001, reproduced exactly, quirks included (METERING §4.1).
+///
+/// Request line: `"{host} {method} {path} HTTP/1.1 {query}\n"`; headers: the app-visible
+/// fields (the client profile's stack-added ones removed, Cookie kept) as
+/// `name: value\r\n` plus the final CRLF; body: the body as the app passed it, or its
+/// `gzippedData` when the request has a Content-Encoding field. Response line: the status
+/// line without CRLF; headers: every field merged NSHTTPURLResponse-style; body: the decoded
+/// body, or its `gzippedData` when Content-Encoding is exactly `gzip`.
+public struct DocumentedEstimator: Estimator {
+    public let name = "documented"
+    public let profile: ClientProfile
+
+    public init(profile: ClientProfile = .urlSession) {
+        self.profile = profile
+    }
+
+    public func bodyNeeds(for message: HTTPMessage) -> BodyNeeds {
+        switch message.kind {
+        case .request: return hasContentEncoding(message) ? .gzipTransferDecoded : []
+        case .response: return respondsWithGzip(message) ? .gzipDecoded : []
+        }
+    }
+
+    public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
+        switch message.kind {
+        case .request:
+            let visible = message.fields.filter { !profile.stackAddedFields.contains(asciiLowercased($0.name)) }
+            var bodySize = body.transferDecodedLength
+            if hasContentEncoding(message) {
+                // The seed re-compresses whenever the field exists, whatever the body already is.
+                guard !body.bytesMissing else { return .failure(.bodyBytesMissing) }
+                guard let gzipped = body.gzippedTransferDecoded else { return .failure(.bodyUnknown) }
+                bodySize = gzipped
+            }
+            return .success(Estimate(line: requestLineLength(message),
+                                     headers: Self.headerBlockLength(visible, separator: 1),
+                                     body: bodySize))
+        case .response:
+            var bodySize = body.decodedLength
+            if respondsWithGzip(message) {
+                guard !body.bytesMissing else { return .failure(.bodyBytesMissing) }
+                guard body.decodedExactly else { return .failure(.bodyNotDecoded) }
+                guard let gzipped = body.gzippedDecoded else { return .failure(.bodyUnknown) }
+                bodySize = gzipped
+            }
+            return .success(Estimate(line: FoundationText.utf8Length(message.startLine),
+                                     headers: Self.headerBlockLength(message.fields, separator: 2),
+                                     body: bodySize))
+        }
+    }
+
+    private func hasContentEncoding(_ message: HTTPMessage) -> Bool {
+        !message.values(of: "content-encoding").isEmpty
+    }
+
+    /// The seed compares the merged value with `isEqualToString:@"gzip"`: case-sensitive,
+    /// and `gzip, gzip` is not `gzip`.
+    private func respondsWithGzip(_ message: HTTPMessage) -> Bool {
+        let values = message.values(of: "content-encoding")
+        return values.count == 1 && values[0] == Array("gzip".utf8)
+    }
+
+    /// `"{host} {method} {path} HTTP/1.1 {query}\n"`, counted in UTF-8.
+    func requestLineLength(_ message: HTTPMessage) -> Int {
+        let target = RequestTarget(message.target)
+        let host = urlHost(message, target: target)
+        let method = FoundationText.utf8Length(Array((message.method ?? "").utf8))
+        let path = urlPath(target).map(FoundationText.utf8Length) ?? Self.nullText.count
+        let query = target.query.map(FoundationText.utf8Length) ?? Self.nullText.count
+        return host + 1 + method + 1 + path + 1 + "HTTP/1.1".count + 1 + query + 1
+    }
+
+    /// Objective-C's `%@` of nil.
+    static let nullText = "(null)"
+
+    /// NSURL `host`: the absolute-form authority or the Host field, without userinfo and
+    /// port, IPv6 without brackets; empty without either.
+    private func urlHost(_ message: HTTPMessage, target: RequestTarget) -> Int {
+        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else { return 0 }
+        var host = authority[...]
+        if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
+        if host.first == UInt8(ascii: "[") {
+            let close = host.firstIndex(of: UInt8(ascii: "]")) ?? host.endIndex
+            host = host[(host.startIndex + 1)..<close]
+        } else if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
+            host = host[..<colon]
+        }
+        return FoundationText.utf8Length(host)
+    }
+
+    /// NSURL `path`: percent-decoded, one trailing slash stripped unless the path is `/`;
+    /// nil when decoding fails.
+    private func urlPath(_ target: RequestTarget) -> [UInt8]? {
+        guard var path = FoundationText.percentDecoded(target.path) else { return nil }
+        if path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
+        return path
+    }
+
+    /// Σ `len(name) + 2 + len(value) + 2` over fields merged by name (first spelling kept,
+    /// values joined by a separator of `separator` bytes), plus 2 for the final CRLF.
+    static func headerBlockLength(_ fields: [HeaderField], separator: Int) -> Int {
+        var merged: [[UInt8]: (name: Int, value: Int)] = [:]
+        for field in fields {
+            let key = asciiLowercased(field.name)
+            let valueLength = FoundationText.utf8Length(field.value)
+            if let existing = merged[key] {
+                merged[key] = (existing.name, existing.value + separator + valueLength)
+            } else {
+                merged[key] = (FoundationText.utf8Length(field.name), valueLength)
+            }
+        }
+        return merged.values.reduce(2) { $0 + $1.name + 2 + $1.value + 2 }
+    }
+}
+
+func asciiLowercased(_ bytes: [UInt8]) -> [UInt8] {
+    bytes.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
+}
+
+extension Set where Element == String {
+    func contains(_ lowercasedName: [UInt8]) -> Bool {
+        contains(String(decoding: lowercasedName, as: UTF8.self))
+    }
+}

@@ -1,0 +1,97 @@
+import HTTP1
+
+/// A size estimate in the three parts reports compare separately.
+public struct Estimate: Sendable, Equatable {
+    public var line: Int
+    public var headers: Int
+    public var body: Int
+
+    public init(line: Int, headers: Int, body: Int) {
+        self.line = line
+        self.headers = headers
+        self.body = body
+    }
+
+    public var total: Int { line + headers + body }
+}
+
+/// Why an estimator could give no figure for a record.
+public enum EstimateUnavailable: String, Error, Sendable, CaseIterable {
+    /// The estimate needs body bytes the capture lacks (a gap, snaplen).
+    case bodyBytesMissing = "body-bytes-missing"
+    /// The estimate needs the decoded body, and the content coding could not be decoded.
+    case bodyNotDecoded = "body-not-decoded"
+    /// The body's content is not known at all (a HAR without body text).
+    case bodyUnknown = "body-unknown"
+}
+
+/// What was measured of a message's body while it streamed past, for the estimators.
+public struct BodyFacts: Sendable, Equatable {
+    /// The body without transfer coding: what an app passed as its request body.
+    public var transferDecodedLength: Int
+    /// The body without transfer and content coding (`body_decoded`).
+    public var decodedLength: Int
+    /// False when the content coding could not be removed, so `decodedLength` is not the decoded size.
+    public var decodedExactly: Bool
+    /// True when some body bytes are not in the capture.
+    public var bytesMissing: Bool
+    /// `gzippedData` length of the transfer-decoded body, when an estimator asked for it.
+    public var gzippedTransferDecoded: Int?
+    /// `gzippedData` length of the decoded body, when an estimator asked for it.
+    public var gzippedDecoded: Int?
+
+    public init(transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
+                gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil) {
+        self.transferDecodedLength = transferDecodedLength
+        self.decodedLength = decodedLength
+        self.decodedExactly = decodedExactly
+        self.bytesMissing = bytesMissing
+        self.gzippedTransferDecoded = gzippedTransferDecoded
+        self.gzippedDecoded = gzippedDecoded
+    }
+}
+
+/// Body work an estimator needs done while the body streams past (decided from the head).
+public struct BodyNeeds: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `gzippedData` of the body without transfer coding.
+    public static let gzipTransferDecoded = BodyNeeds(rawValue: 1)
+    /// `gzippedData` of the decoded body.
+    public static let gzipDecoded = BodyNeeds(rawValue: 2)
+}
+
+/// One model of how an app-layer meter sizes a message. Adding an estimator is one new
+/// conforming type and one line in `EstimatorSet.standard`.
+public protocol Estimator: Sendable {
+    /// The name used in outputs (`est_<name>` columns).
+    var name: String { get }
+    /// What the body must be measured for, decided from the head alone.
+    func bodyNeeds(for message: HTTPMessage) -> BodyNeeds
+    func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
+}
+
+/// The estimators a run applies, in output order.
+public struct EstimatorSet: Sendable {
+    public let estimators: [any Estimator]
+
+    public init(_ estimators: [any Estimator]) {
+        self.estimators = estimators
+    }
+
+    /// Every estimator we ship, for one client profile.
+    public static func standard(profile: ClientProfile = .urlSession) -> EstimatorSet {
+        EstimatorSet([NaiveEstimator(), DocumentedEstimator(profile: profile)])
+    }
+
+    public var names: [String] { estimators.map(\.name) }
+
+    public func bodyNeeds(for message: HTTPMessage) -> BodyNeeds {
+        estimators.reduce(into: BodyNeeds()) { $0.formUnion($1.bodyNeeds(for: message)) }
+    }
+
+    public func estimate(_ message: HTTPMessage, body: BodyFacts) -> [Result<Estimate, EstimateUnavailable>] {
+        estimators.map { $0.estimate(message, body: body) }
+    }
+}

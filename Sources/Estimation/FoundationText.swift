@@ -1,0 +1,39 @@
+/// Byte counts as Foundation strings would give them (METERING §4.1): text that is valid
+/// UTF-8 counts its bytes; otherwise NSString reads the bytes as ISO-8859-1, and every byte
+/// of 0x80 or above becomes a two-byte UTF-8 character.
+enum FoundationText {
+    static func utf8Length<C: Collection>(_ bytes: C) -> Int where C.Element == UInt8 {
+        if String(validating: bytes, as: UTF8.self) != nil { return bytes.count }
+        return bytes.reduce(0) { $0 + ($1 >= 0x80 ? 2 : 1) }
+    }
+
+    /// `%XX` decoded, as NSURL's `path` does; nil when an escape is malformed or the result
+    /// is not UTF-8 (NSURL then gives nil, printed `(null)`).
+    static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%") {
+                guard i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else {
+                    return nil
+                }
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self) == nil ? nil : out
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+}
