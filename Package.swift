@@ -14,6 +14,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         .systemLibrary(name: "CPcap", path: "Sources/CPcap"),
@@ -34,6 +35,8 @@ let package = Package(
         .target(name: "Reports", dependencies: ["Analysis", "Estimation"]),
         .target(name: "MeterAuditKit", dependencies: [
             "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Estimation", "Analysis", "Reports",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .executableTarget(name: "meteraudit", dependencies: [
             "MeterAuditKit", "Estimation", .product(name: "ArgumentParser", package: "swift-argument-parser"),

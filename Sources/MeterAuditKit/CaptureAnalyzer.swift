@@ -8,10 +8,13 @@ import TCPReassembly
 /// records. Records are handed to `emit` as they complete, so memory follows the open
 /// connections, not the file's size.
 public struct CaptureAnalyzer {
-    public var options: AnalysisOptions
+    public let options: AnalysisOptions
+    /// Shared by every input of a run, so a body seen in one file is not compressed again in the next.
+    private let recompressor: Recompressor
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
+        self.recompressor = Recompressor(level: options.gzipLevel)
     }
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
@@ -19,7 +22,7 @@ public struct CaptureAnalyzer {
     public func analyze(path: String, emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
-                                        options: options, emit: emit)
+                                        options: options, recompressor: recompressor, emit: emit)
         let limits = options.limits
         let reader: CaptureReader
         do {
@@ -58,6 +61,7 @@ public struct CaptureAnalyzer {
             collector.fail(String(describing: error), readable: true)
         }
         assembler.finish()
+        collector.emitReady(waitingForAll: true)
         packets.strayControl = assembler.strayControlPackets
         packets.skipped = Dictionary(uniqueKeysWithValues: skipped.map { ($0.key.rawValue, $0.value) })
         collector.finishPackets(packets, unsupported: unsupported)

@@ -1,20 +1,21 @@
 import Analysis
 import ContentCoding
+import DequeModule
 import Estimation
 import HTTP1
 
-/// Measures a message body as it streams past: decodes it, and re-compresses what the
-/// estimators need, counting only.
+/// Measures a message body as it streams past: decodes it, and collects for re-compression
+/// what the estimators need.
 final class BodyMeter: BodyObserver {
     let decoder: ContentDecoder
-    private let transferDecodedGzip: GzipSizer?
-    private let decodedGzip: GzipSizer?
+    private let transferDecodedGzip: Recompressor.Sink?
+    private let decodedGzip: Recompressor.Sink?
     private var bytesMissing = false
 
-    init(decoder: ContentDecoder, needs: BodyNeeds, gzipLevel: Int32) {
+    init(decoder: ContentDecoder, needs: BodyNeeds, recompressor: Recompressor) {
         self.decoder = decoder
-        transferDecodedGzip = needs.contains(.gzipTransferDecoded) ? GzipSizer(level: gzipLevel) : nil
-        decodedGzip = needs.contains(.gzipDecoded) ? GzipSizer(level: gzipLevel) : nil
+        transferDecodedGzip = needs.contains(.gzipTransferDecoded) ? recompressor.makeSink() : nil
+        decodedGzip = needs.contains(.gzipDecoded) ? recompressor.makeSink() : nil
         if let decodedGzip { decoder.sink = { decodedGzip.feed($0) } }
     }
 
@@ -28,17 +29,38 @@ final class BodyMeter: BodyObserver {
         decoder.gap(length)
     }
 
-    /// Ends the body: how decoding went, and the facts the estimators work from.
-    func finish(transferDecodedLength: Int) -> (DecodingOutcome, BodyFacts) {
+    /// Ends the body: how decoding went, what is known of the body, and the re-compressions
+    /// still running.
+    func finish(transferDecodedLength: Int) -> PendingBody {
         let outcome = decoder.finish()
         let exact = outcome == .decoded || outcome == .identity
         let facts = BodyFacts(
             transferDecodedLength: transferDecodedLength,
             decodedLength: outcome == .decoded ? decoder.decodedLength : transferDecodedLength,
-            decodedExactly: exact, bytesMissing: bytesMissing,
-            gzippedTransferDecoded: transferDecodedGzip?.finish(),
-            gzippedDecoded: exact ? decodedGzip?.finish() : nil)
-        return (outcome, facts)
+            decodedExactly: exact, bytesMissing: bytesMissing)
+        // Missing bytes or an undecodable body leave nothing exact to re-compress.
+        let usable = !bytesMissing
+        return PendingBody(outcome: outcome, facts: facts,
+                           transferDecodedGzip: usable ? transferDecodedGzip?.finish() : nil,
+                           decodedGzip: usable && exact ? decodedGzip?.finish() : nil)
+    }
+}
+
+/// A body's facts with the re-compressed lengths that may still be computing.
+struct PendingBody {
+    var outcome: DecodingOutcome
+    var facts: BodyFacts
+    var transferDecodedGzip: Recompressor.Job?
+    var decodedGzip: Recompressor.Job?
+
+    var isReady: Bool { (transferDecodedGzip?.isDone ?? true) && (decodedGzip?.isDone ?? true) }
+
+    /// The facts with every length filled in (waits for the worker when needed).
+    func resolved() -> BodyFacts {
+        var facts = self.facts
+        if let transferDecodedGzip { facts.gzippedTransferDecoded = transferDecodedGzip.wait() }
+        if let decodedGzip { facts.gzippedDecoded = decodedGzip.wait() }
+        return facts
     }
 }
 
@@ -49,15 +71,21 @@ final class RecordCollector: HTTPRecordSink {
 
     private let source: String
     private let options: AnalysisOptions
+    private let recompressor: Recompressor
+    /// Records in output order, waiting for their re-compressions.
+    private var waiting: Deque<(HTTPMessage, PendingBody)> = []
+    private static let maxWaiting = 4096
     private let emit: (MessageRecord) -> Void
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
     private(set) var diagnostics: InputDiagnostics
     private var serverNames: Set<String> = []
 
-    init(diagnostics: InputDiagnostics, options: AnalysisOptions, emit: @escaping (MessageRecord) -> Void) {
+    init(diagnostics: InputDiagnostics, options: AnalysisOptions, recompressor: Recompressor,
+         emit: @escaping (MessageRecord) -> Void) {
         self.source = diagnostics.source
         self.diagnostics = diagnostics
         self.options = options
+        self.recompressor = recompressor
         self.emit = emit
     }
 
@@ -68,30 +96,41 @@ final class RecordCollector: HTTPRecordSink {
             value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmedSpaces($0))) }
         }.filter { !$0.isEmpty }
         return BodyMeter(decoder: ContentDecoder(codings: codings, limits: options.limits.decoding, scratch: scratch),
-                         needs: options.estimators.bodyNeeds(for: message), gzipLevel: options.gzipLevel)
+                         needs: options.estimators.bodyNeeds(for: message), recompressor: recompressor)
     }
 
     func record(_ message: HTTPMessage, body: BodyMeter?) {
-        // Without a body, every re-compression is of empty data: gzippedData gives it back empty.
-        let (outcome, facts) = body?.finish(transferDecodedLength: message.bodyLength)
-            ?? (.identity, BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
-                                     decodedExactly: true, bytesMissing: message.missingBytes > 0,
-                                     gzippedTransferDecoded: 0, gzippedDecoded: 0))
-        switch outcome {
+        // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
+        let pending = body?.finish(transferDecodedLength: message.bodyLength)
+            ?? PendingBody(outcome: .identity,
+                           facts: BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
+                                            decodedExactly: true, bytesMissing: message.missingBytes > 0,
+                                            gzippedTransferDecoded: 0, gzippedDecoded: 0))
+        switch pending.outcome {
         case .identity, .decoded: break
         case .unsupported: diagnostics.notes["body-coding-unsupported", default: 0] += 1
         case .failed: diagnostics.notes["body-decoding-failed", default: 0] += 1
         case .overLimit: diagnostics.notes["body-decoding-over-limit", default: 0] += 1
         }
         count(message)
-        let estimates = options.estimators.estimate(message, body: facts)
-        for (estimator, estimate) in zip(options.estimators.names, estimates) {
-            if case let .failure(reason) = estimate {
-                diagnostics.unestimated[estimator, default: [:]][reason.rawValue, default: 0] += 1
+        waiting.append((message, pending))
+        emitReady(waitingForAll: waiting.count > Self.maxWaiting)
+    }
+
+    /// Emits waiting records in order, as far as their re-compressions are done (or all).
+    func emitReady(waitingForAll: Bool) {
+        while let (message, pending) = waiting.first, waitingForAll || pending.isReady {
+            waiting.removeFirst()
+            let facts = pending.resolved()
+            let estimates = options.estimators.estimate(message, body: facts)
+            for (estimator, estimate) in zip(options.estimators.names, estimates) {
+                if case let .failure(reason) = estimate {
+                    diagnostics.unestimated[estimator, default: [:]][reason.rawValue, default: 0] += 1
+                }
             }
+            emit(MessageRecord(source: source, message: message, measured: message.complete,
+                               bodyDecoded: facts.decodedLength, decoding: pending.outcome, estimates: estimates))
         }
-        emit(MessageRecord(source: source, message: message, measured: message.complete,
-                           bodyDecoded: facts.decodedLength, decoding: outcome, estimates: estimates))
     }
 
     private func count(_ message: HTTPMessage) {
