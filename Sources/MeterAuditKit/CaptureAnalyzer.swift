@@ -17,6 +17,9 @@ public struct CaptureAnalyzer {
         self.recompressor = Recompressor(level: options.gzipLevel)
     }
 
+    /// Bodies deflated, answered from the memo, and streamed (too big to collect) so far.
+    public var recompressions: (compressed: Int, reused: Int, streamed: Int) { recompressor.statistics }
+
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too.
     public func analyze(path: String, emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
