@@ -23,7 +23,7 @@ final class Recompressor {
     private let maxMemoEntries = 1 << 20
     private var counters = (compressed: 0, reused: 0, streamed: 0)
 
-    init(level: Int32, maxCollectedBody: Int = 8 << 20, maxQueuedBytes: Int = 64 << 20) {
+    init(level: Int32, maxCollectedBody: Int = 8 << 20, maxQueuedBytes: Int = 16 << 20) {
         self.level = level
         self.maxCollectedBody = maxCollectedBody
         self.maxQueuedBytes = maxQueuedBytes
