@@ -1,25 +1,101 @@
-/// Groups request paths into endpoints: segments that are identifiers (numbers, UUIDs, long
-/// hex or base64-like tokens) become `{id}`.
-public struct EndpointNormalizer: Sendable {
-    public init() {}
+import Foundation
+
+/// Groups request paths into endpoints. The user's rewrite rules run first, in order, each
+/// replacing every match in the path; then segments that are identifiers (numbers, UUIDs,
+/// long hex or base64-like tokens) become `{id}`. Segments a rule produced with braces are
+/// left alone.
+public struct EndpointNormalizer: @unchecked Sendable {
+    /// One `REGEX=TEMPLATE` rewrite; the template may use `$1`… for capture groups.
+    public struct Rule: @unchecked Sendable {
+        public let pattern: String
+        public let template: String
+        let regex: NSRegularExpression
+
+        /// Parses `REGEX=TEMPLATE`, split at the last `=` (templates rarely hold one, patterns may).
+        public init(parsing text: String) throws {
+            guard let equals = text.lastIndex(of: "=") else { throw RuleError.missingEquals(text) }
+            try self.init(pattern: String(text[..<equals]), template: String(text[text.index(after: equals)...]))
+        }
+
+        public init(pattern: String, template: String) throws {
+            guard !pattern.isEmpty else { throw RuleError.emptyPattern }
+            do {
+                regex = try NSRegularExpression(pattern: pattern)
+            } catch {
+                throw RuleError.invalidPattern(pattern, error.localizedDescription)
+            }
+            self.pattern = pattern
+            self.template = template
+        }
+
+        func apply(to path: String) -> String {
+            regex.stringByReplacingMatches(in: path, range: NSRange(path.startIndex..., in: path), withTemplate: template)
+        }
+    }
+
+    public enum RuleError: Error, Equatable, CustomStringConvertible {
+        case missingEquals(String)
+        case emptyPattern
+        case invalidPattern(String, String)
+        case unreadableFile(String, String)
+        case invalidLine(file: String, line: Int, String)
+
+        public var description: String {
+            switch self {
+            case let .missingEquals(text): return "endpoint rule '\(text)' has no '=': write REGEX=TEMPLATE"
+            case .emptyPattern: return "endpoint rule with an empty pattern"
+            case let .invalidPattern(pattern, reason): return "endpoint rule pattern '\(pattern)' is not a valid regular expression: \(reason)"
+            case let .unreadableFile(path, reason): return "\(path): cannot read endpoint rules: \(reason)"
+            case let .invalidLine(file, line, reason): return "\(file):\(line): \(reason)"
+            }
+        }
+    }
+
+    public var rules: [Rule]
+
+    public init(rules: [Rule] = []) {
+        self.rules = rules
+    }
+
+    /// Rules from a file: one `REGEX=TEMPLATE` per line; blank lines and lines starting
+    /// with `#` are skipped.
+    public static func rules(fromFile path: String) throws -> [Rule] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw RuleError.unreadableFile(path, error.localizedDescription)
+        }
+        var rules: [Rule] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            do {
+                rules.append(try Rule(parsing: trimmed))
+            } catch {
+                throw RuleError.invalidLine(file: path, line: number + 1, String(describing: error))
+            }
+        }
+        return rules
+    }
 
     public func normalize(path: String) -> String {
         guard !path.isEmpty else { return "/" }
-        return path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { Self.isIdentifier($0) ? "{id}" : String($0) }
+        let rewritten = rules.reduce(path) { $1.apply(to: $0) }
+        return rewritten.split(separator: "/", omittingEmptySubsequences: false)
+            .map { !$0.contains("{") && Self.isIdentifier($0) ? "{id}" : String($0) }
             .joined(separator: "/")
     }
 
     static func isIdentifier(_ segment: Substring) -> Bool {
         let bytes = Array(segment.utf8)
         guard !bytes.isEmpty else { return false }
-        if bytes.allSatisfy({ $0 >= 48 && $0 <= 57 }) { return true }
+        if bytes.allSatisfy(isDigit) { return true }
         if isUUID(bytes) { return true }
         if bytes.count >= 16 && bytes.allSatisfy(isHex) { return true }
         // base64 / base64url tokens: long, mixed letters and digits, no dots (file names keep theirs).
         let base64 = bytes.allSatisfy { isAlphanumeric($0) || $0 == 43 || $0 == 45 || $0 == 95 || $0 == 61 }
-        return base64 && bytes.count >= 20 && bytes.contains(where: { $0 >= 48 && $0 <= 57 })
-            && bytes.contains(where: { ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122 })
+        return base64 && bytes.count >= 20 && bytes.contains(where: isDigit) && bytes.contains(where: isLetter)
     }
 
     private static func isUUID(_ b: [UInt8]) -> Bool {
@@ -30,11 +106,8 @@ public struct EndpointNormalizer: Sendable {
         return true
     }
 
-    private static func isHex(_ c: UInt8) -> Bool {
-        (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)
-    }
-
-    private static func isAlphanumeric(_ c: UInt8) -> Bool {
-        (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90)
-    }
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+    private static func isLetter(_ c: UInt8) -> Bool { (c | 0x20) >= 97 && (c | 0x20) <= 122 }
+    private static func isHex(_ c: UInt8) -> Bool { isDigit(c) || ((c | 0x20) >= 97 && (c | 0x20) <= 102) }
+    private static func isAlphanumeric(_ c: UInt8) -> Bool { isDigit(c) || isLetter(c) }
 }

@@ -16,15 +16,24 @@ public struct MessageRecord: Sendable {
     public var decoding: DecodingOutcome
     /// Each estimator's figure, in the order of the run's `EstimatorSet`.
     public var estimates: [Result<Estimate, EstimateUnavailable>]
+    /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
+    public var endpoint: String
 
     public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int, decoding: DecodingOutcome,
-                estimates: [Result<Estimate, EstimateUnavailable>] = []) {
+                estimates: [Result<Estimate, EstimateUnavailable>] = [], normalizer: EndpointNormalizer = EndpointNormalizer()) {
         self.source = source
         self.message = message
         self.measured = measured
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
         self.estimates = estimates
+        self.endpoint = ""
+        self.endpoint = normalizedEndpoint(using: normalizer)
+    }
+
+    /// Requests, final responses, and interim responses apart (no app meter sees those).
+    public var direction: Direction {
+        message.kind == .request ? .request : (message.isInterim ? .interim : .response)
     }
 
     /// The request this record is or answers, when known.
@@ -39,12 +48,21 @@ public struct MessageRecord: Sendable {
     }
 
     /// `METHOD host /normalized/path`; `?` stands for what an unpaired response cannot tell.
-    public func endpoint(using normalizer: EndpointNormalizer) -> String {
+    public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
         guard let request = requestSummary else {
             return "? \(message.server) ?"
         }
         let target = RequestTarget(request.target)
         let host = (request.host ?? "").lowercased()
         return "\(request.method) \(host) \(normalizer.normalize(path: String(httpBytes: target.path)))"
+    }
+}
+
+/// Which way a record went, as the reports group it.
+public enum Direction: String, Sendable, CaseIterable, Comparable {
+    case request, response, interim
+
+    public static func < (a: Direction, b: Direction) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 }

@@ -17,6 +17,7 @@ public struct AuditRun {
     /// What a run produced.
     public struct Result: Sendable {
         public var inputs: [InputDiagnostics]
+        public var aggregation: Aggregation
         public var messagesPath: String
         public var diagnosticsPath: String
         /// True when some input could not be read at all.
@@ -44,14 +45,20 @@ public struct AuditRun {
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
         let messages = try MessagesCSV(path: messagesPath, estimators: options.estimators.names)
         let analyzer = CaptureAnalyzer(options: options)
+        var aggregation = Aggregation(estimatorNames: options.estimators.names)
         var diagnostics: [InputDiagnostics] = []
         for input in inputs {
             progress(input)
-            diagnostics.append(analyzer.analyze(path: input) { messages.write($0) })
+            diagnostics.append(analyzer.analyze(path: input) { record in
+                messages.write(record)
+                aggregation.add(record)
+            })
         }
         try messages.close()
+        try EndpointsCSV.write(aggregation, to: outputDirectory + "/endpoints.csv")
         try DiagnosticsFile(inputs: diagnostics).write(to: diagnosticsPath)
-        return Result(inputs: diagnostics, messagesPath: messagesPath, diagnosticsPath: diagnosticsPath)
+        return Result(inputs: diagnostics, aggregation: aggregation, messagesPath: messagesPath,
+                      diagnosticsPath: diagnosticsPath)
     }
 }
 

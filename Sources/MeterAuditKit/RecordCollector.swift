@@ -129,7 +129,8 @@ final class RecordCollector: HTTPRecordSink {
                 }
             }
             emit(MessageRecord(source: source, message: message, measured: message.complete,
-                               bodyDecoded: facts.decodedLength, decoding: pending.outcome, estimates: estimates))
+                               bodyDecoded: facts.decodedLength, decoding: pending.outcome, estimates: estimates,
+                               normalizer: options.normalizer))
         }
     }
 

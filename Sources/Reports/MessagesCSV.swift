@@ -22,21 +22,19 @@ public final class MessagesCSV {
     }
 
     private let writer: CSVWriter
-    private let normalizer: EndpointNormalizer
 
-    public init(path: String, estimators: [String], normalizer: EndpointNormalizer = EndpointNormalizer()) throws {
+    public init(path: String, estimators: [String]) throws {
         writer = try CSVWriter(path: path)
-        self.normalizer = normalizer
         writer.writeRow(Self.columns(estimators: estimators))
     }
 
     public func write(_ record: MessageRecord) {
-        writer.writeRow(Self.row(for: record, normalizer: normalizer))
+        writer.writeRow(Self.row(for: record))
     }
 
     public func close() throws { try writer.close() }
 
-    static func row(for record: MessageRecord, normalizer: EndpointNormalizer) -> [String] {
+    static func row(for record: MessageRecord) -> [String] {
         let message = record.message
         let request = record.requestSummary
         let target = request.map { RequestTarget($0.target) }
@@ -53,7 +51,7 @@ public final class MessagesCSV {
             target.map { String(httpBytes: $0.path) } ?? "",
             target?.query.map { String(httpBytes: $0) } ?? "",
             message.status.map(String.init) ?? "",
-            record.endpoint(using: normalizer),
+            record.endpoint,
             message.pair.map(String.init) ?? "",
             String(message.complete),
             String(record.measured),

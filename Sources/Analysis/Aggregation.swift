@@ -1,0 +1,175 @@
+import Estimation
+
+/// One estimator's error over a set of records (docs/FIGURES.md). Mergeable: every
+/// relative error is kept, so quantiles stay exact and two halves merge into the whole.
+public struct EstimatorFigures: Sendable, Equatable {
+    public var count = 0
+    public var unestimated = 0
+    public var wire = 0
+    public var estimated = 0
+    public var lineError = 0
+    public var headersError = 0
+    public var bodyError = 0
+    /// `|estimate − wire| / wire` of every record counted, in arrival order.
+    public var absoluteRelativeErrors: [Double] = []
+
+    public init() {}
+
+    mutating func add(_ record: MessageRecord, _ estimate: Estimate) {
+        let message = record.message
+        count += 1
+        wire += message.wireTotal
+        estimated += estimate.total
+        lineError += estimate.line - message.wireLine
+        headersError += estimate.headers - message.wireHeaders
+        bodyError += estimate.body - message.wireBody
+        absoluteRelativeErrors.append(Double(abs(estimate.total - message.wireTotal)) / Double(message.wireTotal))
+    }
+
+    public mutating func merge(_ other: EstimatorFigures) {
+        count += other.count
+        unestimated += other.unestimated
+        wire += other.wire
+        estimated += other.estimated
+        lineError += other.lineError
+        headersError += other.headersError
+        bodyError += other.bodyError
+        absoluteRelativeErrors += other.absoluteRelativeErrors
+    }
+
+    /// Signed bytes: estimated − wire.
+    public var error: Int { estimated - wire }
+    public var errorPercent: Double? { wire == 0 ? nil : 100 * Double(error) / Double(wire) }
+    public var meanAbsoluteRelativeError: Double? {
+        count == 0 ? nil : absoluteRelativeErrors.reduce(0, +) / Double(count)
+    }
+    public var maxAbsoluteRelativeError: Double? { absoluteRelativeErrors.max() }
+
+    /// Nearest-rank quantile: the value at 1-based rank ⌈q·n⌉ of the sorted values.
+    public func absoluteRelativeError(quantile q: Double) -> Double? {
+        guard !absoluteRelativeErrors.isEmpty else { return nil }
+        let sorted = absoluteRelativeErrors.sorted()
+        let rank = Int((q * Double(sorted.count)).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+
+    /// Figures that do not depend on the order records came in (for comparing merges).
+    public var orderFree: EstimatorFigures {
+        var copy = self
+        copy.absoluteRelativeErrors.sort()
+        return copy
+    }
+}
+
+/// Counts and per-estimator figures of one group of records.
+public struct GroupFigures: Sendable, Equatable {
+    public var records = 0
+    public var unpaired = 0
+    public var incomplete = 0
+    public var unmeasured = 0
+    /// Σ wire_total over measured records.
+    public var wireBytes = 0
+    /// In the order of the run's estimators.
+    public var estimators: [EstimatorFigures]
+
+    public init(estimatorCount: Int) {
+        estimators = Array(repeating: EstimatorFigures(), count: estimatorCount)
+    }
+
+    mutating func add(_ record: MessageRecord) {
+        records += 1
+        if record.message.pair == nil { unpaired += 1 }
+        if !record.message.complete { incomplete += 1 }
+        guard record.measured else {
+            unmeasured += 1
+            return
+        }
+        wireBytes += record.message.wireTotal
+        for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
+            switch estimate {
+            case let .success(value): estimators[index].add(record, value)
+            case .failure: estimators[index].unestimated += 1
+            }
+        }
+    }
+
+    public mutating func merge(_ other: GroupFigures) {
+        records += other.records
+        unpaired += other.unpaired
+        incomplete += other.incomplete
+        unmeasured += other.unmeasured
+        wireBytes += other.wireBytes
+        for index in estimators.indices where index < other.estimators.count {
+            estimators[index].merge(other.estimators[index])
+        }
+    }
+
+    public var orderFree: GroupFigures {
+        var copy = self
+        copy.estimators = estimators.map(\.orderFree)
+        return copy
+    }
+}
+
+/// A group: one endpoint, one direction.
+public struct GroupKey: Hashable, Sendable, Comparable {
+    public var endpoint: String
+    public var direction: Direction
+
+    public init(endpoint: String, direction: Direction) {
+        self.endpoint = endpoint
+        self.direction = direction
+    }
+
+    /// Endpoint in byte order, then direction.
+    public static func < (a: GroupKey, b: GroupKey) -> Bool {
+        if a.endpoint != b.endpoint { return Array(a.endpoint.utf8).lexicographicallyPrecedes(b.endpoint.utf8) }
+        return a.direction < b.direction
+    }
+}
+
+/// Every figure of METERING §5 over a run: per endpoint and direction, and in total.
+/// Aggregations of disjoint record sets merge into the aggregation of their union.
+public struct Aggregation: Sendable, Equatable {
+    public let estimatorNames: [String]
+    public private(set) var groups: [GroupKey: GroupFigures] = [:]
+    public private(set) var totals: [Direction: GroupFigures] = [:]
+
+    public init(estimatorNames: [String]) {
+        self.estimatorNames = estimatorNames
+    }
+
+    public mutating func add(_ record: MessageRecord) {
+        let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
+        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+        totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+    }
+
+    public mutating func merge(_ other: Aggregation) {
+        precondition(other.estimatorNames == estimatorNames, "aggregations of different estimators")
+        for (key, figures) in other.groups {
+            groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+        for (direction, figures) in other.totals {
+            totals[direction, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+    }
+
+    /// Groups in output order.
+    public var sortedGroups: [(key: GroupKey, figures: GroupFigures)] {
+        groups.sorted { $0.key < $1.key }.map { (key: $0.key, figures: $0.value) }
+    }
+
+    /// Totals in direction order.
+    public var sortedTotals: [(direction: Direction, figures: GroupFigures)] {
+        totals.sorted { $0.key < $1.key }.map { (direction: $0.key, figures: $0.value) }
+    }
+
+    /// The same figures regardless of the order records were added or merged in.
+    public var orderFree: Aggregation {
+        var copy = self
+        copy.groups = groups.mapValues(\.orderFree)
+        copy.totals = totals.mapValues(\.orderFree)
+        return copy
+    }
+}

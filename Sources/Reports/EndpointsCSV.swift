@@ -1,0 +1,62 @@
+import Analysis
+import Foundation
+
+/// `endpoints.csv`: one row per endpoint and direction, then the `*` totals, with the
+/// figures of docs/FIGURES.md for every estimator.
+public enum EndpointsCSV {
+    public static let figureColumns = [
+        "count", "unestimated", "wire", "estimated", "error", "error_pct", "mean_abs_rel", "median_abs_rel",
+        "p95_abs_rel", "max_abs_rel", "line_error", "headers_error", "body_error",
+    ]
+
+    public static func columns(estimators: [String]) -> [String] {
+        ["endpoint", "direction", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
+            + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
+    }
+
+    public static func write(_ aggregation: Aggregation, to path: String) throws {
+        let writer = try CSVWriter(path: path)
+        writer.writeRow(columns(estimators: aggregation.estimatorNames))
+        for (key, figures) in aggregation.sortedGroups {
+            writer.writeRow(row(endpoint: key.endpoint, direction: key.direction, figures))
+        }
+        for (direction, figures) in aggregation.sortedTotals {
+            writer.writeRow(row(endpoint: "*", direction: direction, figures))
+        }
+        try writer.close()
+    }
+
+    static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
+        var row = [endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
+                   String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes)]
+        for estimator in figures.estimators {
+            let counted = estimator.count > 0
+            row += [
+                String(estimator.count), String(estimator.unestimated), String(estimator.wire),
+                String(estimator.estimated), String(estimator.error),
+                Format.percent(estimator.errorPercent),
+                Format.ratio(estimator.meanAbsoluteRelativeError),
+                Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)),
+                Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)),
+                Format.ratio(estimator.maxAbsoluteRelativeError),
+                counted ? String(estimator.lineError) : "",
+                counted ? String(estimator.headersError) : "",
+                counted ? String(estimator.bodyError) : "",
+            ]
+        }
+        return row
+    }
+}
+
+/// Fixed number formats, so outputs diff cleanly.
+public enum Format {
+    /// Six decimals; empty when undefined.
+    public static func ratio(_ value: Double?) -> String {
+        value.map { String(format: "%.6f", $0) } ?? ""
+    }
+
+    /// Two decimals; empty when undefined.
+    public static func percent(_ value: Double?) -> String {
+        value.map { String(format: "%.2f", $0) } ?? ""
+    }
+}
