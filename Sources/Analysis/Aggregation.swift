@@ -12,10 +12,21 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var bodyError = 0
     /// `|estimate − wire| / wire` of every record counted, in arrival order.
     public var absoluteRelativeErrors: [Double] = []
+    /// Error bytes by cause, and how many records had that cause.
+    public var causes: [String: CauseTally] = [:]
+
+    public struct CauseTally: Sendable, Equatable {
+        public var bytes = 0
+        public var records = 0
+    }
 
     public init() {}
 
-    mutating func add(_ record: MessageRecord, _ estimate: Estimate) {
+    mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: [ErrorCause]) {
+        for cause in recordCauses {
+            causes[cause.name, default: CauseTally()].bytes += cause.bytes
+            causes[cause.name, default: CauseTally()].records += 1
+        }
         let message = record.message
         count += 1
         wire += message.wireTotal
@@ -35,6 +46,16 @@ public struct EstimatorFigures: Sendable, Equatable {
         headersError += other.headersError
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
+        for (name, tally) in other.causes {
+            causes[name, default: CauseTally()].bytes += tally.bytes
+            causes[name, default: CauseTally()].records += tally.records
+        }
+    }
+
+    /// Causes, largest absolute share first, ties by name.
+    public var sortedCauses: [(name: String, tally: CauseTally)] {
+        causes.sorted { abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key }
+            .map { (name: $0.key, tally: $0.value) }
     }
 
     /// Signed bytes: estimated − wire.
@@ -87,7 +108,8 @@ public struct GroupFigures: Sendable, Equatable {
         wireBytes += record.message.wireTotal
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
-            case let .success(value): estimators[index].add(record, value)
+            case let .success(value):
+                estimators[index].add(record, value, causes: index < record.causes.count ? record.causes[index] : [])
             case .failure: estimators[index].unestimated += 1
             }
         }

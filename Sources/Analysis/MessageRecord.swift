@@ -16,6 +16,8 @@ public struct MessageRecord: Sendable {
     public var decoding: DecodingOutcome
     /// Each estimator's figure, in the order of the run's `EstimatorSet`.
     public var estimates: [Result<Estimate, EstimateUnavailable>]
+    /// Why each estimate is off, in the same order (empty where there is no estimate).
+    public var causes: [[ErrorCause]] = []
     /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
     public var endpoint: String
 

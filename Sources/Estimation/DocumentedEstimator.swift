@@ -51,6 +51,49 @@ public struct DocumentedEstimator: Estimator {
         }
     }
 
+    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+        var causes: [ErrorCause] = []
+        let headersError = estimate.headers - message.wireHeaders
+        switch message.kind {
+        case .request:
+            causes.add("request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - message.wireLine)
+            let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
+                .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
+            causes.add("stack-added request fields", -stackAdded)
+            causes.add("header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
+        case .response:
+            causes.add("status-line CRLF", estimate.line - message.wireLine)
+            var merged = 0
+            for (name, count) in Self.repeatedFieldNames(message.fields) {
+                let saved = (count - 1) * (name.count + 2)
+                causes.add("merged \(String(httpBytes: name)) fields", -saved)
+                merged += saved
+            }
+            causes.add("header formatting (spacing, line ends)", headersError + merged)
+        }
+        let framing = Self.chunkFraming(message)
+        causes.add(framing.name, framing.bytes)
+        let contentError = estimate.body - message.wireBody - framing.bytes
+        let recompressed = bodyNeeds(for: message) != []
+        causes.add(recompressed ? "gzip re-compression differs from the body sent (level, settings)"
+                                : "decoded body counted instead of the coded one", contentError)
+        return causes
+    }
+
+    /// Names sent more than once (first spelling), with how often.
+    static func repeatedFieldNames(_ fields: [HeaderField]) -> [(name: [UInt8], count: Int)] {
+        var order: [[UInt8]] = []
+        var counts: [[UInt8]: (name: [UInt8], count: Int)] = [:]
+        for field in fields {
+            let key = asciiLowercased(field.name)
+            if let seen = counts[key] { counts[key] = (seen.name, seen.count + 1) } else {
+                counts[key] = (field.name, 1)
+                order.append(key)
+            }
+        }
+        return order.compactMap { counts[$0] }.filter { $0.count > 1 }
+    }
+
     private func hasContentEncoding(_ message: HTTPMessage) -> Bool {
         !message.values(of: "content-encoding").isEmpty
     }

@@ -62,6 +62,18 @@ public struct BodyNeeds: OptionSet, Sendable {
     public static let gzipDecoded = BodyNeeds(rawValue: 2)
 }
 
+/// A named share of an estimate's error (estimate − wire), for reports that say why.
+public struct ErrorCause: Sendable, Equatable {
+    public var name: String
+    /// Signed bytes this cause adds to the error.
+    public var bytes: Int
+
+    public init(_ name: String, _ bytes: Int) {
+        self.name = name
+        self.bytes = bytes
+    }
+}
+
 /// One model of how an app-layer meter sizes a message. Adding an estimator is one new
 /// conforming type and one line in `EstimatorSet.standard`.
 public protocol Estimator: Sendable {
@@ -70,6 +82,22 @@ public protocol Estimator: Sendable {
     /// What the body must be measured for, decided from the head alone.
     func bodyNeeds(for message: HTTPMessage) -> BodyNeeds
     func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
+    /// Splits `estimate − wire` into causes whose bytes add up to it, component by component.
+    func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
+}
+
+extension Estimator {
+    /// The body's wire share that is transfer coding rather than content.
+    static func chunkFraming(_ message: HTTPMessage) -> ErrorCause {
+        ErrorCause("chunk framing", message.bodyLength - message.wireBody)
+    }
+}
+
+extension Array where Element == ErrorCause {
+    /// Adds `bytes` under `name` unless it is zero.
+    mutating func add(_ name: String, _ bytes: Int) {
+        if bytes != 0 { append(ErrorCause(name, bytes)) }
+    }
 }
 
 /// The estimators a run applies, in output order.
@@ -93,5 +121,13 @@ public struct EstimatorSet: Sendable {
 
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> [Result<Estimate, EstimateUnavailable>] {
         estimators.map { $0.estimate(message, body: body) }
+    }
+
+    /// Each estimate's causes (empty where there is no estimate).
+    public func explain(_ message: HTTPMessage, body: BodyFacts,
+                        estimates: [Result<Estimate, EstimateUnavailable>]) -> [[ErrorCause]] {
+        zip(estimators, estimates).map { estimator, estimate in
+            (try? estimate.get()).map { estimator.explain(message, body: body, estimate: $0) } ?? []
+        }
     }
 }

@@ -21,4 +21,20 @@ public struct NaiveEstimator: Estimator {
             return .success(Estimate(line: 0, headers: 0, body: body.decodedLength))
         }
     }
+
+    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+        var causes: [ErrorCause] = []
+        causes.add(message.kind == .request ? "request line not counted" : "status line not counted", -message.wireLine)
+        causes.add("header fields not counted", -message.wireHeaders)
+        let bodyError = estimate.body - message.wireBody
+        if message.kind == .response, message.declaredContentLength != nil {
+            causes.add(message.framing == .none ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
+                       bodyError)
+        } else {
+            let framing = Self.chunkFraming(message)
+            causes.add(framing.name, framing.bytes)
+            causes.add("decoded body counted instead of the coded one", bodyError - framing.bytes)
+        }
+        return causes
+    }
 }

@@ -128,9 +128,11 @@ final class RecordCollector: HTTPRecordSink {
                     diagnostics.unestimated[estimator, default: [:]][reason.rawValue, default: 0] += 1
                 }
             }
-            emit(MessageRecord(source: source, message: message, measured: message.complete,
-                               bodyDecoded: facts.decodedLength, decoding: pending.outcome, estimates: estimates,
-                               normalizer: options.normalizer))
+            var record = MessageRecord(source: source, message: message, measured: message.complete,
+                                       bodyDecoded: facts.decodedLength, decoding: pending.outcome,
+                                       estimates: estimates, normalizer: options.normalizer)
+            record.causes = options.estimators.explain(message, body: facts, estimates: estimates)
+            emit(record)
         }
     }
 

@@ -28,6 +28,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     }
 
     public struct PacketCounts: Codable, Sendable, Equatable {
+        public init() {}
         public var read = 0
         public var tcp = 0
         /// IPv4 fragments stored until their datagram was complete.
@@ -40,6 +41,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     }
 
     public struct ConnectionCounts: Codable, Sendable, Equatable {
+        public init() {}
         public var total = 0
         public var http = 0
         public var tls = 0
@@ -54,6 +56,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     }
 
     public struct GapCounts: Codable, Sendable, Equatable {
+        public init() {}
         public var count = 0
         public var bytes = 0
         /// Payload bytes cut by snaplen (known length, unknown content).
@@ -61,6 +64,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     }
 
     public struct RecordCounts: Codable, Sendable, Equatable {
+        public init() {}
         public var requests = 0
         public var responses = 0
         public var interim = 0
@@ -72,6 +76,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     }
 
     public struct TLSCounts: Codable, Sendable, Equatable {
+        public init() {}
         public var connections = 0
         public var bytes = 0
         public var serverNames: [String] = []
