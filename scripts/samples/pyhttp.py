@@ -233,10 +233,19 @@ def read_head(rd):
 
 
 def field(fields, name):
+    """First value of a field (latin-1: header values may hold any byte)."""
     for n, v in fields:
         if n == name:
-            return v.decode()
+            return v.decode("latin-1")
     return None
+
+
+def content_length(value):
+    """Content-Length value; a list of identical numbers ("7, 7", RFC 9110 8.6) is one number."""
+    items = {int(x) for x in value.split(",")}
+    if len(items) != 1:
+        raise ValueError(f"conflicting Content-Length {value!r}")
+    return items.pop()
 
 
 def read_chunked(rd):
@@ -265,7 +274,7 @@ def read_body(rd, fields, is_response, request_method=None, status=None, version
         return read_chunked(rd)
     cl = field(fields, "content-length")
     if cl is not None:
-        b = rd.read(int(cl))
+        b = rd.read(content_length(cl))
         return b, b
     if is_response:
         b = rd.read_to_eof()
@@ -395,6 +404,58 @@ def response_for(method, path, query, req_fields, req_body):
     return Message("response", b"HTTP/1.1 404 Not Found\r\n", head, body, status=404)
 
 
+# python-quirks: responses chosen by the raw request-target of scn_quirks' requests (each
+# request-target quirk is paired with one response quirk of the documented estimator,
+# METERING.md 4.1). Bodies are small; every response has a Content-Length.
+QUIRK_TARGETS = {
+    "/caf%C3%A9/": "set-cookie",
+    "/bad%zz": "gzip",
+    "/x%FF": "Gzip",
+    "/p;v=1/q;w=2/": "gzip-gzip",
+    "/p?": "latin1-value",
+    "/search?q=caf%C3%A9&sp=a%20b": "reason",
+    "http://user@Example.test:18099/abs/?q=1": "cl-list",
+    "/v6/dir/?a=%2F&b=": "plain",
+    "/v6/%7Euser/": "plain",
+}
+
+
+def quirk_response(target, req_fields):
+    """The final response of a python-quirks request (None: not a quirks target)."""
+    kind = QUIRK_TARGETS.get(target)
+    if kind is None:
+        return None
+    conn_close = (field(req_fields, "connection") or "").lower() == "close"
+    close_hdr = [b"Connection: close"] if conn_close else []
+    ok, ctype = b"HTTP/1.1 200 OK\r\n", b"Content-Type: text/plain"
+
+    def resp(body, *fields, line=ok, decoded=None, coding=None):
+        head = hdr(SERVER_HDR, ctype, *fields, b"Content-Length: %d" % len(body), *close_hdr)
+        return Message("response", line, head, body, status=200, body_decoded=decoded, coding=coding,
+                       note="python-quirks: " + kind)
+
+    if kind == "set-cookie":      # two Set-Cookie fields: one entry, values joined by ", "
+        return resp(text(200, "q-cookie"), b"Set-Cookie: session=s3cr3t; Path=/; HttpOnly",
+                    b"Set-Cookie: theme=dark; Path=/; Max-Age=3600")
+    if kind in ("gzip", "Gzip"):  # "Gzip" is gzip, but not the seed's exact string "gzip"
+        plain = text(600 if kind == "gzip" else 500, "q-" + kind)
+        return resp(gzip_bytes(plain), b"Content-Encoding: " + kind.encode(), b"Vary: Accept-Encoding",
+                    decoded=len(plain), coding="gzip")
+    if kind == "gzip-gzip":       # two Content-Encoding fields over a doubly gzipped body
+        plain = text(700, "q-gzgz")
+        return resp(gzip_bytes(gzip_bytes(plain)), b"Content-Encoding: gzip", b"Content-Encoding: gzip",
+                    decoded=len(plain), coding="gzip, gzip")
+    if kind == "latin1-value":    # a header value with a byte that is not UTF-8 (ISO-8859-1 e-acute)
+        return resp(text(50, "q-latin1"), b"X-Place: caf\xe9")
+    if kind == "reason":          # an unusual reason phrase (UTF-8 text)
+        return resp(text(40, "q-reason"), line="HTTP/1.1 200 Très bien, merci\r\n".encode())
+    if kind == "cl-list":         # Content-Length as a list of identical values
+        body = b"seven!\n"
+        head = hdr(SERVER_HDR, ctype, b"Content-Length: %d, %d" % (len(body), len(body)), *close_hdr)
+        return Message("response", ok, head, body, status=200, note="python-quirks: Content-Length: 7, 7")
+    return resp(text(30, "q-plain"))
+
+
 def handle_conn(conn, log, markers):
     conn.settimeout(TIMEOUT)
     snd = Sender(conn, "server", log, markers, "python-server")
@@ -423,7 +484,7 @@ def handle_conn(conn, log, markers):
             if path == "/hold":
                 rd.read_to_eof()  # wait until the client gives up and closes
                 return
-            msg = response_for(method, path, query, fields, body)
+            msg = quirk_response(target, fields) or response_for(method, path, query, fields, body)
             if "paced=1" in query.split("&"):
                 snd.send_paced(msg.paced())
             elif path == "/slow":
@@ -663,9 +724,62 @@ def scn_snaplen(c):
     s.close()
 
 
+def scn_quirks(c):
+    """python-quirks.pcap: what the documented estimator (METERING.md 4.1) does with odd but
+    legal requests and responses. Every request carries the fields the network stack adds
+    (Host with a port, User-Agent, Accept, Accept-Encoding, Accept-Language, Connection,
+    Content-Length on bodies), a Cookie and a repeated non-standard field; the server picks
+    each response by the raw request-target (QUIRK_TARGETS)."""
+    def req(cl, target, *extra, method=b"GET", body=b"", host=None, close=False, tag2=b"X-Tag: a",
+            body_decoded=None, coding=None):
+        fields = [b"Host: " + (host or cl.authority), b"X-Tag: a", b"Accept: */*",
+                  b"Cookie: session=s3cr3t; theme=dark",
+                  b"User-Agent: MeterAuditSamples/1 CFNetwork/1494.0.7 Darwin/23.4.0",
+                  b"Accept-Language: en-US;q=1.0, fr-FR;q=0.9",
+                  b"Accept-Encoding: gzip, deflate", tag2, *extra]
+        if method == b"POST":
+            fields.append(b"Content-Length: %d" % len(body))
+        fields.append(b"Connection: close" if close else b"Connection: keep-alive")
+        return Message("request", method + b" " + target + b" HTTP/1.1\r\n", hdr(*fields), body,
+                       method=method.decode(), body_decoded=body_decoded, coding=coding)
+
+    s, snd, rd = c.connect()
+    for target in (b"/caf%C3%A9/",                    # %XX -> UTF-8 "/caf\u00e9", trailing slash
+                   b"/bad%zz",                        # undecodable escape -> (null)
+                   b"/x%FF",                          # decodes to a byte that is not UTF-8 -> (null)
+                   b"/p;v=1/q;w=2/",                  # ;params stay, trailing slash
+                   b"/p?",                            # empty query
+                   b"/search?q=caf%C3%A9&sp=a%20b"):  # query with escapes, kept raw
+        snd.send(req(c, target))
+        read_response(rd, "GET")
+    # absolute-form target with userinfo and port; Host as the URL's authority says
+    snd.send(req(c, b"http://user@Example.test:18099/abs/?q=1", host=b"Example.test:18099"))
+    read_response(rd, "GET")
+    # request body already gzip (starts 1f 8b) under Content-Encoding: gzip
+    plain = text(800, "q-upgz")
+    snd.send(req(c, b"/upload?enc=gzip", b"Content-Type: text/plain", b"Content-Encoding: gzip",
+                 method=b"POST", body=gzip_bytes(plain), body_decoded=len(plain), coding="gzip"))
+    read_response(rd, "POST")
+    # plain body under Content-Encoding: identity (the seed re-compresses it anyway)
+    snd.send(req(c, b"/upload", b"Content-Type: text/plain", b"Content-Encoding: identity",
+                 method=b"POST", body=text(900, "q-upid"), close=True))
+    read_response(rd, "POST")
+    rd.read_to_eof()
+    s.close()
+    # IPv6: Host "[::1]:port" (host without brackets), the repeated field spelled differently
+    c6 = Client(f"[::1]:{c.port}", c.log, c.markers)
+    s, snd, rd = c6.connect()
+    snd.send(req(c6, b"/v6/dir/?a=%2F&b=", tag2=b"x-tag: a"))
+    read_response(rd, "GET")
+    snd.send(req(c6, b"/v6/%7Euser/", close=True))
+    read_response(rd, "GET")
+    rd.read_to_eof()
+    s.close()
+
+
 SCENARIOS = {"chunked": scn_chunked, "pipeline": scn_pipeline, "close": scn_close,
              "expect": scn_expect, "barelf": scn_barelf, "midstream": scn_midstream,
-             "snaplen": scn_snaplen}
+             "snaplen": scn_snaplen, "quirks": scn_quirks}
 
 
 def client(args):

@@ -102,18 +102,28 @@ def load_streams(cap):
 
 
 def parse_headers(block):
+    """{lower-case name: value}; repeated names joined with ", " (two Content-Encoding
+    fields are the list "gzip, gzip")."""
     fields = {}
     last = None
     for l in re.split(rb"\r?\n", block):
         if not l:
             continue
         if l[:1] in (b" ", b"\t") and last:
-            fields[last] += b" " + l.strip()
+            fields[last][-1] += b" " + l.strip()
             continue
         n, _, v = l.partition(b":")
         last = n.strip().lower().decode()
-        fields[last] = v.strip()
-    return {k: v.decode("latin-1") for k, v in fields.items()}
+        fields.setdefault(last, []).append(v.strip())
+    return {k: b", ".join(v).decode("latin-1") for k, v in fields.items()}
+
+
+def content_length(value):
+    """A Content-Length value; a list of identical numbers ("7, 7") is that number."""
+    items = {int(x) for x in value.split(",")}
+    if len(items) != 1:
+        raise ValueError(f"conflicting Content-Length {value!r}")
+    return items.pop()
 
 
 def chunked_len(data, pos):
@@ -142,16 +152,21 @@ def chunked_len(data, pos):
 
 
 def decode(body, coding):
-    if coding == "gzip":
-        return gzip.decompress(body)
-    if coding == "deflate":
-        try:
-            return zlib.decompress(body)
-        except zlib.error:
-            return zlib.decompress(body, -15)
-    if coding in (None, "", "identity"):
+    """Remove a Content-Encoding value (a list: last coding first; names case-insensitive)."""
+    if coding is None:
         return body
-    raise ValueError(f"unknown coding {coding}")
+    for c in reversed(coding.split(",")):
+        c = c.strip(" \t").lower()
+        if c in ("gzip", "x-gzip"):
+            body = gzip.decompress(body)
+        elif c == "deflate":
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                body = zlib.decompress(body, -15)
+        elif c not in ("", "identity"):
+            raise ValueError(f"unknown coding {c}")
+    return body
 
 
 def check_direction(d, msgs, kind, methods, errors, notes):
@@ -199,7 +214,7 @@ def check_direction(d, msgs, kind, methods, errors, notes):
         if kind == "response" and not 100 <= status < 200:
             method = mq.pop(0) if mq else None
         te, cl = h.get("transfer-encoding", "").lower(), h.get("content-length")
-        announced = "chunked" in te or (cl is not None and int(cl) > 0)
+        announced = "chunked" in te or (cl is not None and content_length(cl) > 0)
         if kind == "request" and wb == 0 and announced:
             # e.g. refused by 417: the sender never wrote the announced body
             rest = bytes(d.data[b0:b0 + 16])
@@ -216,7 +231,7 @@ def check_direction(d, msgs, kind, methods, errors, notes):
                 continue
             expect, body = chunked_len(d.data, b0)
         elif cl is not None:
-            expect = int(cl)
+            expect = content_length(cl)
             body = bytes(d.data[b0:b0 + expect])
         elif kind == "response":
             expect = d.length - b0
@@ -233,7 +248,7 @@ def check_direction(d, msgs, kind, methods, errors, notes):
                           f"but body_decoded {t['body_decoded']} != wire_body {wb}")
         if d.has(b0, b0 + wb):
             try:
-                dec = len(decode(bytes(body), h.get("content-encoding", "").lower() or None))
+                dec = len(decode(bytes(body), h.get("content-encoding")))
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{tag}: cannot decode body: {e}")
                 dec = None
@@ -298,7 +313,7 @@ def tshark_view(cap):
                     seen_end = True
                 elif n == "" and show == "HTTP chunked response":
                     pdu["body"] = size
-                elif n == "http.content_length":
+                elif n == "http.content_length" and (k.get("show") or "").isdigit():
                     pdu.setdefault("cl", int(k.get("show")))
                 elif n == "http.file_data":
                     pdu["decoded"] = size
