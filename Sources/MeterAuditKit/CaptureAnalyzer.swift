@@ -22,7 +22,8 @@ public struct CaptureAnalyzer {
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too.
-    public func analyze(path: String, emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
+    public func analyze(path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
+                        emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
                                         options: options, recompressor: recompressor, emit: emit)
@@ -45,6 +46,9 @@ public struct CaptureAnalyzer {
         do {
             while let frame = try reader.next() {
                 packets.read += 1
+                if let progress, packets.read & 0x3fff == 0, let read = reader.bytesConsumed {
+                    progress(read, reader.fileSize)
+                }
                 packets.frameBytes += frame.originalLength
                 switch decoder.decode(frame) {
                 case let .segment(segment):
