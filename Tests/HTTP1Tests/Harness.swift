@@ -1,6 +1,7 @@
 @testable import HTTP1
 import PacketLayers
 @testable import TCPReassembly
+import TestSupport
 import XCTest
 
 // Drives an HTTPConnection directly with a scripted conversation (no pcap), and checks what
@@ -72,17 +73,6 @@ enum Split: CustomStringConvertible {
     }
 }
 
-/// SplitMix64: a small seeded generator, so that random splits are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 struct Outcome {
     var records: [HTTPMessage]
@@ -126,8 +116,8 @@ func run(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimit
     var ended = [false, false]
     var fed = 0
     var gapped = 0
-    var generator: SeededGenerator? = nil
-    if case let .random(seed) = split { generator = SeededGenerator(state: seed) }
+    var generator: SplitMix64? = nil
+    if case let .random(seed) = split { generator = SplitMix64(seed: seed) }
 
     for (index, step) in steps.enumerated() {
         let time = stepTime(index)

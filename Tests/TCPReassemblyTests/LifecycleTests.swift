@@ -1,5 +1,6 @@
 @testable import TCPReassembly
 import PacketLayers
+import TestSupport
 import XCTest
 
 /// Port reuse, end of capture, idle flush and linger, sequence wrap-around.
@@ -263,7 +264,7 @@ final class LifecycleTests: XCTestCase {
             harness.assertNoProblems()
 
             // Reordered and duplicated around the wrap.
-            var generator = SeededGenerator(seed: UInt64(clientISN))
+            var generator = SplitMix64(seed: UInt64(clientISN))
             var scrambledExchange = wrapped
             scrambledExchange.responseSends = scrambled(wrapped.responseSends, length: wrapped.response.count, using: &generator)
             scrambledExchange.requestSends = scrambled(wrapped.requestSends, length: wrapped.request.count, using: &generator)

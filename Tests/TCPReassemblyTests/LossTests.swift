@@ -1,5 +1,6 @@
 @testable import TCPReassembly
 import PacketLayers
+import TestSupport
 import XCTest
 
 /// Segments the capture lost, snaplen truncation, RST, and the buffer limits.
@@ -391,7 +392,7 @@ final class LossTests: XCTestCase {
         let harness = Harness(limits: ReassemblyLimits(maxBufferedBytesPerSide: 2_500, maxBufferedBytesTotal: total))
         var peak = 0
         harness.afterEachPacket = { peak = max(peak, $0.bufferedBytesTotal) }
-        var generator = SeededGenerator(seed: 77)
+        var generator = SplitMix64(seed: 77)
         var expected: [(response: [UInt8], holes: [Cut])] = []
         var scripts: [[Packet]] = []
         for number in 0..<5 {

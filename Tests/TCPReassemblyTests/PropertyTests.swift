@@ -1,12 +1,13 @@
 @testable import TCPReassembly
 import PacketLayers
+import TestSupport
 import XCTest
 
 /// Seeded random exchanges: whatever the segmentation, reordering and retransmission, the
 /// delivered streams equal what was sent, without gaps, and repeats are counted exactly.
 final class PropertyTests: XCTestCase {
     func testRandomExchangesDeliverTheOriginalStreams() {
-        var generator = SeededGenerator(seed: 0x7C9_2024)
+        var generator = SplitMix64(seed: 0x7C9_2024)
         var reordered = 0, repeated = 0
         for iteration in 0..<200 {
             let request = (0..<Int.random(in: 0...4_000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -33,7 +34,7 @@ final class PropertyTests: XCTestCase {
         XCTAssertGreaterThan(repeated, 100)
     }
 
-    private func randomSizes(using generator: inout SeededGenerator) -> [Int] {
+    private func randomSizes(using generator: inout SplitMix64) -> [Int] {
         (0..<Int.random(in: 1...8, using: &generator)).map { _ in
             switch Int.random(in: 0..<4, using: &generator) {
             case 0: return Int.random(in: 1...10, using: &generator)
@@ -44,7 +45,7 @@ final class PropertyTests: XCTestCase {
     }
 
     /// Often close enough to 2^32 that the stream wraps.
-    private func randomISN(using generator: inout SeededGenerator) -> UInt32 {
+    private func randomISN(using generator: inout SplitMix64) -> UInt32 {
         Bool.random(using: &generator)
             ? UInt32.max - UInt32.random(in: 0...40_000, using: &generator)
             : UInt32.random(in: 0...UInt32.max, using: &generator)

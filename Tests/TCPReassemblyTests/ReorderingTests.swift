@@ -1,5 +1,6 @@
 @testable import TCPReassembly
 import PacketLayers
+import TestSupport
 import XCTest
 
 /// Feeds `exchange` whole and returns what differs from an intact delivery: both streams
@@ -214,7 +215,7 @@ final class RetransmissionTests: XCTestCase {
 
     /// Random duplicates, overlaps and reorderings, seeded.
     func testRandomRetransmissionsCountExactly() {
-        var generator = SeededGenerator(seed: 0xD0C)
+        var generator = SplitMix64(seed: 0xD0C)
         for iteration in 0..<100 {
             var exchange = base
             exchange.responseSends = scrambled(base.responseSends, length: base.response.count, using: &generator)
@@ -228,7 +229,7 @@ final class RetransmissionTests: XCTestCase {
 }
 
 /// `sends` with random window shuffles, exact duplicates and overlapping retransmissions.
-func scrambled(_ sends: [Cut], length: Int, using generator: inout SeededGenerator) -> [Cut] {
+func scrambled(_ sends: [Cut], length: Int, using generator: inout SplitMix64) -> [Cut] {
     var result = sends
     // Shuffle within random windows.
     let window = Int.random(in: 1...5, using: &generator)
