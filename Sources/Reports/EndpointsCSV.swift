@@ -30,18 +30,20 @@ public enum EndpointsCSV {
         var row = [endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
                    String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes)]
         for estimator in figures.estimators {
-            let counted = estimator.count > 0
+            row += [String(estimator.count), String(estimator.unestimated)]
+            guard estimator.count > 0 else {
+                // Nothing counted: sums and errors are undefined, not zero.
+                row += Array(repeating: "", count: figureColumns.count - 2)
+                continue
+            }
             row += [
-                String(estimator.count), String(estimator.unestimated), String(estimator.wire),
-                String(estimator.estimated), String(estimator.error),
+                String(estimator.wire), String(estimator.estimated), String(estimator.error),
                 Format.percent(estimator.errorPercent),
                 Format.ratio(estimator.meanAbsoluteRelativeError),
                 Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)),
                 Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)),
                 Format.ratio(estimator.maxAbsoluteRelativeError),
-                counted ? String(estimator.lineError) : "",
-                counted ? String(estimator.headersError) : "",
-                counted ? String(estimator.bodyError) : "",
+                String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError),
             ]
         }
         return row
