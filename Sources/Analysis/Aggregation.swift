@@ -34,7 +34,10 @@ public struct EstimatorFigures: Sendable, Equatable {
         lineError += estimate.line - message.wireLine
         headersError += estimate.headers - message.wireHeaders
         bodyError += estimate.body - message.wireBody
-        absoluteRelativeErrors.append(Double(abs(estimate.total - message.wireTotal)) / Double(message.wireTotal))
+        // A relative error needs wire bytes; an empty message counts in the sums only.
+        if message.wireTotal > 0 {
+            absoluteRelativeErrors.append(Double(abs(estimate.total - message.wireTotal)) / Double(message.wireTotal))
+        }
     }
 
     public mutating func merge(_ other: EstimatorFigures) {
@@ -62,7 +65,7 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var error: Int { estimated - wire }
     public var errorPercent: Double? { wire == 0 ? nil : 100 * Double(error) / Double(wire) }
     public var meanAbsoluteRelativeError: Double? {
-        count == 0 ? nil : absoluteRelativeErrors.reduce(0, +) / Double(count)
+        absoluteRelativeErrors.isEmpty ? nil : absoluteRelativeErrors.reduce(0, +) / Double(absoluteRelativeErrors.count)
     }
     public var maxAbsoluteRelativeError: Double? { absoluteRelativeErrors.max() }
 
