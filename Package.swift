@@ -39,7 +39,7 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .executableTarget(name: "meteraudit", dependencies: [
-            "MeterAuditKit", "Estimation", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "MeterAuditKit", "Estimation", "Analysis", "Reports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),

@@ -7,21 +7,31 @@ public struct AuditRun {
     public var inputs: [String]
     public var outputDirectory: String
     public var options: AnalysisOptions
+    /// Output formats to write (`messages` and the names in `Reporters`); nil writes all.
+    /// `diagnostics.json` is always written.
+    public var formats: [String]?
+    /// Settings to print in the reports, as (name, value).
+    public var settings: [(String, String)]
 
-    public init(inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions()) {
+    public init(inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions(),
+                formats: [String]? = nil, settings: [(String, String)] = []) {
         self.inputs = inputs
         self.outputDirectory = outputDirectory
         self.options = options
+        self.formats = formats
+        self.settings = settings
     }
+
+    /// Every format name `--format` accepts.
+    public static var formatNames: [String] { [MessagesCSV.formatName] + Reporters.names }
 
     /// What a run produced.
     public struct Result: Sendable {
-        public var inputs: [InputDiagnostics]
-        public var aggregation: Aggregation
-        public var messagesPath: String
-        public var diagnosticsPath: String
+        public var report: RunReport
+        /// Every file written, diagnostics.json last.
+        public var files: [String]
         /// True when some input could not be read at all.
-        public var someInputsUnreadable: Bool { inputs.contains { !$0.readable } }
+        public var someInputsUnreadable: Bool { report.inputs.contains { !$0.readable } }
     }
 
     public enum Error: Swift.Error, CustomStringConvertible {
@@ -34,31 +44,47 @@ public struct AuditRun {
         }
     }
 
-    /// Runs every input in order; `progress` hears of each input as it starts.
-    public func run(progress: (String) -> Void = { _ in }) throws -> Result {
+    /// Observes a run while it reads.
+    public struct Progress {
+        /// An input starts: its index (from 0) and path.
+        public var input: (Int, String) -> Void = { _, _ in }
+        /// Bytes read of the current input, and its size.
+        public var bytes: ((Int, Int) -> Void)?
+
+        public init() {}
+    }
+
+    /// Runs every input in order, then writes the reports.
+    public func run(progress: Progress = Progress()) throws -> Result {
         do {
             try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         } catch {
             throw Error.cannotCreateOutput(outputDirectory, error.localizedDescription)
         }
-        let messagesPath = outputDirectory + "/messages.csv"
-        let diagnosticsPath = outputDirectory + "/diagnostics.json"
-        let messages = try MessagesCSV(path: messagesPath, estimators: options.estimators.names)
+        var files: [String] = []
+        let writesMessages = formats?.contains(MessagesCSV.formatName) ?? true
+        let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
+        let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = CaptureAnalyzer(options: options)
         var aggregation = Aggregation(estimatorNames: options.estimators.names)
         var diagnostics: [InputDiagnostics] = []
-        for input in inputs {
-            progress(input)
-            diagnostics.append(analyzer.analyze(path: input) { record in
-                messages.write(record)
+        for (index, input) in inputs.enumerated() {
+            progress.input(index, input)
+            diagnostics.append(analyzer.analyze(path: input, progress: progress.bytes) { record in
+                messages?.write(record)
                 aggregation.add(record)
             })
         }
-        try messages.close()
-        try EndpointsCSV.write(aggregation, to: outputDirectory + "/endpoints.csv")
+        if let messages {
+            try messages.close()
+            files.append(messagesPath)
+        }
+        let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: settings)
+        files += try Reporters.write(report, names: formats, directory: outputDirectory)
+        let diagnosticsPath = outputDirectory + "/diagnostics.json"
         try DiagnosticsFile(inputs: diagnostics).write(to: diagnosticsPath)
-        return Result(inputs: diagnostics, aggregation: aggregation, messagesPath: messagesPath,
-                      diagnosticsPath: diagnosticsPath)
+        files.append(diagnosticsPath)
+        return Result(report: report, files: files)
     }
 }
 

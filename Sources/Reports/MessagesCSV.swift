@@ -6,6 +6,10 @@ import HTTP1
 /// `messages.csv`: one row per record, columns of the metering contract §6, then extra
 /// columns of our own (which the contract allows after the listed ones).
 public final class MessagesCSV {
+    /// The `--format` name and the file it writes.
+    public static let formatName = "messages"
+    public static let fileName = "messages.csv"
+
     /// The contract's columns, before the estimator totals.
     public static let measuredColumns = [
         "source", "kind", "conn", "index", "time", "client", "server", "method", "host", "path", "query",

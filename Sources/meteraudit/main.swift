@@ -1,29 +1,45 @@
+import Analysis
 import ArgumentParser
 import Estimation
 import Foundation
 import MeterAuditKit
+import Reports
 
 /// The command line: parses and validates arguments, then calls MeterAuditKit.
 struct MeterAudit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meteraudit",
-        abstract: "Measure the exact wire size of every HTTP message in a capture.",
-        discussion: """
-        Exit codes: 0 every input was read (a capture cut short still counts as read; its \
-        error is reported); 1 some input could not be read at all; 64 usage error.
-        """,
+        abstract: "Measure the exact wire size of every HTTP message in a capture, and how wrong in-app meters are.",
+        discussion: ExitStatus.help,
         subcommands: [Analyze.self])
+}
+
+/// Exit codes, documented in README.md and `--help`.
+enum ExitStatus {
+    static let someInputsUnreadable: Int32 = 1
+    static let outputFailed: Int32 = 2
+    static let usage: Int32 = 64  // ArgumentParser's validation failures, EX_USAGE
+    static let help = """
+        Exit codes: 0 every input was read (a capture cut short still counts as read; its error \
+        is reported and the records before the cut are kept); 1 some input could not be read at \
+        all; 2 an output file could not be written; 64 usage error.
+        """
 }
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Reconstruct every HTTP/1.x message of pcap/pcapng captures and write messages.csv and diagnostics.json.")
+        abstract: "Reconstruct every HTTP/1.x message of the captures, estimate what app meters see, report the error per endpoint.",
+        discussion: ExitStatus.help)
 
     @Argument(help: "Capture files: pcap or pcapng, optionally gzip-compressed.")
     var inputs: [String]
 
     @Option(name: .long, help: "Directory for the output files (created when missing).")
     var out: String
+
+    @Option(name: .long, parsing: .singleValue,
+            help: ArgumentHelp("Files to write (repeat or comma-separate): \(AuditRun.formatNames.joined(separator: ", ")). Default: all. diagnostics.json is always written.", valueName: "NAME"))
+    var format: [String] = []
 
     @Option(name: .long, help: "Client profile naming the request fields the network stack adds (\(ClientProfile.known.map(\.name).joined(separator: ", "))).")
     var profile = ClientProfile.urlSession.name
@@ -34,13 +50,42 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: "zlib level (1-9) of the gzippedData re-compression the estimators emulate.")
     var gzipLevel: Int32 = 6
 
+    @Option(name: .long, parsing: .singleValue,
+            help: ArgumentHelp("Endpoint rewrite rule, applied to paths before the default {id} rules (repeatable).", valueName: "REGEX=TEMPLATE"))
+    var endpointRule: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("File of endpoint rules, one REGEX=TEMPLATE per line (# comments).", valueName: "FILE"))
+    var endpointRules: String?
+
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
+
+    @Flag(name: .long, help: "Print report.json's content to stdout instead of the text summary.")
+    var json = false
+
+    var formats: [String]? {
+        let names = format.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        return names.isEmpty ? nil : names
+    }
 
     func validate() throws {
         guard (1...9).contains(gzipLevel) else { throw ValidationError("--gzip-level must be 1 to 9, not \(gzipLevel)") }
         guard ClientProfile.named(profile) != nil else {
             throw ValidationError("unknown --profile '\(profile)'; known: \(ClientProfile.known.map(\.name).joined(separator: ", "))")
+        }
+        for name in formats ?? [] where !AuditRun.formatNames.contains(name) {
+            throw ValidationError("unknown --format '\(name)'; known: \(AuditRun.formatNames.joined(separator: ", "))")
+        }
+        _ = try rules()
+    }
+
+    /// The user's endpoint rules: the file's first, then each --endpoint-rule.
+    func rules() throws -> [EndpointNormalizer.Rule] {
+        do {
+            let fromFile = try endpointRules.map(EndpointNormalizer.rules(fromFile:)) ?? []
+            return try fromFile + endpointRule.map(EndpointNormalizer.Rule.init(parsing:))
+        } catch {
+            throw ValidationError(String(describing: error))
         }
     }
 
@@ -57,22 +102,75 @@ struct Analyze: ParsableCommand {
         var options = AnalysisOptions()
         options.estimators = .standard(profile: clientProfile)
         options.gzipLevel = gzipLevel
-        let run = AuditRun(inputs: inputs, outputDirectory: out, options: options)
+        options.normalizer = EndpointNormalizer(rules: try rules())
+        let profile = clientProfile
+        var settings = [("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
+                        ("gzip level", String(gzipLevel))]
+        for rule in options.normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
+        let run = AuditRun(inputs: inputs, outputDirectory: out, options: options, formats: formats, settings: settings)
+
+        let bar = ProgressBar(enabled: !quiet && !json && isatty(STDERR_FILENO) == 1, inputs: inputs.count)
         let result: AuditRun.Result
         do {
-            result = try run.run()
+            result = try run.run(progress: bar.progress)
         } catch {
-            FileHandle.standardError.write(Data("meteraudit: \(error)\n".utf8))
-            throw ExitCode(1)
+            bar.clear()
+            printError("meteraudit: \(error)")
+            throw ExitCode(ExitStatus.outputFailed)
         }
-        for input in result.inputs where !quiet || input.error != nil {
-            FileHandle.standardError.write(Data((input.summaryLine + "\n").utf8))
+        bar.clear()
+        for input in result.report.inputs where !quiet || input.error != nil {
+            printError(input.summaryLine)
         }
-        if !quiet {
-            print("messages: \(result.messagesPath)")
-            print("diagnostics: \(result.diagnosticsPath)")
+        if json {
+            print(JSONReport.render(result.report), terminator: "")
+        } else if !quiet {
+            print(Reporters.terminalSummary(result.report), terminator: "")
+            print("written: " + result.files.joined(separator: ", "))
         }
-        if result.someInputsUnreadable { throw ExitCode(1) }
+        if result.someInputsUnreadable { throw ExitCode(ExitStatus.someInputsUnreadable) }
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// One line on stderr, redrawn in place: which input, and how far into it. Only on a terminal.
+final class ProgressBar {
+    private let enabled: Bool
+    private let inputs: Int
+    private var current = ""
+
+    init(enabled: Bool, inputs: Int) {
+        self.enabled = enabled
+        self.inputs = inputs
+    }
+
+    var progress: AuditRun.Progress {
+        var progress = AuditRun.Progress()
+        guard enabled else { return progress }
+        progress.input = { [self] index, path in
+            current = "[\(index + 1)/\(inputs)] \((path as NSString).lastPathComponent)"
+            draw(fraction: nil)
+        }
+        progress.bytes = { [self] read, size in draw(fraction: size > 0 ? Double(read) / Double(size) : nil) }
+        return progress
+    }
+
+    private func draw(fraction: Double?) {
+        var line = current
+        if let fraction {
+            let width = 30
+            let filled = Int((min(max(fraction, 0), 1) * Double(width)).rounded())
+            line += " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+                + String(format: "%3.0f%%", fraction * 100)
+        }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+    }
+
+    func clear() {
+        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 
