@@ -1,0 +1,33 @@
+import Foundation
+import MeterAuditKit
+import TestSupport
+import XCTest
+
+/// The same inputs give byte-identical files, so reports diff cleanly in CI.
+final class DeterminismTests: XCTestCase {
+    func testTwoRunsWriteIdenticalFiles() throws {
+        let captures = try SampleTruthTests.samplePairs().map(\.0)
+        var contents: [[String: Data]] = []
+        for _ in 0..<2 {
+            let out = NSTemporaryDirectory() + "meteraudit-determinism-\(UUID().uuidString)"
+            let result = try AuditRun(inputs: captures, outputDirectory: out).run()
+            XCTAssertEqual(result.files.map { ($0 as NSString).lastPathComponent },
+                           ["messages.csv", "endpoints.csv", "report.md", "report.json", "diagnostics.json"])
+            var files: [String: Data] = [:]
+            for path in result.files { files[(path as NSString).lastPathComponent] = try Data(contentsOf: URL(fileURLWithPath: path)) }
+            contents.append(files)
+        }
+        for (name, data) in contents[0] {
+            XCTAssertGreaterThan(data.count, 100, name)
+            XCTAssertEqual(data, contents[1][name], "\(name) differs between two runs")
+        }
+    }
+
+    func testFormatSelectsTheFiles() throws {
+        let out = NSTemporaryDirectory() + "meteraudit-formats-\(UUID().uuidString)"
+        let captures = try SampleTruthTests.samplePairs().map(\.0)
+        let result = try AuditRun(inputs: Array(captures.prefix(2)), outputDirectory: out, formats: ["markdown"]).run()
+        XCTAssertEqual(result.files.map { ($0 as NSString).lastPathComponent }, ["report.md", "diagnostics.json"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/messages.csv"))
+    }
+}
