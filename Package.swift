@@ -50,7 +50,9 @@ let package = Package(
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "TestSupport"]),
+        .testTarget(name: "ReportsTests", dependencies: [
+            "Reports", "Analysis", "Estimation", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
+        ]),
         .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -29,7 +29,8 @@ public enum EndpointsCSV {
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
         var row = [endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
                    String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes)]
-        for estimator in figures.estimators {
+        // Sorted values: means then do not depend on the order records arrived in.
+        for estimator in figures.orderFree.estimators {
             row += [String(estimator.count), String(estimator.unestimated)]
             guard estimator.count > 0 else {
                 // Nothing counted: sums and errors are undefined, not zero.

@@ -1,0 +1,515 @@
+import Analysis
+import Foundation
+
+/// `report.md`: the run for a reader, on GitHub or in a pager (plain Markdown, pipe tables, no
+/// HTML). Sections: summary, inputs, totals, endpoints, where the error comes from, data
+/// quality. The same run always renders the same bytes.
+public enum MarkdownReport: RunReporter {
+    public static let name = "markdown"
+    public static let fileName = "report.md"
+
+    /// Endpoints listed in the table by default (all of them are in endpoints.csv and report.json).
+    public static let defaultEndpointRows = 50
+    /// Endpoints whose error is explained cause by cause.
+    public static let defaultExplainedEndpoints = 5
+    /// Causes listed per estimator and group before the rest are summed up.
+    public static let causesShown = 6
+    /// Characters an endpoint may take in a table.
+    public static let endpointWidth = 60
+
+    public static func render(_ run: RunReport) -> String {
+        render(run, endpointRows: defaultEndpointRows, explainedEndpoints: defaultExplainedEndpoints)
+    }
+
+    public static func render(_ run: RunReport, endpointRows: Int, explainedEndpoints: Int) -> String {
+        let ranked = run.rankedEndpoints()
+        var lines: [String] = []
+        lines += summary(run, ranked: ranked)
+        lines += inputs(run)
+        lines += totals(run)
+        lines += endpoints(run, ranked: ranked, rows: endpointRows)
+        lines += causes(run, ranked: ranked, explained: explainedEndpoints)
+        lines += dataQuality(run)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - Summary
+
+    static func summary(_ run: RunReport, ranked: [RankedEndpoint]) -> [String] {
+        let totals = run.totals
+        let names = run.aggregation.estimatorNames
+        var lines = ["# MeterAudit report", ""]
+        let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
+        let unreadable = run.inputs.filter { !$0.readable }.count
+        let records = totals.reduce(0) { $0 + $1.figures.records }
+        var sentence = "MeterAudit read \(TextFormat.count(run.inputs.count, "input"))"
+            + " (\(TextFormat.count(connections, "TCP connection")))"
+        if records == 0 {
+            sentence += " and found no HTTP/1.x message."
+            lines.append(sentence)
+        } else {
+            let parts = totals.map { direction, figures in
+                "\(TextFormat.count(figures.records, direction.noun, direction.plural)) with \(TextFormat.bytes(figures.wireBytes)) B"
+            }
+            lines.append(sentence + " and found \(TextFormat.count(records, "HTTP/1.x message")):")
+            lines.append(list(parts) + " on the wire.")
+            for index in run.estimatorOrder {
+                let metered = totals.filter { $0.direction != .interim }
+                guard !metered.isEmpty else { break }
+                let parts = metered.map { direction, figures -> String in
+                    let estimator = figures.estimators[index]
+                    guard estimator.count > 0 else { return "no estimate for the \(direction.plural)" }
+                    var text = "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
+                        + " on the \(direction.plural)"
+                    if estimator.unestimated > 0 {
+                        text += " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
+                    }
+                    return text
+                }
+                // One direction per line (Markdown joins them), so that lines stay short.
+                for (position, part) in parts.enumerated() {
+                    let last = position == parts.count - 1
+                    lines.append((position == 0 ? "The \(names[index]) estimator is off by " : last ? "and " : "")
+                        + part + (last ? "." : parts.count > 2 ? "," : ""))
+                }
+            }
+            if let worst = ranked.first, worst.absoluteError > 0, let index = run.rankingEstimator {
+                lines.append("The largest \(names[index]) error is on \(MarkdownText.code(worst.endpoint)):"
+                    + " \(TextFormat.bytes(worst.absoluteError)) B summed over its directions.")
+            }
+            let unmeasured = totals.reduce(0) { $0 + $1.figures.unmeasured }
+            if unmeasured > 0 {
+                lines.append("\(TextFormat.count(unmeasured, "message")) with no known wire size \(unmeasured == 1 ? "is" : "are")"
+                    + " left out of every byte figure.")
+            }
+        }
+        if unreadable > 0 {
+            lines.append("\(TextFormat.count(unreadable, "input")) could not be read (see Inputs).")
+        }
+        lines.append("")
+        if !names.isEmpty {
+            let described = run.estimatorOrder.map { index in
+                names[index] + (index == run.rankingEstimator ? " (ranks the endpoints)" : "")
+            }
+            lines.append("Estimators: " + described.joined(separator: ", ") + ".")
+        }
+        if !run.settings.isEmpty {
+            lines.append("Settings: " + run.settings.map { "\(MarkdownText.inline($0.0)) \(MarkdownText.code($0.1))" }
+                .joined(separator: ", ") + ".")
+        }
+        if !names.isEmpty || !run.settings.isEmpty { lines.append("") }
+        return lines
+    }
+
+    // MARK: - Inputs
+
+    static func inputs(_ run: RunReport) -> [String] {
+        var lines = ["## Inputs", ""]
+        guard !run.inputs.isEmpty else { return lines + ["No inputs.", ""] }
+        lines += MarkdownText.header(
+            ["input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim",
+             "incomplete", "unpaired", "gaps", "errors"],
+            right: Set(2...10))
+        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> [String] {
+            let c = d.connections
+            return [name, format, TextFormat.bytes(d.packets.read),
+                    "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
+                    TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
+                    TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
+                    TextFormat.bytes(d.records.unpaired),
+                    d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
+                    errors]
+        }
+        for input in run.inputs {
+            let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
+            lines.append(MarkdownText.row(cells(MarkdownText.inline(input.source),
+                                                input.format.isEmpty ? "n/a" : MarkdownText.inline(input.format), input,
+                                                errors: errors)))
+        }
+        if run.inputs.count > 1 {
+            let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
+            lines.append(MarkdownText.row(cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
+        }
+        lines.append("")
+        let failures = run.inputs.filter { $0.error != nil || !$0.readable }
+        if !failures.isEmpty {
+            lines.append("Errors:")
+            lines.append("")
+            for input in failures {
+                // Errors usually name their file already.
+                let error = input.error ?? "could not be read"
+                lines.append("- " + MarkdownText.inline(error.hasPrefix(input.source) ? error : input.source + ": " + error))
+            }
+            lines.append("")
+        }
+        return lines
+    }
+
+    // MARK: - Totals
+
+    static func totals(_ run: RunReport) -> [String] {
+        var lines = ["## Totals", ""]
+        let totals = run.totals
+        guard !totals.isEmpty else { return lines + ["No HTTP/1.x messages.", ""] }
+        lines.append("Bytes on the wire against each estimator, up (requests) and down (responses).")
+        lines.append("Interim (1xx) responses are kept apart: no app meter sees them.")
+        lines.append("Each estimator is compared on the measured records it could estimate; error = estimate - wire.")
+        lines.append("Median, p95 and max: of the per-record relative error abs(estimate - wire) / wire.")
+        lines.append("")
+        lines += MarkdownText.header(
+            ["direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max"],
+            right: Set(2...9))
+        let names = run.aggregation.estimatorNames
+        for (direction, figures) in totals {
+            for (position, index) in run.estimatorOrder.enumerated() {
+                let estimator = figures.estimators[index]
+                lines.append(MarkdownText.row([
+                    position == 0 ? direction.label : "", names[index], TextFormat.bytes(estimator.count),
+                    estimator.count > 0 ? TextFormat.bytes(estimator.wire) : "n/a",
+                    estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
+                    estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
+                    TextFormat.signedPercent(estimator.errorPercent),
+                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                    TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
+                ]))
+            }
+        }
+        lines.append("")
+        var notes: [String] = []
+        for (direction, figures) in totals {
+            if figures.unmeasured > 0 {
+                notes.append("- \(TextFormat.count(figures.unmeasured, direction.noun, direction.plural)) unmeasured"
+                    + " (no known wire size), left out.")
+            }
+            for index in run.estimatorOrder where figures.estimators[index].unestimated > 0 {
+                let estimator = figures.estimators[index]
+                notes.append("- \(names[index]): \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural))"
+                    + " with no estimate (\(TextFormat.bytes(figures.wireBytes - estimator.wire)) B on the wire), left out.")
+            }
+        }
+        if !notes.isEmpty { lines += notes + ["", "See Data quality for why."] + [""] }
+        return lines
+    }
+
+    // MARK: - Endpoints
+
+    static func endpoints(_ run: RunReport, ranked: [RankedEndpoint], rows: Int) -> [String] {
+        var lines = ["## Endpoints", ""]
+        guard let index = run.rankingEstimator, !ranked.isEmpty else { return lines + ["No endpoints.", ""] }
+        let name = run.aggregation.estimatorNames[index]
+        var intro = "\(TextFormat.count(ranked.count, "endpoint")), largest \(name) error first"
+            + " (abs(error) summed over the endpoint's directions)."
+        if ranked.count > rows {
+            intro += " The first \(TextFormat.bytes(rows)) are shown; endpoints.csv and report.json hold them all."
+        }
+        lines.append(intro)
+        lines.append("Median and p95: of the per-record relative error abs(estimate - wire) / wire.")
+        lines.append("")
+        lines += MarkdownText.header(
+            ["#", "endpoint", "direction", "records", "wire B", "\(name) B", "error B", "error %", "median", "p95"],
+            right: [0, 3, 4, 5, 6, 7, 8, 9])
+        var partial = false
+        for endpoint in ranked.prefix(rows) {
+            for (position, (direction, figures)) in endpoint.directions.enumerated() {
+                let estimator = figures.estimators[index]
+                let isPartial = figures.unmeasured > 0 || estimator.unestimated > 0
+                partial = partial || isPartial
+                lines.append(MarkdownText.row([
+                    position == 0 ? String(endpoint.rank) : "",
+                    position == 0 ? MarkdownText.code(EndpointText.shortened(endpoint.endpoint, maxLength: endpointWidth),
+                                                      inTable: true) : "",
+                    direction.rawValue,
+                    TextFormat.bytes(figures.records) + (isPartial ? " †" : ""),
+                    TextFormat.bytes(figures.wireBytes),
+                    estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
+                    estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
+                    TextFormat.signedPercent(estimator.errorPercent),
+                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                ]))
+            }
+        }
+        lines.append("")
+        if partial {
+            lines.append("† Some of these records are unmeasured or have no \(name) estimate:")
+            lines.append("the error compares only the records with both (see Data quality).")
+            lines.append("")
+        }
+        return lines
+    }
+
+    // MARK: - Causes
+
+    static func causes(_ run: RunReport, ranked: [RankedEndpoint], explained: Int) -> [String] {
+        var lines = ["## Where the error comes from", ""]
+        let totals = run.totals
+        guard !totals.isEmpty, !run.aggregation.estimatorNames.isEmpty else { return lines + ["Nothing to explain.", ""] }
+        let worst = ranked.prefix(explained).filter { $0.absoluteError > 0 }
+        lines.append("Each estimator's error (estimate - wire; negative: the meter counts too little)")
+        lines.append(worst.isEmpty ? "over all records," : "over all records and for the \(TextFormat.count(worst.count, "endpoint")) with the largest error,")
+        lines.append("split into start line, header block and body, then by cause, largest first.")
+        lines.append("")
+        lines.append("### All records")
+        lines.append("")
+        for (direction, figures) in totals {
+            lines += explanation(run, direction: direction, figures: figures)
+        }
+        for endpoint in worst {
+            lines.append("### \(endpoint.rank). \(MarkdownText.code(endpoint.endpoint))")
+            lines.append("")
+            for (direction, figures) in endpoint.directions {
+                lines += explanation(run, direction: direction, figures: figures)
+            }
+        }
+        return lines
+    }
+
+    static func explanation(_ run: RunReport, direction: Direction, figures: GroupFigures) -> [String] {
+        var heading = "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
+            + " \(TextFormat.bytes(figures.wireBytes)) B on the wire"
+        if figures.unmeasured > 0 { heading += ", \(TextFormat.bytes(figures.unmeasured)) unmeasured" }
+        var lines = [heading + "):", ""]
+        if figures.unmeasured == figures.records {
+            return lines + ["- nothing to compare: no wire size is known.", ""]
+        }
+        for index in run.estimatorOrder {
+            lines += causeLines(name: run.aggregation.estimatorNames[index], figures.estimators[index], direction: direction)
+        }
+        lines.append("")
+        return lines
+    }
+
+    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
+        guard estimator.count > 0 else {
+            return ["- \(name): no estimate"
+                + (estimator.unestimated > 0 ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)" : "")]
+        }
+        var head = "- \(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
+            + " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
+            + " body \(TextFormat.signedBytes(estimator.bodyError)) B"
+        if estimator.unestimated > 0 {
+            head += "; \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated"
+        }
+        var lines = [head]
+        let causes = estimator.sortedCauses
+        for cause in causes.prefix(causesShown) {
+            lines.append("  - \(MarkdownText.inline(cause.name)): "
+                + "\(TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)) per \(direction.noun)"
+                + " (\(TextFormat.count(cause.tally.records, direction.noun, direction.plural))),"
+                + " \(TextFormat.signedBytes(cause.tally.bytes)) B in all")
+        }
+        if causes.count > causesShown {
+            let rest = causes.dropFirst(causesShown)
+            lines.append("  - \(TextFormat.count(rest.count, "other cause")): "
+                + "\(TextFormat.signedBytes(rest.reduce(0) { $0 + $1.tally.bytes })) B in all")
+        }
+        return lines
+    }
+
+    // MARK: - Data quality
+
+    static func dataQuality(_ run: RunReport) -> [String] {
+        var lines = ["## Data quality", ""]
+        let totals = Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction, $0.figures) })
+        let inputs = run.inputs
+        func direct(_ direction: Direction, _ value: (GroupFigures) -> Int) -> Int { totals[direction].map(value) ?? 0 }
+        func perInput(_ value: (InputDiagnostics) -> Int) -> String {
+            byInput(inputs.map { ($0.source, value($0)) })
+        }
+
+        let unpairedRequests = direct(.request) { $0.unpaired }
+        let unpairedResponses = direct(.response) { $0.unpaired }
+        lines.append("- Unpaired: \(TextFormat.count(unpairedRequests, "request")) without a response,"
+            + " \(TextFormat.count(unpairedResponses, "response")) without a request"
+            + perInput { $0.records.unpaired } + ".")
+        lines.append("  Interim responses are never paired and not counted here.")
+
+        let incomplete = Direction.allCases.compactMap { direction -> String? in
+            let count = direct(direction) { $0.incomplete }
+            return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
+        }
+        lines.append("- Incomplete (the message's end is not in the capture): "
+            + (incomplete.isEmpty ? "none" : list(incomplete) + perInput { $0.records.incomplete }) + ".")
+
+        let unmeasured = Direction.allCases.compactMap { direction -> String? in
+            let count = direct(direction) { $0.unmeasured }
+            return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
+        }
+        lines.append("- Unmeasured (no known wire size, left out of every byte figure): "
+            + (unmeasured.isEmpty ? "none" : list(unmeasured)) + ".")
+
+        let gaps = inputs.reduce(0) { $0 + $1.gaps.count }
+        let gapBytes = inputs.reduce(0) { $0 + $1.gaps.bytes }
+        lines.append("- Gaps in the captured streams: "
+            + (gaps == 0 ? "none" : "\(TextFormat.count(gaps, "gap")), \(TextFormat.bytes(gapBytes)) B missing"
+                + perInput { $0.gaps.count }) + ".")
+        let truncated = inputs.reduce(0) { $0 + $1.gaps.truncatedBytes }
+        if truncated > 0 {
+            lines.append("- Payload cut by the snapshot length: \(TextFormat.bytes(truncated)) B"
+                + perInput { $0.gaps.truncatedBytes } + ".")
+        }
+        let skipped = inputs.reduce(0) { $0 + $1.connections.skippedBytes }
+        if skipped > 0 {
+            lines.append("- Bytes skipped to find a message start (mid-stream, after a gap): \(TextFormat.bytes(skipped)) B"
+                + perInput { $0.connections.skippedBytes } + ".")
+        }
+        let unterminated = inputs.reduce(0) { $0 + $1.connections.unterminated }
+        if unterminated > 0 {
+            lines.append("- Connections still open at the capture's end or idle: \(TextFormat.bytes(unterminated))"
+                + perInput { $0.connections.unterminated } + ".")
+        }
+
+        let notes = inputs.reduce(into: [String: Int]()) { sums, input in
+            for (kind, count) in input.notes { sums[kind, default: 0] += count }
+        }
+        if notes.isEmpty {
+            lines.append("- Bodies whose content coding could not be removed: none.")
+        } else {
+            for kind in notes.keys.sorted() {
+                lines.append("- \(noteDescription(kind)): \(TextFormat.bytes(notes[kind]!))"
+                    + perInput { $0.notes[kind] ?? 0 } + ".")
+            }
+        }
+
+        let unestimated = inputs.reduce(into: [String: [String: Int]]()) { sums, input in
+            for (estimator, reasons) in input.unestimated {
+                for (reason, count) in reasons { sums[estimator, default: [:]][reason, default: 0] += count }
+            }
+        }
+        if unestimated.isEmpty {
+            lines.append("- Records an estimator could not estimate: none.")
+        } else {
+            for estimator in orderedEstimators(unestimated.keys, run: run) {
+                let reasons = unestimated[estimator]!
+                for reason in reasons.keys.sorted() {
+                    lines.append("- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason))):"
+                        + " \(TextFormat.count(reasons[reason]!, "record"))"
+                        + perInput { $0.unestimated[estimator]?[reason] ?? 0 } + ".")
+                }
+            }
+        }
+
+        let tls = inputs.reduce(0) { $0 + $1.tls.connections }
+        if tls == 0 {
+            lines.append("- TLS connections (encrypted, not measured): none.")
+        } else {
+            let tlsBytes = inputs.reduce(0) { $0 + $1.tls.bytes }
+            let serverNames = Set(inputs.flatMap { $0.tls.serverNames }).sorted()
+            var line = "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls)),"
+                + " \(TextFormat.bytes(tlsBytes)) B" + perInput { $0.tls.connections }
+            if !serverNames.isEmpty {
+                let shown = serverNames.prefix(10).map { MarkdownText.code($0) }
+                line += "; server names " + shown.joined(separator: ", ")
+                    + (serverNames.count > 10 ? " and \(serverNames.count - 10) more" : "")
+            }
+            lines.append(line + ".")
+        }
+        let other = inputs.reduce(0) { $0 + $1.connections.other }
+        if other > 0 {
+            lines.append("- Connections neither HTTP/1.x nor TLS (not measured): \(TextFormat.bytes(other))"
+                + perInput { $0.connections.other } + ".")
+        }
+        let tunnel = inputs.reduce(0) { $0 + $1.connections.tunnelBytes }
+        if tunnel > 0 {
+            lines.append("- Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured):"
+                + " \(TextFormat.bytes(tunnel)) B" + perInput { $0.connections.tunnelBytes } + ".")
+        }
+        let skippedPackets = inputs.reduce(into: [String: Int]()) { sums, input in
+            for (reason, count) in input.packets.skipped { sums[reason, default: 0] += count }
+        }
+        if !skippedPackets.isEmpty {
+            let reasons = skippedPackets.keys.sorted().map { "\(MarkdownText.inline($0)) \(TextFormat.bytes(skippedPackets[$0]!))" }
+            lines.append("- Packets not decoded: " + reasons.joined(separator: ", ") + ".")
+        }
+        for input in inputs {
+            for link in input.unsupportedLinkTypes {
+                lines.append("- \(MarkdownText.inline(input.source)): link type \(link.linkType) on interface"
+                    + " \(link.interface) is not decoded; its packets were skipped.")
+            }
+        }
+        let failed = inputs.filter { $0.error != nil || !$0.readable }.count
+        if failed > 0 {
+            lines.append("- Inputs with errors: \(TextFormat.bytes(failed)) (see Inputs).")
+        }
+        return lines
+    }
+
+    static func noteDescription(_ kind: String) -> String {
+        switch kind {
+        case "body-coding-unsupported": return "Bodies in a content coding this build does not decode"
+        case "body-decoding-failed": return "Bodies whose content coding failed to decode (damaged or cut)"
+        case "body-decoding-over-limit": return "Bodies whose decoding stopped at a limit"
+        default: return "Note " + MarkdownText.code(kind)
+        }
+    }
+
+    /// Estimator names in the report's order, unknown names after, by name.
+    static func orderedEstimators<S: Sequence>(_ names: S, run: RunReport) -> [String] where S.Element == String {
+        let known = run.estimatorOrder.map { run.aggregation.estimatorNames[$0] }
+        let present = Set(names)
+        return known.filter(present.contains) + present.subtracting(known).sorted()
+    }
+
+    /// ` (a.pcap 2, b.pcap 1)` over the inputs with a count, in input order; empty when one
+    /// input at most has one (the figure says it all).
+    static func byInput(_ values: [(String, Int)]) -> String {
+        let nonzero = values.filter { $0.1 != 0 }
+        guard values.count > 1, !nonzero.isEmpty else { return "" }
+        let shown = nonzero.prefix(10).map { "\(MarkdownText.inline($0.0)) \(TextFormat.bytes($0.1))" }
+        return " (" + shown.joined(separator: ", ") + (nonzero.count > 10 ? ", \(nonzero.count - 10) more inputs" : "") + ")"
+    }
+
+    /// `a`, `a and b`, `a, b and c`.
+    static func list(_ parts: [String]) -> String {
+        guard parts.count > 1 else { return parts.first ?? "" }
+        return parts.dropLast().joined(separator: ", ") + " and " + parts.last!
+    }
+}
+
+extension Direction {
+    var noun: String {
+        switch self {
+        case .request: return "request"
+        case .response: return "response"
+        case .interim: return "interim response"
+        }
+    }
+
+    var plural: String { noun + "s" }
+
+    /// The totals' row label.
+    var label: String {
+        switch self {
+        case .request: return "up (requests)"
+        case .response: return "down (responses)"
+        case .interim: return "interim (1xx)"
+        }
+    }
+}
+
+extension String {
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}
+
+extension InputDiagnostics {
+    /// The counts of several inputs added up (for a total row).
+    static func sum(_ inputs: [InputDiagnostics]) -> InputDiagnostics {
+        var total = InputDiagnostics(source: "all", path: "")
+        for input in inputs {
+            total.packets.read += input.packets.read
+            total.connections.total += input.connections.total
+            total.connections.http += input.connections.http
+            total.connections.tls += input.connections.tls
+            total.connections.other += input.connections.other
+            total.records.requests += input.records.requests
+            total.records.responses += input.records.responses
+            total.records.interim += input.records.interim
+            total.records.incomplete += input.records.incomplete
+            total.records.unpaired += input.records.unpaired
+            total.gaps.count += input.gaps.count
+            total.gaps.bytes += input.gaps.bytes
+        }
+        return total
+    }
+}
