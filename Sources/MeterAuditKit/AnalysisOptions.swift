@@ -1,15 +1,27 @@
 import Analysis
 import Estimation
 
-/// How a run measures: its bounds, its estimators, and the gzip level the estimators'
-/// re-compression uses.
+/// How a run measures: its bounds, the client whose meter it audits, the gzip level the
+/// estimators' re-compression uses, and how paths group into endpoints.
 public struct AnalysisOptions: Sendable {
     public var limits = Limits()
-    public var estimators = EstimatorSet.standard()
+    /// Which request fields the client's network stack adds (the app never sees them).
+    public var profile = ClientProfile.urlSession
     /// zlib level of the `gzippedData` emulation (the GZIP category uses Z_DEFAULT_COMPRESSION, 6).
     public var gzipLevel: Int32 = 6
     /// Groups paths into endpoints (default identifier rules plus the user's).
     public var normalizer = EndpointNormalizer()
 
     public init() {}
+
+    /// Every estimator, for this profile.
+    public var estimators: EstimatorSet { .standard(profile: profile) }
+
+    /// The settings a report shows, as (name, value).
+    public var settings: [(String, String)] {
+        var settings = [("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
+                        ("gzip level", String(gzipLevel))]
+        for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
+        return settings
+    }
 }

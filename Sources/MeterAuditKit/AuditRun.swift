@@ -10,16 +10,13 @@ public struct AuditRun {
     /// Output formats to write (`messages` and the names in `Reporters`); nil writes all.
     /// `diagnostics.json` is always written.
     public var formats: [String]?
-    /// Settings to print in the reports, as (name, value).
-    public var settings: [(String, String)]
 
     public init(inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions(),
-                formats: [String]? = nil, settings: [(String, String)] = []) {
+                formats: [String]? = nil) {
         self.inputs = inputs
         self.outputDirectory = outputDirectory
         self.options = options
         self.formats = formats
-        self.settings = settings
     }
 
     /// Every format name `--format` accepts.
@@ -79,7 +76,7 @@ public struct AuditRun {
             try messages.close()
             files.append(messagesPath)
         }
-        let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: settings)
+        let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: options.settings)
         files += try Reporters.write(report, names: formats, directory: outputDirectory)
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
         try DiagnosticsFile(inputs: diagnostics).write(to: diagnosticsPath)

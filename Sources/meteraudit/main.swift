@@ -100,14 +100,10 @@ struct Analyze: ParsableCommand {
 
     func run() throws {
         var options = AnalysisOptions()
-        options.estimators = .standard(profile: clientProfile)
+        options.profile = clientProfile
         options.gzipLevel = gzipLevel
         options.normalizer = EndpointNormalizer(rules: try rules())
-        let profile = clientProfile
-        var settings = [("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
-                        ("gzip level", String(gzipLevel))]
-        for rule in options.normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
-        let run = AuditRun(inputs: inputs, outputDirectory: out, options: options, formats: formats, settings: settings)
+        let run = AuditRun(inputs: inputs, outputDirectory: out, options: options, formats: formats)
 
         let bar = ProgressBar(enabled: !quiet && !json && isatty(STDERR_FILENO) == 1, inputs: inputs.count)
         let result: AuditRun.Result

@@ -75,7 +75,7 @@ final class EstimationRunTests: XCTestCase {
         let request = try XCTUnwrap(standard.first { $0.message.kind == .request })
         XCTAssertEqual(try request.estimates[1].get(), Estimate(line: 33, headers: 2, body: 0))
         var options = AnalysisOptions()
-        options.estimators = .standard(profile: ClientProfile(name: "custom", stackAddedFields: ["Accept"]))
+        options.profile = ClientProfile(name: "custom", stackAddedFields: ["Accept"])
         let (custom, _) = try analyze(conversation, options: options)
         let visible = try XCTUnwrap(custom.first { $0.message.kind == .request })
         // "Host: example.test\r\n" = 4+2+12+2 = 20, + 2 = 22
