@@ -9,16 +9,16 @@ import TCPReassembly
 /// connections, not the file's size.
 public struct CaptureAnalyzer {
     public let options: AnalysisOptions
-    /// Shared by every input of a run, so a body seen in one file is not compressed again in the next.
-    private let recompressor: Recompressor
+    /// Shared by every input of a run, so a body seen in one file is not measured again in the next.
+    private let worker: BodyWorker
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
-        self.recompressor = Recompressor(level: options.gzipLevel)
+        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding)
     }
 
-    /// Bodies deflated, answered from the memo, and streamed (too big to collect) so far.
-    public var recompressions: (compressed: Int, reused: Int, streamed: Int) { recompressor.statistics }
+    /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
+    public var bodyMeasurements: (measured: Int, reused: Int, streamed: Int) { worker.statistics }
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too.
@@ -26,7 +26,7 @@ public struct CaptureAnalyzer {
                         emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
-                                        options: options, recompressor: recompressor, emit: emit)
+                                        options: options, worker: worker, emit: emit)
         let limits = options.limits
         let reader: CaptureReader
         do {

@@ -4,63 +4,87 @@ import DequeModule
 import Estimation
 import HTTP1
 
-/// Measures a message body as it streams past: decodes it, and collects for re-compression
-/// what the estimators need.
+/// Follows one message body: collects it for the worker, or measures it as it streams
+/// when it is too big to collect.
 final class BodyMeter: BodyObserver {
-    let decoder: ContentDecoder
-    private let transferDecodedGzip: Recompressor.Sink?
-    private let decodedGzip: Recompressor.Sink?
+    private let recipe: BodyRecipe
+    private unowned let worker: BodyWorker
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var collected: [UInt8] = []
+    private var streaming: StreamingMeasurer?
     private var bytesMissing = false
 
-    init(decoder: ContentDecoder, needs: BodyNeeds, recompressor: Recompressor) {
-        self.decoder = decoder
-        transferDecodedGzip = needs.contains(.gzipTransferDecoded) ? recompressor.makeSink() : nil
-        decodedGzip = needs.contains(.gzipDecoded) ? recompressor.makeSink() : nil
-        if let decodedGzip { decoder.sink = { decodedGzip.feed($0) } }
+    init(_ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer) {
+        self.recipe = recipe
+        self.worker = worker
+        self.scratch = scratch
     }
 
+    /// Identity coding and no re-compression asked: the length says it all.
+    private var needsBytes: Bool { !recipe.codings.isEmpty || recipe.needs != [] }
+
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
-        transferDecodedGzip?.feed(bytes)
-        decoder.feed(bytes)
+        guard needsBytes else { return }
+        if let streaming {
+            streaming.feed(bytes)
+        } else if collected.count + bytes.count <= worker.maxCollectedBody {
+            collected.append(contentsOf: bytes)
+        } else {
+            let measurer = StreamingMeasurer(recipe, level: worker.level, limits: worker.limits, scratch: scratch)
+            collected.withUnsafeBytes { measurer.feed($0) }
+            collected = []
+            measurer.feed(bytes)
+            streaming = measurer
+        }
     }
 
     func bodyGap(_ length: Int) {
         bytesMissing = true
-        decoder.gap(length)
+        collected = []
+        streaming?.gap(length)
     }
 
-    /// Ends the body: how decoding went, what is known of the body, and the re-compressions
-    /// still running.
+    /// Ends the body: what is known now, and the measurement, ready or running.
     func finish(transferDecodedLength: Int) -> PendingBody {
-        let outcome = decoder.finish()
-        let exact = outcome == .decoded || outcome == .identity
-        let facts = BodyFacts(
-            transferDecodedLength: transferDecodedLength,
-            decodedLength: outcome == .decoded ? decoder.decodedLength : transferDecodedLength,
-            decodedExactly: exact, bytesMissing: bytesMissing)
-        // Missing bytes or an undecodable body leave nothing exact to re-compress.
-        let usable = !bytesMissing
-        return PendingBody(outcome: outcome, facts: facts,
-                           transferDecodedGzip: usable ? transferDecodedGzip?.finish() : nil,
-                           decodedGzip: usable && exact ? decodedGzip?.finish() : nil)
+        let facts = BodyFacts(transferDecodedLength: transferDecodedLength, decodedLength: transferDecodedLength,
+                              decodedExactly: true, bytesMissing: bytesMissing)
+        if let streaming {
+            worker.countStreamed()
+            return PendingBody(facts: facts, measurement: BodyWorker.Job(streaming.finish()))
+        }
+        if !needsBytes {
+            return PendingBody(facts: facts, measurement: BodyWorker.Job(
+                BodyMeasurement(outcome: .identity, decodedLength: transferDecodedLength)))
+        }
+        if bytesMissing {
+            // A coded body with a hole cannot be decoded; an identity one is its own length.
+            let outcome: DecodingOutcome = recipe.codings.isEmpty ? .identity : .failed("body bytes missing from the capture")
+            return PendingBody(facts: facts, measurement: BodyWorker.Job(
+                BodyMeasurement(outcome: outcome, decodedLength: transferDecodedLength)))
+        }
+        return PendingBody(facts: facts, measurement: worker.submit(collected, recipe))
     }
 }
 
-/// A body's facts with the re-compressed lengths that may still be computing.
+/// A body's facts, with the measurement that may still be running.
 struct PendingBody {
-    var outcome: DecodingOutcome
     var facts: BodyFacts
-    var transferDecodedGzip: Recompressor.Job?
-    var decodedGzip: Recompressor.Job?
+    var measurement: BodyWorker.Job?
 
-    var isReady: Bool { (transferDecodedGzip?.isDone ?? true) && (decodedGzip?.isDone ?? true) }
+    var isReady: Bool { measurement?.isDone ?? true }
 
-    /// The facts with every length filled in (waits for the worker when needed).
-    func resolved() -> BodyFacts {
+    /// The facts with every length filled in (waits for the worker when needed), and how
+    /// the content coding came off.
+    func resolved() -> (BodyFacts, DecodingOutcome) {
+        guard let measurement = measurement?.wait() else { return (facts, .identity) }
         var facts = self.facts
-        if let transferDecodedGzip { facts.gzippedTransferDecoded = transferDecodedGzip.wait() }
-        if let decodedGzip { facts.gzippedDecoded = decodedGzip.wait() }
-        return facts
+        let exact = measurement.outcome == .decoded || measurement.outcome == .identity
+        // An undecodable body counts its de-chunked size (METERING §2).
+        facts.decodedLength = measurement.outcome == .decoded ? measurement.decodedLength : facts.transferDecodedLength
+        facts.decodedExactly = exact
+        facts.gzippedTransferDecoded = measurement.gzippedTransferDecoded
+        facts.gzippedDecoded = measurement.gzippedDecoded
+        return (facts, measurement.outcome)
     }
 }
 
@@ -71,8 +95,8 @@ final class RecordCollector: HTTPRecordSink {
 
     private let source: String
     private let options: AnalysisOptions
-    private let recompressor: Recompressor
-    /// Records in output order, waiting for their re-compressions.
+    private let worker: BodyWorker
+    /// Records in output order, waiting for their bodies' measurements.
     private var waiting: Deque<(HTTPMessage, PendingBody)> = []
     private static let maxWaiting = 4096
     private let emit: (MessageRecord) -> Void
@@ -80,12 +104,12 @@ final class RecordCollector: HTTPRecordSink {
     private(set) var diagnostics: InputDiagnostics
     private var serverNames: Set<String> = []
 
-    init(diagnostics: InputDiagnostics, options: AnalysisOptions, recompressor: Recompressor,
+    init(diagnostics: InputDiagnostics, options: AnalysisOptions, worker: BodyWorker,
          emit: @escaping (MessageRecord) -> Void) {
         self.source = diagnostics.source
         self.diagnostics = diagnostics
         self.options = options
-        self.recompressor = recompressor
+        self.worker = worker
         self.emit = emit
     }
 
@@ -95,23 +119,16 @@ final class RecordCollector: HTTPRecordSink {
         let codings = message.values(of: "content-encoding").flatMap { value in
             value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmedSpaces($0))) }
         }.filter { !$0.isEmpty }
-        return BodyMeter(decoder: ContentDecoder(codings: codings, limits: options.limits.decoding, scratch: scratch),
-                         needs: options.estimators.bodyNeeds(for: message), recompressor: recompressor)
+        let recipe = BodyRecipe(codings: codings, needs: options.estimators.bodyNeeds(for: message))
+        return BodyMeter(recipe, worker: worker, scratch: scratch)
     }
 
     func record(_ message: HTTPMessage, body: BodyMeter?) {
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
         let pending = body?.finish(transferDecodedLength: message.bodyLength)
-            ?? PendingBody(outcome: .identity,
-                           facts: BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
+            ?? PendingBody(facts: BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
                                             decodedExactly: true, bytesMissing: message.missingBytes > 0,
                                             gzippedTransferDecoded: 0, gzippedDecoded: 0))
-        switch pending.outcome {
-        case .identity, .decoded: break
-        case .unsupported: diagnostics.notes["body-coding-unsupported", default: 0] += 1
-        case .failed: diagnostics.notes["body-decoding-failed", default: 0] += 1
-        case .overLimit: diagnostics.notes["body-decoding-over-limit", default: 0] += 1
-        }
         count(message)
         waiting.append((message, pending))
         emitReady(waitingForAll: waiting.count > Self.maxWaiting)
@@ -121,7 +138,13 @@ final class RecordCollector: HTTPRecordSink {
     func emitReady(waitingForAll: Bool) {
         while let (message, pending) = waiting.first, waitingForAll || pending.isReady {
             waiting.removeFirst()
-            let facts = pending.resolved()
+            let (facts, outcome) = pending.resolved()
+            switch outcome {
+            case .identity, .decoded: break
+            case .unsupported: diagnostics.notes["body-coding-unsupported", default: 0] += 1
+            case .failed: diagnostics.notes["body-decoding-failed", default: 0] += 1
+            case .overLimit: diagnostics.notes["body-decoding-over-limit", default: 0] += 1
+            }
             let estimates = options.estimators.estimate(message, body: facts)
             for (estimator, estimate) in zip(options.estimators.names, estimates) {
                 if case let .failure(reason) = estimate {
@@ -129,7 +152,7 @@ final class RecordCollector: HTTPRecordSink {
                 }
             }
             var record = MessageRecord(source: source, message: message, measured: message.complete,
-                                       bodyDecoded: facts.decodedLength, decoding: pending.outcome,
+                                       bodyDecoded: facts.decodedLength, decoding: outcome,
                                        estimates: estimates, normalizer: options.normalizer)
             record.causes = options.estimators.explain(message, body: facts, estimates: estimates)
             emit(record)

@@ -97,8 +97,9 @@ final class EstimationRunTests: XCTestCase {
         _ = analyzer.analyze(path: path) { records.append($0) }
         let bodies = records.filter { $0.message.kind == .response }.map { try? $0.estimates[1].get().body }
         XCTAssertEqual(bodies, Array(repeating: 13437, count: 5))
-        let statistics = analyzer.recompressions
-        XCTAssertEqual(statistics.compressed, 1)
+        // The five identical gzip bodies are measured once.
+        let statistics = analyzer.bodyMeasurements
+        XCTAssertEqual(statistics.measured, 1)
         XCTAssertEqual(statistics.reused, 4)
     }
 }
