@@ -21,7 +21,9 @@ final class BodyWorker {
     private let queueRoom = NSCondition()
     private let workers = DispatchQueue(label: "meteraudit.body-measurement", attributes: .concurrent)
     private let lock = NSLock()
-    private var memo: [MemoKey: BodyMeasurement] = [:]
+    /// Measurements by body and recipe; a body still being measured maps to its job, so an
+    /// identical body arriving meanwhile waits for it instead of measuring again.
+    private var memo: [MemoKey: Job] = [:]
     private let maxMemoEntries = 1 << 20
     private var counters = (measured: 0, reused: 0, streamed: 0)
 
@@ -59,27 +61,29 @@ final class BodyWorker {
                 queueRoom.unlock()
             }
             let key = MemoKey(digest: SHA256.hash(data: body), recipe: recipe)
-            if let known = lock.withLock({ memo[key] }) {
-                lock.withLock { counters.reused += 1 }
-                job.complete(known)
+            let known: Job? = lock.withLock {
+                if let known = memo[key] {
+                    counters.reused += 1
+                    return known
+                }
+                counters.measured += 1
+                if memo.count < maxMemoEntries { memo[key] = job }
+                return nil
+            }
+            if let known {
+                job.complete(known.wait())
                 return
             }
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
             defer { scratch.deallocate() }
-            let measurement = StreamingMeasurer.measure(body, recipe, level: level, limits: limits, scratch: scratch)
-            lock.withLock {
-                counters.measured += 1
-                if memo.count < maxMemoEntries { memo[key] = measurement }
-            }
-            job.complete(measurement)
+            job.complete(StreamingMeasurer.measure(body, recipe, level: level, limits: limits, scratch: scratch))
         }
         return job
     }
 
-    /// A measurement that may still be running.
+    /// A measurement that may still be running; any number of threads may wait for it.
     final class Job {
-        private let lock = NSLock()
-        private let ready = DispatchSemaphore(value: 0)
+        private let condition = NSCondition()
         private var value: BodyMeasurement?
 
         init(_ value: BodyMeasurement? = nil) {
@@ -87,17 +91,24 @@ final class BodyWorker {
         }
 
         fileprivate func complete(_ measurement: BodyMeasurement) {
-            lock.withLock { value = measurement }
-            ready.signal()
+            condition.lock()
+            value = measurement
+            condition.broadcast()
+            condition.unlock()
         }
 
-        var isDone: Bool { lock.withLock { value != nil } }
+        var isDone: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return value != nil
+        }
 
         /// Blocks until the measurement is known.
         func wait() -> BodyMeasurement {
-            if let value = lock.withLock({ value }) { return value }
-            ready.wait()
-            return lock.withLock { value! }
+            condition.lock()
+            defer { condition.unlock() }
+            while value == nil { condition.wait() }
+            return value!
         }
     }
 }
