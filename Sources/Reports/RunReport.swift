@@ -1,4 +1,3 @@
-import Dispatch
 import Analysis
 import Foundation
 
@@ -104,37 +103,23 @@ public enum Reporters {
     /// Every registered name, in registry order.
     public static var names: [String] { all.map { $0.name } }
 
-    /// Writes the reports named `names` (all of them when nil) into `directory`, side by side
-    /// on every core; returns the paths written, in registry order. Unknown names are
-    /// ignored: check them with `named`.
+    /// Writes the reports named `names` (all of them when nil) into `directory`, in registry
+    /// order; returns the paths written. Unknown names are ignored: check them with `named`.
     @discardableResult
     public static func write(_ run: RunReport, names: [String]? = nil, directory: String) throws -> [String] {
-        let chosen = all.filter { names?.contains($0.name) ?? true }
-        let paths = chosen.map { directory.hasSuffix("/") ? directory + $0.fileName : directory + "/" + $0.fileName }
-        let errors = ErrorSlots(count: chosen.count)
-        DispatchQueue.concurrentPerform(iterations: chosen.count) { index in
-            do { try chosen[index].write(run, to: paths[index]) } catch { errors.set(index, error) }
+        var written: [String] = []
+        for reporter in all where names?.contains(reporter.name) ?? true {
+            let path = directory.hasSuffix("/") ? directory + reporter.fileName : directory + "/" + reporter.fileName
+            try reporter.write(run, to: path)
+            written.append(path)
         }
-        if let error = errors.first { throw error }
-        return paths
+        return written
     }
 
     /// A few lines for stdout: the totals, and the `top` endpoints by error.
     public static func terminalSummary(_ run: RunReport, top: Int = 5) -> String {
         TerminalSummary.render(run, top: top)
     }
-}
-
-/// One error slot per concurrent writer.
-private final class ErrorSlots: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors: [Error?]
-
-    init(count: Int) { errors = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ error: Error) { lock.withLock { errors[index] = error } }
-
-    var first: Error? { lock.withLock { errors.compactMap { $0 }.first } }
 }
 
 /// `endpoints.csv` through the registry: the file is written by `EndpointsCSV`.
