@@ -27,8 +27,36 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         self.path = path
     }
 
+    // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
+    enum CodingKeys: String, CodingKey {
+        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated
+        case unsupportedLinkTypes = "unsupported_link_types"
+    }
+
+    /// Like the synthesized encoding, but `error` is written as null when there is none.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(source, forKey: .source)
+        try container.encode(path, forKey: .path)
+        try container.encode(format, forKey: .format)
+        try container.encode(readable, forKey: .readable)
+        try container.encode(error, forKey: .error)
+        try container.encode(packets, forKey: .packets)
+        try container.encode(connections, forKey: .connections)
+        try container.encode(gaps, forKey: .gaps)
+        try container.encode(records, forKey: .records)
+        try container.encode(tls, forKey: .tls)
+        try container.encode(unsupportedLinkTypes, forKey: .unsupportedLinkTypes)
+        try container.encode(unestimated, forKey: .unestimated)
+        try container.encode(notes, forKey: .notes)
+    }
+
     public struct PacketCounts: Codable, Sendable, Equatable {
         public init() {}
+        enum CodingKeys: String, CodingKey {
+            case read, tcp, skipped
+            case fragmentsHeld = "fragments_held", strayControl = "stray_control", frameBytes = "frame_bytes"
+        }
         public var read = 0
         public var tcp = 0
         /// IPv4 fragments stored until their datagram was complete.
@@ -42,6 +70,10 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     public struct ConnectionCounts: Codable, Sendable, Equatable {
         public init() {}
+        enum CodingKeys: String, CodingKey {
+            case total, http, tls, other, unterminated
+            case retransmittedBytes = "retransmitted_bytes", tunnelBytes = "tunnel_bytes", skippedBytes = "skipped_bytes"
+        }
         public var total = 0
         public var http = 0
         public var tls = 0
@@ -57,6 +89,10 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     public struct GapCounts: Codable, Sendable, Equatable {
         public init() {}
+        enum CodingKeys: String, CodingKey {
+            case count, bytes
+            case truncatedBytes = "truncated_bytes"
+        }
         public var count = 0
         public var bytes = 0
         /// Payload bytes cut by snaplen (known length, unknown content).
@@ -77,12 +113,20 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     public struct TLSCounts: Codable, Sendable, Equatable {
         public init() {}
+        enum CodingKeys: String, CodingKey {
+            case connections, bytes
+            case serverNames = "server_names"
+        }
         public var connections = 0
         public var bytes = 0
         public var serverNames: [String] = []
     }
 
     public struct UnsupportedLinkType: Codable, Sendable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case interface
+            case linkType = "link_type"
+        }
         public var interface: Int
         public var linkType: Int32
 

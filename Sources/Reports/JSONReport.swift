@@ -186,87 +186,14 @@ public enum JSONReport: RunReporter {
         }
     }
 
-    /// One input's diagnostics with snake_case keys.
+    /// One input's diagnostics, as diagnostics.json writes them.
     struct Input: Encodable {
         var diagnostics: InputDiagnostics
 
         init(_ diagnostics: InputDiagnostics) { self.diagnostics = diagnostics }
 
-        enum Keys: String, CodingKey {
-            case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated
-            case unsupportedLinkTypes = "unsupported_link_types"
-            // packets
-            case read, tcp, skipped
-            case fragmentsHeld = "fragments_held", strayControl = "stray_control", frameBytes = "frame_bytes"
-            // connections
-            case total, http, other, unterminated
-            case retransmittedBytes = "retransmitted_bytes", tunnelBytes = "tunnel_bytes", skippedBytes = "skipped_bytes"
-            // gaps
-            case count, bytes
-            case truncatedBytes = "truncated_bytes"
-            // records
-            case requests, responses, interim, complete, incomplete, paired, unpaired
-            // tls
-            case serverNames = "server_names"
-            // unsupported link types
-            case interface
-            case linkType = "link_type"
-        }
-
         func encode(to encoder: Encoder) throws {
-            let d = diagnostics
-            var c = encoder.container(keyedBy: Keys.self)
-            try c.encode(d.source, forKey: .source)
-            try c.encode(d.path, forKey: .path)
-            try c.encode(d.format, forKey: .format)
-            try c.encode(d.readable, forKey: .readable)
-            try c.encode(d.error, forKey: .error)
-
-            var packets = c.nestedContainer(keyedBy: Keys.self, forKey: .packets)
-            try packets.encode(d.packets.read, forKey: .read)
-            try packets.encode(d.packets.tcp, forKey: .tcp)
-            try packets.encode(d.packets.fragmentsHeld, forKey: .fragmentsHeld)
-            try packets.encode(d.packets.skipped, forKey: .skipped)
-            try packets.encode(d.packets.strayControl, forKey: .strayControl)
-            try packets.encode(d.packets.frameBytes, forKey: .frameBytes)
-
-            var connections = c.nestedContainer(keyedBy: Keys.self, forKey: .connections)
-            try connections.encode(d.connections.total, forKey: .total)
-            try connections.encode(d.connections.http, forKey: .http)
-            try connections.encode(d.connections.tls, forKey: .tls)
-            try connections.encode(d.connections.other, forKey: .other)
-            try connections.encode(d.connections.unterminated, forKey: .unterminated)
-            try connections.encode(d.connections.retransmittedBytes, forKey: .retransmittedBytes)
-            try connections.encode(d.connections.tunnelBytes, forKey: .tunnelBytes)
-            try connections.encode(d.connections.skippedBytes, forKey: .skippedBytes)
-
-            var gaps = c.nestedContainer(keyedBy: Keys.self, forKey: .gaps)
-            try gaps.encode(d.gaps.count, forKey: .count)
-            try gaps.encode(d.gaps.bytes, forKey: .bytes)
-            try gaps.encode(d.gaps.truncatedBytes, forKey: .truncatedBytes)
-
-            var records = c.nestedContainer(keyedBy: Keys.self, forKey: .records)
-            try records.encode(d.records.requests, forKey: .requests)
-            try records.encode(d.records.responses, forKey: .responses)
-            try records.encode(d.records.interim, forKey: .interim)
-            try records.encode(d.records.complete, forKey: .complete)
-            try records.encode(d.records.incomplete, forKey: .incomplete)
-            try records.encode(d.records.paired, forKey: .paired)
-            try records.encode(d.records.unpaired, forKey: .unpaired)
-
-            var tls = c.nestedContainer(keyedBy: Keys.self, forKey: .tls)
-            try tls.encode(d.tls.connections, forKey: .connections)
-            try tls.encode(d.tls.bytes, forKey: .bytes)
-            try tls.encode(d.tls.serverNames.sorted(), forKey: .serverNames)
-
-            var links = c.nestedUnkeyedContainer(forKey: .unsupportedLinkTypes)
-            for link in d.unsupportedLinkTypes {
-                var entry = links.nestedContainer(keyedBy: Keys.self)
-                try entry.encode(link.interface, forKey: .interface)
-                try entry.encode(link.linkType, forKey: .linkType)
-            }
-            try c.encode(d.unestimated, forKey: .unestimated)
-            try c.encode(d.notes, forKey: .notes)
+            try diagnostics.encode(to: encoder)
         }
     }
 }
