@@ -37,6 +37,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("Largest documented errors"), result.stdout)
         XCTAssertTrue(result.stderr.contains("python-pipeline.pcap: 16 packets"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("\r"), "no progress bar when stderr is not a terminal")
     }
 
     func testUnreadableInputExitsOne() throws {
