@@ -317,6 +317,12 @@ public enum MarkdownReport: RunReporter {
         func perInput(_ value: (InputDiagnostics) -> Int) -> String {
             byInput(inputs.map { ($0.source, value($0)) })
         }
+        /// "- description: total[ B] (per input)." when the total over the inputs is not zero.
+        func addTotal(_ description: String, bytes: Bool = false, _ value: (InputDiagnostics) -> Int) {
+            let total = inputs.reduce(0) { $0 + value($1) }
+            guard total > 0 else { return }
+            lines.append("- \(description): \(TextFormat.bytes(total))" + (bytes ? " B" : "") + perInput(value) + ".")
+        }
 
         let unpairedRequests = direct(.request) { $0.unpaired }
         let unpairedResponses = direct(.response) { $0.unpaired }
@@ -344,21 +350,9 @@ public enum MarkdownReport: RunReporter {
         lines.append("- Gaps in the captured streams: "
             + (gaps == 0 ? "none" : "\(TextFormat.count(gaps, "gap")), \(TextFormat.bytes(gapBytes)) B missing"
                 + perInput { $0.gaps.count }) + ".")
-        let truncated = inputs.reduce(0) { $0 + $1.gaps.truncatedBytes }
-        if truncated > 0 {
-            lines.append("- Payload cut by the snapshot length: \(TextFormat.bytes(truncated)) B"
-                + perInput { $0.gaps.truncatedBytes } + ".")
-        }
-        let skipped = inputs.reduce(0) { $0 + $1.connections.skippedBytes }
-        if skipped > 0 {
-            lines.append("- Bytes skipped to find a message start (mid-stream, after a gap): \(TextFormat.bytes(skipped)) B"
-                + perInput { $0.connections.skippedBytes } + ".")
-        }
-        let unterminated = inputs.reduce(0) { $0 + $1.connections.unterminated }
-        if unterminated > 0 {
-            lines.append("- Connections still open at the capture's end or idle: \(TextFormat.bytes(unterminated))"
-                + perInput { $0.connections.unterminated } + ".")
-        }
+        addTotal("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
+        addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) { $0.connections.skippedBytes }
+        addTotal("Connections still open at the capture's end or idle") { $0.connections.unterminated }
 
         let notes = inputs.reduce(into: [String: Int]()) { sums, input in
             for (kind, count) in input.notes { sums[kind, default: 0] += count }
@@ -405,15 +399,9 @@ public enum MarkdownReport: RunReporter {
             }
             lines.append(line + ".")
         }
-        let other = inputs.reduce(0) { $0 + $1.connections.other }
-        if other > 0 {
-            lines.append("- Connections neither HTTP/1.x nor TLS (not measured): \(TextFormat.bytes(other))"
-                + perInput { $0.connections.other } + ".")
-        }
-        let tunnel = inputs.reduce(0) { $0 + $1.connections.tunnelBytes }
-        if tunnel > 0 {
-            lines.append("- Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured):"
-                + " \(TextFormat.bytes(tunnel)) B" + perInput { $0.connections.tunnelBytes } + ".")
+        addTotal("Connections neither HTTP/1.x nor TLS (not measured)") { $0.connections.other }
+        addTotal("Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured)", bytes: true) {
+            $0.connections.tunnelBytes
         }
         let skippedPackets = inputs.reduce(into: [String: Int]()) { sums, input in
             for (reason, count) in input.packets.skipped { sums[reason, default: 0] += count }
