@@ -76,8 +76,6 @@ public final class ContentDecoder {
         for buffer in ownedOutputs { buffer.deallocate() }
     }
 
-    /// Whether decoded bytes differ from the input (some coding is being removed).
-    public var isDecoding: Bool { !stages.isEmpty && outcome == .decoded }
 
     public func feed(_ bytes: UnsafeRawBufferPointer) {
         encodedLength += bytes.count

@@ -21,8 +21,6 @@ public struct HeaderField: Sendable, Equatable {
         self.init(name: Array(name.utf8), value: Array(value.utf8))
     }
 
-    public var nameText: String { String(httpBytes: name) }
-    public var valueText: String { String(httpBytes: value) }
 
     /// Case-insensitive name comparison with an ASCII lowercase name.
     public func hasName(_ lowercased: String) -> Bool {
