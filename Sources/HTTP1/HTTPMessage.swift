@@ -21,7 +21,6 @@ public struct HeaderField: Sendable, Equatable {
         self.init(name: Array(name.utf8), value: Array(value.utf8))
     }
 
-
     /// Case-insensitive name comparison with an ASCII lowercase name.
     public func hasName(_ lowercased: String) -> Bool {
         name.count == lowercased.utf8.count && zip(name, lowercased.utf8).allSatisfy { asciiLower($0) == $1 }
