@@ -1,0 +1,454 @@
+import Glibc
+
+/// Why a JSON file could not be read. Positions are 1-based; `column` counts Unicode scalars
+/// (UTF-8 lead bytes) from the start of the line, a tab counting as one.
+public enum JSONStreamError: Error, Equatable, CustomStringConvertible {
+    /// The file could not be opened (missing, unreadable).
+    case cannotOpen(path: String, reason: String)
+    /// Reading failed part-way (I/O error, a directory).
+    case readFailed(path: String, reason: String)
+    /// The bytes are not JSON: what was wrong, where.
+    case invalidJSON(line: Int, column: Int, reason: String)
+    /// The caller asked for something the stream cannot give here (e.g. `readValue()` where a
+    /// key or a closing bracket comes next).
+    case misuse(String)
+
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, reason): return "\(path): cannot open: \(reason)"
+        case let .readFailed(path, reason): return "\(path): read failed: \(reason)"
+        case let .invalidJSON(line, column, reason): return "invalid JSON at line \(line), column \(column): \(reason)"
+        case let .misuse(reason): return "JSON stream misuse: \(reason)"
+        }
+    }
+}
+
+/// A JSON number as written; `intValue` when it is an integer that fits in `Int`.
+public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public let raw: String
+    public let intValue: Int?
+
+    public init(raw: String) {
+        self.raw = raw
+        let integral = !raw.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        intValue = integral ? Int(raw) : nil
+    }
+
+    public var description: String { raw }
+}
+
+/// One token of a JSON text. Keys come as `.key` (the ':' is consumed with them).
+public enum JSONToken: Equatable, Sendable {
+    case beginObject, endObject, beginArray, endArray
+    case key(String)
+    case string(String)
+    case number(JSONNumber)
+    case bool(Bool)
+    case null
+}
+
+/// A pull tokenizer over a file read in fixed-size chunks with `fread`: memory is one chunk plus
+/// the value being materialized (a string, or what `readValue()` builds), never the whole file.
+/// Checks the full JSON grammar (nesting, commas, colons, trailing data), skips a leading UTF-8
+/// BOM, decodes every escape including `\uXXXX` surrogate pairs (a lone surrogate becomes
+/// U+FFFD, as JavaScript's JSON.stringify may write them). Not thread-safe.
+public final class JSONStreamReader {
+    public static let defaultChunkSize = 256 * 1024
+    /// Deeper nesting is rejected, which bounds the recursion of `readValue()`.
+    public static let maximumDepth = 512
+
+    public let path: String
+    public let chunkSize: Int
+    /// Line and column of the next unread byte (1-based).
+    public private(set) var line = 1
+    public private(set) var column = 1
+    /// Bytes fread from the file so far.
+    public private(set) var bytesRead = 0
+    /// Bytes read from the file but not yet tokenized (at most `chunkSize`).
+    public var bytesBuffered: Int { end - position }
+    /// Offset in the file of the next unread byte.
+    public var bytesConsumed: Int { bytesRead - bytesBuffered }
+    /// Current nesting depth (open objects and arrays).
+    public var depth: Int { stack.count }
+
+    private var file: UnsafeMutablePointer<FILE>?
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private var position = 0
+    private var end = 0
+    private var atEOF = false
+    /// Open containers: '{' or '['.
+    private var stack: [UInt8] = []
+    private var state: State = .start
+
+    private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
+
+    public init(path: String, chunkSize: Int = JSONStreamReader.defaultChunkSize) throws {
+        self.path = path
+        self.chunkSize = max(16, chunkSize)
+        guard let file = fopen(path, "rb") else {
+            throw JSONStreamError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        self.file = file
+        buffer = .allocate(capacity: self.chunkSize)
+        // On a throw here deinit still runs (every property is set), closing and freeing.
+        if try refill(), end - position >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
+            position = 3
+        }
+    }
+
+    deinit {
+        close()
+        buffer.deallocate()
+    }
+
+    /// Closes the file early; further reads see end of file.
+    public func close() {
+        if let file { fclose(file) }
+        file = nil
+        atEOF = true
+    }
+
+    // MARK: Public reading
+
+    /// The next token, or nil after the top-level value when only whitespace follows.
+    public func next() throws -> JSONToken? {
+        try nextToken(materialize: true)
+    }
+
+    /// Reads the whole next value (where a value is expected) into a `JSONValue`.
+    public func readValue() throws -> JSONValue {
+        guard let token = try next() else { throw JSONStreamError.misuse("readValue() after the end of the JSON text") }
+        return try readValue(startingWith: token)
+    }
+
+    /// Completes a value whose first token the caller already took with `next()`.
+    public func readValue(startingWith token: JSONToken) throws -> JSONValue {
+        switch token {
+        case .beginObject:
+            var members: [(String, JSONValue)] = []
+            while true {
+                guard let token = try next() else { throw invalid("unexpected end of file") }
+                if token == .endObject { return .object(members) }
+                guard case let .key(key) = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
+                members.append((key, try readValue()))
+            }
+        case .beginArray:
+            var elements: [JSONValue] = []
+            while true {
+                guard let token = try next() else { throw invalid("unexpected end of file") }
+                if token == .endArray { return .array(elements) }
+                elements.append(try readValue(startingWith: token))
+            }
+        case let .string(text): return .string(text)
+        case let .number(number): return .number(number)
+        case let .bool(flag): return .bool(flag)
+        case .null: return .null
+        case .endObject, .endArray, .key:
+            throw JSONStreamError.misuse("readValue() where \(token) comes next, not a value")
+        }
+    }
+
+    /// Skips the next value (where a value is expected) without building its strings.
+    public func skipValue() throws {
+        guard let token = try nextToken(materialize: false) else {
+            throw JSONStreamError.misuse("skipValue() after the end of the JSON text")
+        }
+        try skipValue(startingWith: token)
+    }
+
+    /// Skips the rest of a value whose first token the caller already took.
+    public func skipValue(startingWith token: JSONToken) throws {
+        switch token {
+        case .beginObject, .beginArray:
+            let target = stack.count - 1
+            while stack.count > target {
+                guard try nextToken(materialize: false) != nil else { throw invalid("unexpected end of file") }
+            }
+        case .string, .number, .bool, .null: return
+        case .endObject, .endArray, .key:
+            throw JSONStreamError.misuse("skipValue() where \(token) comes next, not a value")
+        }
+    }
+
+    // MARK: Bytes
+
+    private func refill() throws -> Bool {
+        guard !atEOF, let file else { return false }
+        let count = fread(buffer, 1, chunkSize, file)
+        if count == 0 {
+            if ferror(file) != 0 {
+                let reason = String(cString: strerror(errno))
+                atEOF = true
+                throw JSONStreamError.readFailed(path: path, reason: reason)
+            }
+            atEOF = true
+            return false
+        }
+        position = 0
+        end = count
+        bytesRead += count
+        return true
+    }
+
+    @inline(__always)
+    private func peek() throws -> UInt8? {
+        if position == end, !(try refill()) { return nil }
+        return buffer[position]
+    }
+
+    @inline(__always)
+    private func advance(_ byte: UInt8) {
+        position += 1
+        if byte == 0x0A {
+            line += 1
+            column = 1
+        } else if byte & 0xC0 != 0x80 {
+            column += 1
+        }
+    }
+
+    private func invalid(_ reason: String) -> JSONStreamError {
+        .invalidJSON(line: line, column: column, reason: reason)
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        if byte >= 0x20, byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "byte 0x\(hex.count < 2 ? "0" + hex : hex)"
+    }
+
+    private func skipWhitespace() throws {
+        while let byte = try peek() {
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: advance(byte)
+            default: return
+            }
+        }
+    }
+
+    // MARK: Tokens
+
+    private func nextToken(materialize: Bool) throws -> JSONToken? {
+        while true {
+            try skipWhitespace()
+            guard let byte = try peek() else {
+                switch state {
+                case .done: return nil
+                case .start: throw invalid("the file holds no JSON value")
+                default: throw invalid("unexpected end of file")
+                }
+            }
+            switch state {
+            case .done:
+                throw invalid("unexpected \(Self.describe(byte)) after the top-level value")
+            case .start, .value:
+                return try valueToken(byte, materialize: materialize)
+            case .arrayValueOrEnd:
+                if byte == UInt8(ascii: "]") { advance(byte); return close(.endArray) }
+                return try valueToken(byte, materialize: materialize)
+            case .objectKeyOrEnd, .objectKey:
+                if byte == UInt8(ascii: "}"), state == .objectKeyOrEnd { advance(byte); return close(.endObject) }
+                guard byte == UInt8(ascii: "\"") else {
+                    throw invalid("expected a key in double quotes, found \(Self.describe(byte))")
+                }
+                advance(byte)
+                let key = try readString(materialize: materialize)
+                try skipWhitespace()
+                guard let colon = try peek() else { throw invalid("unexpected end of file") }
+                guard colon == UInt8(ascii: ":") else { throw invalid("expected ':' after a key, found \(Self.describe(colon))") }
+                advance(colon)
+                state = .value
+                return .key(key)
+            case .commaOrEnd:
+                let inObject = stack.last == UInt8(ascii: "{")
+                if byte == UInt8(ascii: ",") {
+                    advance(byte)
+                    state = inObject ? .objectKey : .value
+                    continue
+                }
+                if inObject, byte == UInt8(ascii: "}") { advance(byte); return close(.endObject) }
+                if !inObject, byte == UInt8(ascii: "]") { advance(byte); return close(.endArray) }
+                throw invalid("expected ',' or '\(inObject ? "}" : "]")', found \(Self.describe(byte))")
+            }
+        }
+    }
+
+    private func close(_ token: JSONToken) -> JSONToken {
+        stack.removeLast()
+        afterValue()
+        return token
+    }
+
+    private func afterValue() {
+        state = stack.isEmpty ? .done : .commaOrEnd
+    }
+
+    private func open(_ byte: UInt8) throws {
+        guard stack.count < Self.maximumDepth else { throw invalid("nesting deeper than \(Self.maximumDepth) levels") }
+        advance(byte)
+        stack.append(byte)
+        state = byte == UInt8(ascii: "{") ? .objectKeyOrEnd : .arrayValueOrEnd
+    }
+
+    private func valueToken(_ byte: UInt8, materialize: Bool) throws -> JSONToken {
+        switch byte {
+        case UInt8(ascii: "{"):
+            try open(byte)
+            return .beginObject
+        case UInt8(ascii: "["):
+            try open(byte)
+            return .beginArray
+        case UInt8(ascii: "\""):
+            advance(byte)
+            let text = try readString(materialize: materialize)
+            afterValue()
+            return .string(text)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let number = try readNumber()
+            afterValue()
+            return .number(number)
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            afterValue()
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            afterValue()
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            afterValue()
+            return .null
+        default:
+            throw invalid("expected a value, found \(Self.describe(byte))")
+        }
+    }
+
+    private func expectLiteral(_ word: StaticString) throws {
+        let startLine = line, startColumn = column
+        for expected in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) {
+            guard let byte = try peek(), byte == expected else {
+                throw JSONStreamError.invalidJSON(line: startLine, column: startColumn, reason: "invalid literal (expected '\(word)')")
+            }
+            advance(byte)
+        }
+    }
+
+    private func readNumber() throws -> JSONNumber {
+        var raw: [UInt8] = []
+        func isDigit(_ byte: UInt8?) -> Bool { byte.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
+        func take() throws { let byte = try peek()!; raw.append(byte); advance(byte) }
+        func digits() throws {
+            guard isDigit(try peek()) else {
+                throw invalid(try peek().map { "expected a digit, found \(Self.describe($0))" } ?? "unexpected end of file")
+            }
+            while isDigit(try peek()) { try take() }
+        }
+        if try peek() == UInt8(ascii: "-") { try take() }
+        if try peek() == UInt8(ascii: "0") {
+            try take()
+            if isDigit(try peek()) { throw invalid("leading zeros are not allowed in numbers") }
+        } else {
+            try digits()
+        }
+        if try peek() == UInt8(ascii: ".") {
+            try take()
+            try digits()
+        }
+        if let byte = try peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            try take()
+            if let sign = try peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { try take() }
+            try digits()
+        }
+        return JSONNumber(raw: String(decoding: raw, as: UTF8.self))
+    }
+
+    /// Reads after the opening quote up to and including the closing one.
+    private func readString(materialize: Bool) throws -> String {
+        var out: [UInt8] = []
+        var pendingHigh: UInt32?  // a high surrogate waiting for its low half
+        func emit(_ scalar: UInt32) {
+            guard materialize else { return }
+            let value = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+            out.append(contentsOf: UTF8.encode(value)!)
+        }
+        func flushPending() {
+            if pendingHigh != nil { emit(0xFFFD); pendingHigh = nil }
+        }
+        while true {
+            if position == end, !(try refill()) { throw invalid("unterminated string") }
+            // Fast path: a run of plain bytes.
+            var index = position
+            var scalars = 0
+            while index < end {
+                let byte = buffer[index]
+                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
+                if byte & 0xC0 != 0x80 { scalars += 1 }
+                index += 1
+            }
+            if index > position {
+                flushPending()
+                if materialize { out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: index - position)) }
+                column += scalars
+                position = index
+            }
+            if index == end { continue }
+            let byte = buffer[index]
+            if byte == 0x22 {
+                flushPending()
+                advance(byte)
+                break
+            }
+            if byte < 0x20 { throw invalid("unescaped control character \(Self.describe(byte)) in a string") }
+            // A backslash.
+            advance(byte)
+            guard let escape = try peek() else { throw invalid("unterminated string") }
+            if escape == UInt8(ascii: "u") {
+                advance(escape)
+                var code: UInt32 = 0
+                for _ in 0 ..< 4 {
+                    guard let hex = try peek() else { throw invalid("unterminated string") }
+                    let digit: UInt32
+                    switch hex {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(hex - 0x30)
+                    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(hex - 0x61 + 10)
+                    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(hex - 0x41 + 10)
+                    default: throw invalid("invalid \\u escape: \(Self.describe(hex)) is not a hex digit")
+                    }
+                    code = code << 4 | digit
+                    advance(hex)
+                }
+                switch code {
+                case 0xD800...0xDBFF:
+                    flushPending()
+                    pendingHigh = code
+                case 0xDC00...0xDFFF:
+                    if let high = pendingHigh {
+                        pendingHigh = nil
+                        emit(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+                    } else {
+                        emit(0xFFFD)
+                    }
+                default:
+                    flushPending()
+                    emit(code)
+                }
+                continue
+            }
+            flushPending()
+            let decoded: UInt8
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded = escape
+            case UInt8(ascii: "b"): decoded = 0x08
+            case UInt8(ascii: "f"): decoded = 0x0C
+            case UInt8(ascii: "n"): decoded = 0x0A
+            case UInt8(ascii: "r"): decoded = 0x0D
+            case UInt8(ascii: "t"): decoded = 0x09
+            default: throw invalid("invalid escape '\\' followed by \(Self.describe(escape))")
+            }
+            advance(escape)
+            if materialize { out.append(decoded) }
+        }
+        return materialize ? String(decoding: out, as: UTF8.self) : ""
+    }
+}
