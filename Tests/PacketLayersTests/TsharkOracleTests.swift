@@ -43,9 +43,7 @@ final class TsharkOracleTests: XCTestCase {
     }
 
     func testAgreesWithTshark() throws {
-        guard let tshark = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else { throw XCTSkip("tshark is not installed") }
+        guard let tshark = executable("tshark") else { throw XCTSkip("tshark is not installed") }
 
         let cases = cases()
         // One pcapng file, one interface per link type, so tshark runs once.
@@ -62,9 +60,10 @@ final class TsharkOracleTests: XCTestCase {
         }
         let path = try CaptureFileWriter.temporaryFile(
             named: "oracle.pcapng", containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces))
-        let lines = try run(tshark, ["-r", path, "-o", "tcp.analyze_sequence_numbers:FALSE",
-                                     "-T", "fields", "-E", "separator=,",
-                                     "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.seq_raw", "-e", "tcp.len"])
+        let lines = try runTool(tshark, ["-r", path, "-o", "tcp.analyze_sequence_numbers:FALSE",
+                                         "-T", "fields", "-E", "separator=,",
+                                         "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.seq_raw", "-e", "tcp.len"])
+            .split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, cases.count, "\(lines)")
 
         let decoder = PacketDecoder()
@@ -81,16 +80,4 @@ final class TsharkOracleTests: XCTestCase {
         }
     }
 
-    private func run(_ executable: String, _ arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
 }
