@@ -494,12 +494,21 @@ final class SideParser<Sink: HTTPRecordSink> {
         bodyStarted = true
     }
 
-    private func readChunkSize(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
+    /// Takes a chunk-size, chunk-end or trailer line: all of it is body framing. Returns the
+    /// line without its terminator once complete (nil while partial).
+    private func takeFramingLine(_ bytes: UnsafeRawBufferPointer, from index: Int,
+                                 _ position: StreamPosition) -> (next: Int, content: ArraySlice<UInt8>?) {
         let (next, complete) = takeLine(bytes, from: index, position)
-        guard complete else { return next }
+        guard complete else { return (next, nil) }
         current?.wireBody += lineLength
         let (content, bareLF) = lineContent()
         if bareLF { current?.anomalies.insert(.bareLF) }
+        return (next, content)
+    }
+
+    private func readChunkSize(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
+        let (next, line) = takeFramingLine(bytes, from: index, position)
+        guard let content = line else { return next }
         let size = lineOverflowed ? nil : Framing.chunkSize(content)
         discardLine()
         bodyStarted = true
@@ -514,11 +523,8 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     private func readChunkDataEnd(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
-        let (next, complete) = takeLine(bytes, from: index, position)
-        guard complete else { return next }
-        current?.wireBody += lineLength
-        let (content, bareLF) = lineContent()
-        if bareLF { current?.anomalies.insert(.bareLF) }
+        let (next, line) = takeFramingLine(bytes, from: index, position)
+        guard let content = line else { return next }
         if lineOverflowed || !content.isEmpty { current?.anomalies.insert(.malformedChunk) }
         discardLine()
         state = .chunkSize
@@ -526,11 +532,8 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     private func readTrailer(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
-        let (next, complete) = takeLine(bytes, from: index, position)
-        guard complete else { return next }
-        current?.wireBody += lineLength
-        let (content, bareLF) = lineContent()
-        if bareLF { current?.anomalies.insert(.bareLF) }
+        let (next, line) = takeFramingLine(bytes, from: index, position)
+        guard let content = line else { return next }
         if !lineOverflowed && content.isEmpty {
             discardLine()
             finishMessage(complete: true)
