@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 → ContentCoding
-// → Estimation → Analysis → Reports, wired by MeterAuditKit under a thin CLI, meteraudit.
+// Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 (HAR files: CaptureIO
+// → HARMessages) → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit under a
+// thin CLI, meteraudit.
 // See ARCHITECTURE.md.
 let package = Package(
     name: "MeterAudit",
@@ -29,12 +30,13 @@ let package = Package(
         .target(name: "HTTP1", dependencies: [
             "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1"]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         .target(name: "Estimation", dependencies: ["HTTP1"]),
         .target(name: "Analysis", dependencies: ["HTTP1", "ContentCoding", "Estimation"]),
         .target(name: "Reports", dependencies: ["Analysis", "Estimation"]),
         .target(name: "MeterAuditKit", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "ContentCoding", "Estimation", "Analysis", "Reports",
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
@@ -47,6 +49,7 @@ let package = Package(
         .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
         .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
+        .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),

@@ -22,21 +22,26 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     public init() {}
 
+    /// Adds a measured record. Component errors sum over records whose wire components are
+    /// all known (a HAR may give only the total).
     mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: [ErrorCause]) {
         for cause in recordCauses {
             causes[cause.name, default: CauseTally()].bytes += cause.bytes
             causes[cause.name, default: CauseTally()].records += 1
         }
-        let message = record.message
+        let wireSize = record.wire
+        guard let total = wireSize.total else { return }
         count += 1
-        wire += message.wireTotal
+        wire += total
         estimated += estimate.total
-        lineError += estimate.line - message.wireLine
-        headersError += estimate.headers - message.wireHeaders
-        bodyError += estimate.body - message.wireBody
+        if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
+            lineError += estimate.line - line
+            headersError += estimate.headers - headers
+            bodyError += estimate.body - body
+        }
         // A relative error needs wire bytes; an empty message counts in the sums only.
-        if message.wireTotal > 0 {
-            absoluteRelativeErrors.append(Double(abs(estimate.total - message.wireTotal)) / Double(message.wireTotal))
+        if total > 0 {
+            absoluteRelativeErrors.append(Double(abs(estimate.total - total)) / Double(total))
         }
     }
 
@@ -104,11 +109,11 @@ public struct GroupFigures: Sendable, Equatable {
         records += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
-        guard record.measured else {
+        guard record.measured, let total = record.wire.total else {
             unmeasured += 1
             return
         }
-        wireBytes += record.message.wireTotal
+        wireBytes += total
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
             case let .success(value):

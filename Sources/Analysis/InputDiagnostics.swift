@@ -21,6 +21,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public var unestimated: [String: [String: Int]] = [:]
     /// Other notes worth a reader's eye (undecodable bodies and the like), counted by kind.
     public var notes: [String: Int] = [:]
+    /// What a HAR input held; nil for captures.
+    public var har: HARCounts?
 
     public init(source: String, path: String) {
         self.source = source
@@ -29,7 +31,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
-        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated
+        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -49,6 +51,48 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(unsupportedLinkTypes, forKey: .unsupportedLinkTypes)
         try container.encode(unestimated, forKey: .unestimated)
         try container.encode(notes, forKey: .notes)
+        try container.encodeIfPresent(har, forKey: .har)
+    }
+
+    /// A HAR file's entries, and how its records' sizes were found.
+    public struct HARCounts: Codable, Sendable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case version, creator, entries
+            case creatorVersion = "creator_version", brokenEntries = "broken_entries", noResponse = "no_response"
+            case statusZero = "status_zero", fromCache = "from_cache", webSocketMessages = "websocket_messages"
+            case wireSources = "wire_sources"
+        }
+        public var version: String?
+        public var creator: String?
+        public var creatorVersion: String?
+        /// Entries read, broken ones not included.
+        public var entries = 0
+        /// Entries that are JSON but no usable HAR entry: skipped, by index.
+        public var brokenEntries: [BrokenEntry] = []
+        /// Entries without a response object, and with `status: 0`: requests without response.
+        public var noResponse = 0
+        public var statusZero = 0
+        public var fromCache = 0
+        /// `_webSocketMessages` counted, not sized: they are not HTTP messages.
+        public var webSocketMessages = 0
+        /// Records by `wire_source`.
+        public var wireSources: [String: Int] = [:]
+
+        public init(version: String?, creator: String?, creatorVersion: String?) {
+            self.version = version
+            self.creator = creator
+            self.creatorVersion = creatorVersion
+        }
+
+        public struct BrokenEntry: Codable, Sendable, Equatable {
+            public var index: Int
+            public var reason: String
+
+            public init(index: Int, reason: String) {
+                self.index = index
+                self.reason = reason
+            }
+        }
     }
 
     public struct PacketCounts: Codable, Sendable, Equatable {

@@ -7,11 +7,12 @@ public struct MessageRecord: Sendable {
     /// The input file's name.
     public var source: String
     public var message: HTTPMessage
-    /// Whether the wire size is known (pcap: the message's framing end was reached).
+    /// Whether the wire size is known (pcap: the message's framing end was reached; HAR:
+    /// `wire.total` is known). Unmeasured records stay out of every error figure.
     public var measured: Bool
     /// Body bytes after removing transfer and content coding; the de-chunked length when
-    /// the content coding could not be decoded.
-    public var bodyDecoded: Int
+    /// the content coding could not be decoded; nil when the body is unknown (HAR).
+    public var bodyDecoded: Int?
     /// How the content coding was removed.
     public var decoding: DecodingOutcome
     /// Each estimator's figure, in the order of the run's `EstimatorSet`.
@@ -20,11 +21,20 @@ public struct MessageRecord: Sendable {
     public var causes: [[ErrorCause]] = []
     /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
     public var endpoint: String
+    /// The sizes a HAR reported; nil for captured records, whose sizes are the message's own.
+    public var reportedWire: WireSize?
+    /// Connection, time and peers as a HAR names them; nil for captured records.
+    public var reportedOrigin: MessageOrigin?
+    /// Remarks for the `anomalies` column beside the message's own (HAR: `from-cache`, ...).
+    public var notes: [String] = []
 
-    public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int, decoding: DecodingOutcome,
-                estimates: [Result<Estimate, EstimateUnavailable>] = [], normalizer: EndpointNormalizer = EndpointNormalizer()) {
+    public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int?, decoding: DecodingOutcome,
+                estimates: [Result<Estimate, EstimateUnavailable>] = [], normalizer: EndpointNormalizer = EndpointNormalizer(),
+                reportedWire: WireSize? = nil, reportedOrigin: MessageOrigin? = nil) {
         self.source = source
         self.message = message
+        self.reportedWire = reportedWire
+        self.reportedOrigin = reportedOrigin
         self.measured = measured
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
@@ -32,6 +42,9 @@ public struct MessageRecord: Sendable {
         self.endpoint = ""
         self.endpoint = normalizedEndpoint(using: normalizer)
     }
+
+    public var wire: WireSize { reportedWire ?? WireSize(captured: message) }
+    public var origin: MessageOrigin { reportedOrigin ?? MessageOrigin(captured: message) }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
     public var direction: Direction {
@@ -52,7 +65,7 @@ public struct MessageRecord: Sendable {
     /// `METHOD host /normalized/path`; `?` stands for what an unpaired response cannot tell.
     public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
         guard let request = requestSummary else {
-            return "? \(message.server) ?"
+            return "? \(origin.server) ?"
         }
         let target = RequestTarget(request.target)
         let host = (request.host ?? "").lowercased()

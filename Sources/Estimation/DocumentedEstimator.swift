@@ -24,6 +24,7 @@ public struct DocumentedEstimator: Estimator {
     }
 
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
+        guard body.contentKnown else { return .failure(.bodyUnknown) }
         switch message.kind {
         case .request:
             let visible = message.fields.filter { !profile.stackAddedFields.contains(asciiLowercased($0.name)) }

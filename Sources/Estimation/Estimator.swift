@@ -39,9 +39,13 @@ public struct BodyFacts: Sendable, Equatable {
     public var gzippedTransferDecoded: Int?
     /// `gzippedData` length of the decoded body, when an estimator asked for it.
     public var gzippedDecoded: Int?
+    /// False when nothing is known of the body's content (a HAR without body text); the
+    /// lengths above are then 0 and mean nothing.
+    public var contentKnown: Bool
 
     public init(transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
-                gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil) {
+                gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil, contentKnown: Bool = true) {
+        self.contentKnown = contentKnown
         self.transferDecodedLength = transferDecodedLength
         self.decodedLength = decodedLength
         self.decodedExactly = decodedExactly

@@ -12,12 +12,14 @@ public struct NaiveEstimator: Estimator {
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
         switch message.kind {
         case .request:
+            guard body.contentKnown else { return .failure(.bodyUnknown) }
             return .success(Estimate(line: 0, headers: 0, body: body.transferDecodedLength))
         case .response:
             // expectedContentLength is the header's value as it is, even on HEAD, 206 and 304.
             if let declared = message.declaredContentLength {
                 return .success(Estimate(line: 0, headers: 0, body: Int(clamping: declared)))
             }
+            guard body.contentKnown else { return .failure(.bodyUnknown) }
             return .success(Estimate(line: 0, headers: 0, body: body.decodedLength))
         }
     }

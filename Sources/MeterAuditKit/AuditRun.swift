@@ -1,5 +1,6 @@
 import Analysis
 import Foundation
+import HTTP1
 import Reports
 
 /// A whole run: every input through the pipeline, outputs written to one directory.
@@ -62,7 +63,7 @@ public struct AuditRun {
         let writesMessages = formats?.contains(MessagesCSV.formatName) ?? true
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
-        let analyzer = CaptureAnalyzer(options: options)
+        let analyzer = InputAnalyzer(options: options)
         var aggregation = Aggregation(estimatorNames: options.estimators.names)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
@@ -104,6 +105,7 @@ extension InputDiagnostics {
     /// One line for the terminal.
     public var summaryLine: String {
         guard readable else { return "\(source): unreadable: \(error ?? "unknown error")" }
+        if let har { return harSummaryLine(har) }
         var line = "\(source): \(packets.read) packets, \(connections.total) connections"
             + " (\(connections.http) http, \(connections.tls) tls, \(connections.other) other),"
             + " \(records.requests) requests, \(records.responses) responses"
@@ -114,6 +116,19 @@ extension InputDiagnostics {
         if let error { line += "\n  error: \(error)" }
         for unsupported in unsupportedLinkTypes {
             line += "\n  note: link type \(unsupported.linkType) on interface \(unsupported.interface) is not decoded; its packets were skipped"
+        }
+        return line
+    }
+
+    private func harSummaryLine(_ har: HARCounts) -> String {
+        let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
+        var line = "\(source): HAR \(har.version ?? "?")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
+            + " \(records.requests) requests, \(records.responses) responses"
+            + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
+        if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }
+        if let error { line += "\n  error: \(error)" }
+        for broken in har.brokenEntries {
+            line += "\n  entry \(broken.index) skipped: \(broken.reason)"
         }
         return line
     }

@@ -2,6 +2,7 @@ import Analysis
 import ContentCoding
 import DequeModule
 import Estimation
+import HARMessages
 import HTTP1
 
 /// Follows one message body: collects it for the worker, or measures it as it streams
@@ -97,7 +98,14 @@ final class RecordCollector: HTTPRecordSink {
     private let options: AnalysisOptions
     private let worker: BodyWorker
     /// Records in output order, waiting for their bodies' measurements.
-    private var waiting: Deque<(HTTPMessage, PendingBody)> = []
+    private var waiting: Deque<Waiting> = []
+
+    private struct Waiting {
+        var message: HTTPMessage
+        var body: PendingBody
+        /// What a HAR says of the message; nil for captured ones.
+        var har: HARMessage?
+    }
     private static let maxWaiting = 4096
     private let emit: (MessageRecord) -> Void
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
@@ -129,16 +137,34 @@ final class RecordCollector: HTTPRecordSink {
             ?? PendingBody(facts: BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
                                             decodedExactly: true, bytesMissing: message.missingBytes > 0,
                                             gzippedTransferDecoded: 0, gzippedDecoded: 0))
-        count(message)
-        waiting.append((message, pending))
+        enqueue(Waiting(message: message, body: pending, har: nil))
+    }
+
+    /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
+    func record(_ har: HARMessage) {
+        var pending = PendingBody(facts: BodyFacts(transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
+                                                   bytesMissing: false, contentKnown: false))
+        if let body = har.body {
+            pending.facts = BodyFacts(transferDecodedLength: body.count, decodedLength: body.count,
+                                      decodedExactly: true, bytesMissing: false)
+            let recipe = BodyRecipe(codings: har.bodyCodings, needs: options.estimators.bodyNeeds(for: har.message))
+            if !recipe.codings.isEmpty || recipe.needs != [] { pending.measurement = worker.submit(body, recipe) }
+        }
+        enqueue(Waiting(message: har.message, body: pending, har: har))
+    }
+
+    private func enqueue(_ record: Waiting) {
+        count(record.message)
+        waiting.append(record)
         emitReady(waitingForAll: waiting.count > Self.maxWaiting)
     }
 
     /// Emits waiting records in order, as far as their re-compressions are done (or all).
     func emitReady(waitingForAll: Bool) {
-        while let (message, pending) = waiting.first, waitingForAll || pending.isReady {
+        while let next = waiting.first, waitingForAll || next.body.isReady {
             waiting.removeFirst()
-            let (facts, outcome) = pending.resolved()
+            let message = next.message
+            let (facts, outcome) = next.body.resolved()
             switch outcome {
             case .identity, .decoded: break
             case .unsupported: diagnostics.notes["body-coding-unsupported", default: 0] += 1
@@ -151,11 +177,27 @@ final class RecordCollector: HTTPRecordSink {
                     diagnostics.unestimated[estimator, default: [:]][reason.rawValue, default: 0] += 1
                 }
             }
-            var record = MessageRecord(source: source, message: message, measured: message.complete,
-                                       bodyDecoded: facts.decodedLength, decoding: outcome,
-                                       estimates: estimates, normalizer: options.normalizer)
-            record.causes = options.estimators.explain(message, body: facts, estimates: estimates)
+            let measured = next.har.map { $0.wire.total != nil } ?? message.complete
+            var record = MessageRecord(source: source, message: message, measured: measured,
+                                       bodyDecoded: facts.contentKnown ? facts.decodedLength : nil, decoding: outcome,
+                                       estimates: estimates, normalizer: options.normalizer,
+                                       reportedWire: next.har?.wire, reportedOrigin: next.har?.origin)
+            record.notes = next.har?.notes ?? []
+            record.causes = causes(record, facts: facts)
             emit(record)
+        }
+    }
+
+    /// Each estimate's causes; a record whose wire size is not split into components has one
+    /// cause for its whole error.
+    private func causes(_ record: MessageRecord, facts: BodyFacts) -> [[ErrorCause]] {
+        let wire = record.wire
+        if wire.hasComponents {
+            return options.estimators.explain(record.message, body: facts, estimates: record.estimates)
+        }
+        return record.estimates.map { estimate in
+            guard let total = wire.total, let estimate = try? estimate.get() else { return [] }
+            return [ErrorCause("wire split unknown (HAR gives the total only)", estimate.total - total)]
         }
     }
 
@@ -207,6 +249,8 @@ final class RecordCollector: HTTPRecordSink {
     }
 
     func setFormat(_ format: String) { diagnostics.format = format }
+
+    func setHAR(_ counts: InputDiagnostics.HARCounts) { diagnostics.har = counts }
 }
 
 private func trimmedSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {

@@ -17,7 +17,7 @@ public final class MessagesCSV {
         "wire_total", "body_decoded", "content_encoding", "transfer_encoding",
     ]
     /// Ours, after the estimator totals and before their components.
-    public static let extraColumns = ["missing_bytes", "decoding", "anomalies"]
+    public static let extraColumns = ["wire_source", "missing_bytes", "decoding", "anomalies"]
 
     /// Every column for estimators named `estimators` (in the run's order).
     public static func columns(estimators: [String]) -> [String] {
@@ -42,14 +42,16 @@ public final class MessagesCSV {
         let message = record.message
         let request = record.requestSummary
         let target = request.map { RequestTarget($0.target) }
+        let origin = record.origin
+        let wire = record.wire
         var row: [String] = [
             record.source,
             message.kind.rawValue,
-            String(message.connection),
+            origin.connection,
             String(message.index),
-            formatTime(message.time),
-            message.client.description,
-            message.server.description,
+            origin.time.map(formatTime) ?? "",
+            origin.client,
+            origin.server,
             request?.method ?? "",
             request?.host ?? "",
             target.map { String(httpBytes: $0.path) } ?? "",
@@ -59,21 +61,27 @@ public final class MessagesCSV {
             message.pair.map(String.init) ?? "",
             String(message.complete),
             String(record.measured),
-            String(message.wireLine),
-            String(message.wireHeaders),
-            String(message.wireBody),
-            String(message.wireTotal),
-            String(record.bodyDecoded),
+        ]
+        row += [wire.line, wire.headers, wire.body, wire.total, record.bodyDecoded].map { $0.map(String.init) ?? "" }
+        row += [
             message.joinedValue(of: "content-encoding") ?? "",
             message.joinedValue(of: "transfer-encoding") ?? "",
         ]
         let estimates = record.estimates.map { try? $0.get() }
         row += estimates.map { $0.map { String($0.total) } ?? "" }
-        row += [String(message.missingBytes), record.decoding.name, message.anomalies.names.joined(separator: " ")]
+        row += [wire.source.rawValue, String(message.missingBytes), decodingName(record),
+                (message.anomalies.names + record.notes).joined(separator: " ")]
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
         }
         return row
+    }
+
+    /// How the body's content coding came off; `har-text` for a HAR response, whose text
+    /// is already decoded; empty when the body is unknown.
+    private static func decodingName(_ record: MessageRecord) -> String {
+        guard record.bodyDecoded != nil else { return "" }
+        return record.reportedWire != nil && record.message.kind == .response ? "har-text" : record.decoding.name
     }
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.

@@ -9,7 +9,7 @@ final class AggregationMergeTests: XCTestCase {
     func testHalvesMergeIntoTheWhole() throws {
         let captures = try SampleTruthTests.samplePairs().map(\.0)
         XCTAssertGreaterThan(captures.count, 4)
-        let analyzer = CaptureAnalyzer()
+        let analyzer = InputAnalyzer()
         let names = analyzer.options.estimators.names
         func aggregate(_ paths: [String]) -> Aggregation {
             var aggregation = Aggregation(estimatorNames: names)

@@ -26,7 +26,7 @@ final class BadInputTests: XCTestCase {
 
     private func analyze(_ path: String) -> ([MessageRecord], InputDiagnostics) {
         var records: [MessageRecord] = []
-        let diagnostics = CaptureAnalyzer().analyze(path: path) { records.append($0) }
+        let diagnostics = InputAnalyzer().analyze(path: path) { records.append($0) }
         return (records, diagnostics)
     }
 

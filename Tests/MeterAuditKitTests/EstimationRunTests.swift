@@ -13,7 +13,7 @@ final class EstimationRunTests: XCTestCase {
         -> ([MessageRecord], InputDiagnostics) {
         let path = try CaptureFileWriter.temporaryFile(named: "estimates.pcap", containing: conversation.pcap())
         var records: [MessageRecord] = []
-        let diagnostics = CaptureAnalyzer(options: options).analyze(path: path) { records.append($0) }
+        let diagnostics = InputAnalyzer(options: options).analyze(path: path) { records.append($0) }
         return (records, diagnostics)
     }
 
@@ -93,7 +93,7 @@ final class EstimationRunTests: XCTestCase {
         conversation.close()
         let path = try CaptureFileWriter.temporaryFile(named: "repeated.pcap", containing: conversation.pcap())
         var records: [MessageRecord] = []
-        let analyzer = CaptureAnalyzer()
+        let analyzer = InputAnalyzer()
         _ = analyzer.analyze(path: path) { records.append($0) }
         let bodies = records.filter { $0.message.kind == .response }.map { try? $0.estimates[1].get().body }
         XCTAssertEqual(bodies, Array(repeating: 13437, count: 5))

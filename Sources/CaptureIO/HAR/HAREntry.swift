@@ -25,8 +25,11 @@ public struct HARPostData: Equatable, Sendable {
     public var text: [UInt8]?
     /// `postData.encoding` as exported (nil when absent).
     public var encoding: String?
-    /// `params` is present and non-empty (with no `text`, the body is unknown).
-    public var hasParams: Bool
+    /// `params[]` as name and value (a file upload's `fileName` / `contentType` are not kept).
+    public var params: [HARHeader]
+
+    /// `params` is present and non-empty.
+    public var hasParams: Bool { !params.isEmpty }
 }
 
 /// `request`. Sizes are nil when unknown: -1, missing, null, non-integer or negative.
@@ -114,7 +117,7 @@ public enum HAREntryResult: Equatable, Sendable {
     }
 }
 
-/// Why a HAR file cannot be read (further). All are fatal for the file; a broken entry is not an
+/// Why a HAR file cannot be read (further). Descriptions leave the file's name to the caller. All are fatal for the file; a broken entry is not an
 /// error but `HAREntryResult.broken`.
 public enum HARError: Error, Equatable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
@@ -130,8 +133,8 @@ public enum HARError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .cannotOpen(path, reason): return "\(path): cannot open: \(reason)"
-        case let .readFailed(path, reason): return "\(path): read failed: \(reason)"
+        case let .cannotOpen(_, reason): return "cannot open: \(reason)"
+        case let .readFailed(_, reason): return "read failed: \(reason)"
         case let .invalidJSON(line, column, reason): return "not a HAR file: invalid JSON at line \(line), column \(column): \(reason)"
         case let .missingKey(path): return "not a HAR file: \(path) is missing"
         case let .notAnObject(path): return "not a HAR file: \(path) is not an object"

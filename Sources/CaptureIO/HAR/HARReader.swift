@@ -193,7 +193,7 @@ enum HAREntryDecoder {
                 mimeType: try string(object["mimeType"], "request.postData.mimeType"),
                 text: try body(object["text"], encoding: encoding, "request.postData.text"),
                 encoding: encoding,
-                hasParams: !(object["params"]?.arrayValue?.isEmpty ?? true))
+                params: try headers(object["params"], "request.postData.params"))
         }
         return HARRequest(
             method: try requiredString(value["method"], "request.method"),
@@ -275,6 +275,7 @@ enum HAREntryDecoder {
         return bytes
     }
 
+    /// A `[{name, value}]` list (`headers`, `params`); a missing value is empty.
     static func headers(_ value: JSONValue?, _ path: String) throws -> [HARHeader] {
         switch value {
         case nil, .null?: return []

@@ -1,0 +1,140 @@
+import CaptureIO
+import HTTP1
+
+/// A HAR `request.url` read as the absolute-form target it stands for.
+struct HARURL {
+    /// The URL without its `#fragment`, which is never sent.
+    let target: [UInt8]
+    let parts: RequestTarget
+    let scheme: String
+
+    init(_ url: String) {
+        let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        target = Array(withoutFragment.utf8)
+        parts = RequestTarget(target)
+        scheme = parts.authority == nil ? "" : String(withoutFragment.prefix { $0 != ":" }).lowercased()
+    }
+
+    /// Path (`/` when empty) and query, as an HTTP/1.1 request line carries them to the server.
+    var originForm: String {
+        let path = parts.path.isEmpty ? "/" : String(httpBytes: parts.path)
+        return parts.query.map { path + "?" + String(httpBytes: $0) } ?? path
+    }
+
+    /// `serverIPAddress` with the URL's port (else the scheme's), IPv6 in brackets; empty
+    /// without an address.
+    func server(address: String?) -> String {
+        guard let address, !address.isEmpty else { return "" }
+        let host = address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
+        return "\(host):\(port)"
+    }
+
+    private var port: String {
+        if var hostPort = parts.authority.map({ Substring($0) }) {
+            if let at = hostPort.lastIndex(of: "@") { hostPort = hostPort[hostPort.index(after: at)...] }
+            if let close = hostPort.lastIndex(of: "]") { hostPort = hostPort[hostPort.index(after: close)...] }
+            if let colon = hostPort.lastIndex(of: ":") {
+                let digits = hostPort[hostPort.index(after: colon)...]
+                if !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }) { return String(digits) }
+            }
+        }
+        return scheme == "https" || scheme == "wss" ? "443" : "80"
+    }
+}
+
+/// `startedDateTime`: ISO 8601 as exporters write it.
+enum ISO8601Time {
+    /// `YYYY-MM-DDThh:mm:ss[.fraction][Z|±hh:mm|±hhmm]` (no offset: UTC) as nanoseconds since
+    /// the epoch; the fraction is cut to nanoseconds. Nil when the text is not of that form.
+    static func nanoseconds(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        var position = 0
+        func number(_ digits: Int) -> Int? {
+            guard position + digits <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[position..<(position + digits)] {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            position += digits
+            return value
+        }
+        func expect(_ characters: String) -> Bool {
+            guard position < bytes.count, characters.utf8.contains(bytes[position]) else { return false }
+            position += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+              expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+              let second = number(2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var nanos: Int64 = 0
+        if expect(".,") {
+            var scale: Int64 = 100_000_000
+            let start = position
+            while position < bytes.count, bytes[position] >= 48 && bytes[position] <= 57 {
+                nanos += Int64(bytes[position] - 48) * scale
+                scale /= 10
+                position += 1
+            }
+            guard position > start else { return nil }
+        }
+        var offsetSeconds = 0
+        if position < bytes.count {
+            if expect("Zz") {
+                // UTC
+            } else if expect("+-") {
+                let sign = bytes[position - 1] == UInt8(ascii: "-") ? -1 : 1
+                guard let offsetHours = number(2) else { return nil }
+                _ = expect(":")
+                guard let offsetMinutes = number(2) else { return nil }
+                offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+            }
+            guard position == bytes.count else { return nil }
+        }
+        let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
+            + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        return seconds * 1_000_000_000 + nanos
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// `application/x-www-form-urlencoded` serialization (WHATWG URL standard), for a request
+/// whose HAR gives only `postData.params`.
+enum FormURLEncoding {
+    static func body(_ params: [HARHeader]) -> [UInt8] {
+        var body: [UInt8] = []
+        for (offset, param) in params.enumerated() {
+            if offset > 0 { body.append(UInt8(ascii: "&")) }
+            append(param.name, to: &body)
+            body.append(UInt8(ascii: "="))
+            append(param.value, to: &body)
+        }
+        return body
+    }
+
+    private static func append(_ text: String, to body: inout [UInt8]) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"),
+                 UInt8(ascii: "."), UInt8(ascii: "_"):
+                body.append(byte)
+            case UInt8(ascii: " "):
+                body.append(UInt8(ascii: "+"))
+            default:
+                body += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+    }
+}

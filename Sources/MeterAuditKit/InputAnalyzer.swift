@@ -1,0 +1,138 @@
+import Analysis
+import CaptureIO
+import Foundation
+import HARMessages
+import HTTP1
+import PacketLayers
+import TCPReassembly
+
+/// Runs one input file through the pipeline. A capture goes frames → segments → streams →
+/// messages → records; a HAR file goes entries → messages → records. Records are handed to
+/// `emit` as they complete, so memory follows the open connections (HAR: one entry), not
+/// the file's size.
+public struct InputAnalyzer {
+    public let options: AnalysisOptions
+    /// Shared by every input of a run, so a body seen in one file is not measured again in the next.
+    private let worker: BodyWorker
+
+    public init(options: AnalysisOptions = AnalysisOptions()) {
+        self.options = options
+        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding)
+    }
+
+    /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
+    public var bodyMeasurements: (measured: Int, reused: Int, streamed: Int) { worker.statistics }
+
+    /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
+    /// Records found before a fault are emitted too. HAR or capture is told by content.
+    public func analyze(path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
+                        emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
+        let source = String(path.split(separator: "/").last ?? Substring(path))
+        let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
+                                        options: options, worker: worker, emit: emit)
+        if Self.looksLikeJSON(path: path) {
+            analyzeHAR(path: path, collector: collector, progress: progress)
+        } else {
+            analyzeCapture(path: path, collector: collector, progress: progress)
+        }
+        collector.emitReady(waitingForAll: true)
+        return collector.diagnostics
+    }
+
+    /// A HAR starts with `{` (or, malformed, `[`) after an optional byte-order mark and white
+    /// space; every capture format starts with binary magic.
+    static func looksLikeJSON(path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        let head = (try? file.read(upToCount: 512)) ?? Data()
+        var bytes = head[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
+    private func analyzeHAR(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+        let reader: HARReader
+        do {
+            reader = try HARReader(path: path)
+        } catch {
+            collector.fail("\(path): \(error)", readable: false)
+            return
+        }
+        var counts = InputDiagnostics.HARCounts(version: reader.harVersion, creator: reader.creatorName,
+                                                creatorVersion: reader.creatorVersion)
+        let builder = HARMessageBuilder(rule: ExporterRule(creatorName: reader.creatorName))
+        collector.setFormat("har")
+        let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        do {
+            while let result = try reader.next() {
+                switch result {
+                case let .entry(entry):
+                    counts.entries += 1
+                    if entry.fromCache { counts.fromCache += 1 }
+                    counts.webSocketMessages += entry.webSocketMessageCount
+                    if entry.responseStatus == 0 { counts.statusZero += 1 } else if entry.responseStatus == nil { counts.noResponse += 1 }
+                    let (request, response) = builder.messages(for: entry)
+                    for message in [request] + (response.map { [$0] } ?? []) {
+                        counts.wireSources[message.wire.source.rawValue, default: 0] += 1
+                        collector.record(message)
+                    }
+                case let .broken(index, reason):
+                    counts.brokenEntries.append(.init(index: index, reason: reason))
+                }
+                progress?(reader.bytesRead, fileSize)
+            }
+        } catch {
+            collector.fail("\(path): \(error)", readable: true)
+        }
+        if counts.creator == nil { counts.creator = reader.creatorName }
+        collector.setHAR(counts)
+    }
+
+    private func analyzeCapture(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+        let limits = options.limits
+        let reader: CaptureReader
+        do {
+            reader = try CaptureReader(path: path)
+        } catch {
+            collector.fail(String(describing: error), readable: false)
+            return
+        }
+        collector.setFormat(reader.format.rawValue + (reader.isCompressed ? ".gz" : ""))
+
+        let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
+        let assembler = TCPAssembler(limits: limits.reassembly,
+                                     factory: HTTPConnectionFactory(sink: collector, limits: limits.http))
+        var packets = InputDiagnostics.PacketCounts()
+        var skipped: [SkipReason: Int] = [:]
+        var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
+        do {
+            while let frame = try reader.next() {
+                packets.read += 1
+                if let progress, packets.read & 0x3fff == 0, let read = reader.bytesConsumed {
+                    progress(read, reader.fileSize)
+                }
+                packets.frameBytes += frame.originalLength
+                switch decoder.decode(frame) {
+                case let .segment(segment):
+                    packets.tcp += 1
+                    assembler.process(segment)
+                case .fragmentHeld:
+                    packets.fragmentsHeld += 1
+                case let .skipped(reason):
+                    skipped[reason, default: 0] += 1
+                    if reason == .unsupportedLinkType,
+                       !unsupported.contains(where: { $0.interface == frame.interface }) {
+                        unsupported.append(.init(interface: frame.interface, linkType: frame.linkType))
+                    }
+                }
+            }
+        } catch {
+            collector.fail(String(describing: error), readable: true)
+        }
+        assembler.finish()
+        packets.strayControl = assembler.strayControlPackets
+        packets.skipped = Dictionary(uniqueKeysWithValues: skipped.map { ($0.key.rawValue, $0.value) })
+        collector.finishPackets(packets, unsupported: unsupported)
+    }
+}
