@@ -69,7 +69,7 @@ public struct HARMessageBuilder: Sendable {
         message.target = url.target
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
-        message.startLine = Array("\(har.method) \(url.originForm) HTTP/1.1".utf8)
+        message.startLine = Array("\(har.method) \(url.requestLineTarget(method: har.method)) HTTP/1.1".utf8)
         message.complete = true
 
         var notes: [String] = []

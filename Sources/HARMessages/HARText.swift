@@ -15,7 +15,15 @@ struct HARURL {
         scheme = parts.authority == nil ? "" : String(withoutFragment.prefix { $0 != ":" }).lowercased()
     }
 
-    /// Path (`/` when empty) and query, as an HTTP/1.1 request line carries them to the server.
+    /// The request-target an HTTP/1.1 request line carries to the server: `host:port` for
+    /// CONNECT, else the path (`/` when empty) and query.
+    func requestLineTarget(method: String) -> String {
+        if method == "CONNECT", let authority = parts.authority {
+            return String(authority.split(separator: "@").last ?? Substring(authority))
+        }
+        return originForm
+    }
+
     var originForm: String {
         let path = parts.path.isEmpty ? "/" : String(httpBytes: parts.path)
         return parts.query.map { path + "?" + String(httpBytes: $0) } ?? path

@@ -122,7 +122,7 @@ extension InputDiagnostics {
 
     private func harSummaryLine(_ har: HARCounts) -> String {
         let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
-        var line = "\(source): HAR \(har.version ?? "?")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
+        var line = "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
             + " \(records.requests) requests, \(records.responses) responses"
             + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
         if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }

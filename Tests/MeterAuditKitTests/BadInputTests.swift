@@ -153,4 +153,60 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(inputs[0]["readable"] as? Bool, false)
         XCTAssertEqual((inputs[1]["records"] as? [String: Any])?["requests"] as? Int, 1)
     }
+
+    // MARK: HAR
+
+    /// A HAR entry in one line: GET with headersSize 30 and bodySize 0; a 200 response with
+    /// headersSize 40 and the 5-byte body "hello".
+    private static func harEntry(_ path: String) -> String {
+        #"{"request": {"method": "GET", "url": "http://127.0.0.1:8080\#(path)", "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 30, "bodySize": 0},"#
+            + #" "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "content": {"size": 5, "text": "hello"}, "headersSize": 40, "bodySize": 5}}"#
+    }
+
+    private func harFile(_ name: String, _ text: String) throws -> String {
+        try CaptureFileWriter.temporaryFile(named: name, containing: Array(text.utf8))
+    }
+
+    func testInvalidJSONInAHARNamesFileLineAndColumnAndKeepsTheEntriesBefore() throws {
+        // Line 3 lacks the comma after the second entry's method: column 30 is the `"` of "url".
+        let text = "{\"log\": {\"version\": \"1.2\", \"entries\": [\n" + Self.harEntry("/a") + ",\n"
+            + #"{"request": {"method": "GET" "url": "http://127.0.0.1:8080/b"}}"# + "\n]}}\n"
+        let path = try harFile("invalid.har", text)
+        let (records, diagnostics) = analyze(path)
+        XCTAssertEqual(records.map(\.wire.total), [30, 45])
+        XCTAssertTrue(diagnostics.readable)
+        let error = try XCTUnwrap(diagnostics.error)
+        XCTAssertTrue(error.hasPrefix(path + ": "), error)
+        XCTAssertTrue(error.contains("invalid JSON at line 3, column 30"), error)
+    }
+
+    func testHARWithAWrongTopLevelShapeSaysWhatIsMissing() throws {
+        for (text, says) in [
+            (#"{"log": {"version": "1.2"}}"#, "log.entries is missing"),
+            (#"{"entries": []}"#, "log is missing"),
+            (#"[{"log": {}}]"#, "top level is not an object"),
+            (#"{"log": {"entries": {}}}"#, "log.entries is not an array"),
+        ] {
+            let path = try harFile("shape.har", text)
+            let (records, diagnostics) = analyze(path)
+            XCTAssertTrue(records.isEmpty, text)
+            let error = try XCTUnwrap(diagnostics.error, text)
+            XCTAssertTrue(error.hasPrefix(path + ": ") && error.contains(says), "\(text): \(error)")
+        }
+    }
+
+    func testBrokenHAREntryIsReportedByIndexAndTheOthersKept() throws {
+        let text = "{\"log\": {\"entries\": [" + Self.harEntry("/a") + ", "
+            + #"{"request": {"method": 7, "url": "http://127.0.0.1:8080/b"}}, "# + Self.harEntry("/c") + "]}}"
+        let path = try harFile("broken.har", text)
+        let (records, diagnostics) = analyze(path)
+        XCTAssertNil(diagnostics.error)
+        XCTAssertEqual(diagnostics.har?.brokenEntries.map(\.index), [1])
+        XCTAssertEqual(diagnostics.har?.brokenEntries.first?.reason, "request.method is a number, not a string")
+        XCTAssertEqual(records.map(\.message.index), [0, 0, 2, 2])
+        XCTAssertEqual(records.map(\.wire.total), [30, 45, 30, 45])
+        XCTAssertEqual(records.map(\.bodyDecoded), [0, 5, 0, 5])
+        XCTAssertTrue(diagnostics.summaryLine.contains("entry 1 skipped: request.method is a number, not a string"),
+                      diagnostics.summaryLine)
+    }
 }

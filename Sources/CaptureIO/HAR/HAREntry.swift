@@ -30,6 +30,13 @@ public struct HARPostData: Equatable, Sendable {
 
     /// `params` is present and non-empty.
     public var hasParams: Bool { !params.isEmpty }
+
+    public init(mimeType: String?, text: [UInt8]?, encoding: String?, params: [HARHeader] = []) {
+        self.mimeType = mimeType
+        self.text = text
+        self.encoding = encoding
+        self.params = params
+    }
 }
 
 /// `request`. Sizes are nil when unknown: -1, missing, null, non-integer or negative.
@@ -44,6 +51,17 @@ public struct HARRequest: Equatable, Sendable {
     public var bodySize: Int?
     /// Nil when the entry has no `postData` (or it is null).
     public var postData: HARPostData?
+
+    public init(method: String, url: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, postData: HARPostData? = nil) {
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.headers = headers
+        self.cookieCount = cookieCount
+        self.headersSize = headersSize
+        self.bodySize = bodySize
+        self.postData = postData
+    }
 }
 
 /// `response.content`.
@@ -79,6 +97,19 @@ public struct HARResponse: Equatable, Sendable {
     public var transferSize: Int?
     /// Chrome's `_error` (e.g. "net::ERR_ABORTED") when present.
     public var error: String?
+
+    public init(status: Int, statusText: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, content: HARContent, transferSize: Int? = nil, error: String? = nil) {
+        self.status = status
+        self.statusText = statusText
+        self.httpVersion = httpVersion
+        self.headers = headers
+        self.cookieCount = cookieCount
+        self.headersSize = headersSize
+        self.bodySize = bodySize
+        self.content = content
+        self.transferSize = transferSize
+        self.error = error
+    }
 }
 
 /// One `log.entries[]` element, read on its own.
@@ -103,6 +134,19 @@ public struct HAREntry: Equatable, Sendable {
     public var fromCache: Bool
     /// Length of Chrome's `_webSocketMessages` (0 when absent).
     public var webSocketMessageCount: Int
+
+    public init(index: Int, startedDateTime: String?, connection: String?, serverIPAddress: String?, request: HARRequest, response: HARResponse?, responseStatus: Int?, responseError: String? = nil, fromCache: Bool = false, webSocketMessageCount: Int = 0) {
+        self.index = index
+        self.startedDateTime = startedDateTime
+        self.connection = connection
+        self.serverIPAddress = serverIPAddress
+        self.request = request
+        self.response = response
+        self.responseStatus = responseStatus
+        self.responseError = responseError
+        self.fromCache = fromCache
+        self.webSocketMessageCount = webSocketMessageCount
+    }
 }
 
 /// What `HARReader.next()` yields: an entry, or an entry that is valid JSON but not a usable
