@@ -7,6 +7,9 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var unestimated = 0
     public var wire = 0
     public var estimated = 0
+    /// Records whose wire size is split into line, headers and body (a HAR may give only the
+    /// total); the three component errors sum over these.
+    public var splitCount = 0
     public var lineError = 0
     public var headersError = 0
     public var bodyError = 0
@@ -35,6 +38,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         wire += total
         estimated += estimate.total
         if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
+            splitCount += 1
             lineError += estimate.line - line
             headersError += estimate.headers - headers
             bodyError += estimate.body - body
@@ -50,6 +54,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         unestimated += other.unestimated
         wire += other.wire
         estimated += other.estimated
+        splitCount += other.splitCount
         lineError += other.lineError
         headersError += other.headersError
         bodyError += other.bodyError

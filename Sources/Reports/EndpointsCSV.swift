@@ -44,8 +44,10 @@ public enum EndpointsCSV {
                 Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)),
                 Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)),
                 Format.ratio(estimator.maxAbsoluteRelativeError),
-                String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError),
             ]
+            // No record split into components: their errors are unknown, not zero.
+            row += estimator.splitCount == 0 ? ["", "", ""]
+                : [String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError)]
         }
         return row
     }

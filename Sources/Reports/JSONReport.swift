@@ -145,9 +145,10 @@ public enum JSONReport: RunReporter {
             medianAbsRel = JSONReport.rounded(figures.absoluteRelativeError(quantile: 0.5))
             p95AbsRel = JSONReport.rounded(figures.absoluteRelativeError(quantile: 0.95))
             maxAbsRel = JSONReport.rounded(figures.maxAbsoluteRelativeError)
-            lineError = counted ? figures.lineError : nil
-            headersError = counted ? figures.headersError : nil
-            bodyError = counted ? figures.bodyError : nil
+            let split = figures.splitCount > 0
+            lineError = split ? figures.lineError : nil
+            headersError = split ? figures.headersError : nil
+            bodyError = split ? figures.bodyError : nil
             causes = figures.sortedCauses.map {
                 Cause(name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
                       bytesPerRecord: $0.tally.records > 0

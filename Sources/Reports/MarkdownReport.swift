@@ -45,13 +45,13 @@ public enum MarkdownReport: RunReporter {
         var sentence = "MeterAudit read \(TextFormat.count(run.inputs.count, "input"))"
             + " (\(TextFormat.count(connections, "TCP connection")))"
         if records == 0 {
-            sentence += " and found no HTTP/1.x message."
+            sentence += " and found no HTTP message."
             lines.append(sentence)
         } else {
             let parts = totals.map { direction, figures in
                 "\(TextFormat.count(figures.records, direction.noun, direction.plural)) with \(TextFormat.bytes(figures.wireBytes)) B"
             }
-            lines.append(sentence + " and found \(TextFormat.count(records, "HTTP/1.x message")):")
+            lines.append(sentence + " and found \(TextFormat.count(records, "HTTP message")):")
             lines.append(list(parts) + " on the wire.")
             for index in run.estimatorOrder {
                 let metered = totals.filter { $0.direction != .interim }
@@ -112,8 +112,10 @@ public enum MarkdownReport: RunReporter {
             right: Set(2...10))
         func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> [String] {
             let c = d.connections
-            return [name, format, TextFormat.bytes(d.packets.read),
-                    "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
+            // A HAR has neither packets nor connections to count.
+            let isHAR = d.har != nil
+            return [name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
+                    isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
                     TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
                     TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
                     TextFormat.bytes(d.records.unpaired),
@@ -150,7 +152,7 @@ public enum MarkdownReport: RunReporter {
     static func totals(_ run: RunReport) -> [String] {
         var lines = ["## Totals", ""]
         let totals = run.totals
-        guard !totals.isEmpty else { return lines + ["No HTTP/1.x messages.", ""] }
+        guard !totals.isEmpty else { return lines + ["No HTTP messages.", ""] }
         lines.append("Bytes on the wire against each estimator, up (requests) and down (responses).")
         lines.append("Interim (1xx) responses are kept apart: no app meter sees them.")
         lines.append("Each estimator is compared on the measured records it could estimate; error = estimate - wire.")
@@ -286,8 +288,15 @@ public enum MarkdownReport: RunReporter {
                 + (estimator.unestimated > 0 ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)" : "")]
         }
         var head = "- \(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
-            + " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
-            + " body \(TextFormat.signedBytes(estimator.bodyError)) B"
+        if estimator.splitCount == 0 {
+            head += " line, headers and body unknown (the wire sizes are totals only)"
+        } else {
+            head += " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
+                + " body \(TextFormat.signedBytes(estimator.bodyError)) B"
+            if estimator.splitCount < estimator.count {
+                head += " (over the \(TextFormat.count(estimator.splitCount, direction.noun, direction.plural)) of known components)"
+            }
+        }
         if estimator.unestimated > 0 {
             head += "; \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated"
         }

@@ -5,7 +5,7 @@ import Analysis
 public enum TerminalSummary {
     public static func render(_ run: RunReport, top: Int = 5) -> String {
         let totals = run.totals
-        guard !totals.isEmpty else { return "No HTTP/1.x messages found.\n" }
+        guard !totals.isEmpty else { return "No HTTP messages found.\n" }
         let names = run.aggregation.estimatorNames
         var lines = ["Wire bytes against the estimates (error = estimate - wire):"]
         let labels = totals.map { direction, figures -> String in

@@ -9,7 +9,7 @@ import Reports
 struct MeterAudit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meteraudit",
-        abstract: "Measure the exact wire size of every HTTP message in a capture, and how wrong in-app meters are.",
+        abstract: "Measure the exact wire size of every HTTP message in a capture or HAR file, and how wrong in-app meters are.",
         discussion: ExitStatus.help,
         subcommands: [Analyze.self])
 }
@@ -28,10 +28,10 @@ enum ExitStatus {
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Reconstruct every HTTP/1.x message of the captures, estimate what app meters see, report the error per endpoint.",
+        abstract: "Reconstruct every HTTP message of the inputs, estimate what app meters see, report the error per endpoint.",
         discussion: ExitStatus.help)
 
-    @Argument(help: "Capture files: pcap or pcapng, optionally gzip-compressed.")
+    @Argument(help: "Captures (pcap or pcapng, optionally gzip-compressed) and HAR files, told apart by content.")
     var inputs: [String]
 
     @Option(name: .long, help: "Directory for the output files (created when missing).")

@@ -35,15 +35,8 @@ final class DeterminismTests: XCTestCase {
 /// Samples/report.md is what `scripts/analyze-samples` writes today.
 final class SampleReportTests: XCTestCase {
     func testCommittedSampleReportIsCurrent() throws {
-        // The order of scripts/analyze-samples: *.pcap, *.pcapng, *.pcap.gz, *.pcapng.gz, each sorted.
-        let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.root.appendingPathComponent("Samples").path)
-        let captures = [".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz"].flatMap { suffix in
-            names.filter { $0.hasSuffix(suffix) && !(suffix == ".pcap" && $0.hasSuffix(".gz")) }
-                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-                .map(Fixtures.sample)
-        }
         let out = NSTemporaryDirectory() + "meteraudit-sample-report-\(UUID().uuidString)"
-        _ = try AuditRun(inputs: captures, outputDirectory: out, formats: ["markdown"]).run()
+        _ = try AuditRun(inputs: try Fixtures.sampleInputs(), outputDirectory: out, formats: ["markdown"]).run()
         let produced = try String(contentsOfFile: out + "/report.md", encoding: .utf8)
         let committed = try String(contentsOfFile: Fixtures.sample("report.md"), encoding: .utf8)
         XCTAssertEqual(produced, committed, "Samples/report.md is stale: run scripts/analyze-samples and copy out/samples/report.md")

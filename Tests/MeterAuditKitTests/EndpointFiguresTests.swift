@@ -3,37 +3,26 @@ import MeterAuditKit
 import TestSupport
 import XCTest
 
-/// endpoints.csv of a whole run over Samples/ against the figures that `scripts/endpoint-figures`
+/// endpoints.csv of a whole run over Samples/ (captures and HARs) against the figures that `scripts/endpoint-figures`
 /// computes on its own (Python, exact fractions) from the run's messages.csv, following
 /// docs/FIGURES.md literally: Tests/Fixtures/endpoints/samples.endpoints.csv, computed from
 /// Tests/Fixtures/endpoints/samples.messages.csv.
 ///
-/// When the sample captures or the messages.csv format change, regenerate the pair with the
+/// When the samples or the messages.csv format change, regenerate the pair with the
 /// one-line recipe at the top of scripts/endpoint-figures.
 final class EndpointFiguresTests: XCTestCase {
     static let regenerate = "regenerate Tests/Fixtures/endpoints/ with the recipe at the top of scripts/endpoint-figures"
 
-    /// The captures of the fixture, in its order: every `Samples/*.pcap`, `*.pcapng`, `*.pcap.gz`,
-    /// sorted by the bytes of the name (the recipe's `LC_ALL=C sort`).
-    static func sampleCaptures() throws -> [String] {
-        let samples = Fixtures.root.appendingPathComponent("Samples").path
-        return try FileManager.default.contentsOfDirectory(atPath: samples)
-            .filter { $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") || $0.hasSuffix(".pcap.gz") }
-            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-            .map { "Samples/" + $0 }
-    }
-
     func testEndpointsCSVMatchesTheIndependentFigures() throws {
-        let captures = try Self.sampleCaptures()
-        XCTAssertGreaterThanOrEqual(captures.count, 8, "Samples/ should hold the sample captures")
+        let inputs = try Fixtures.sampleInputs()
+        XCTAssertGreaterThanOrEqual(inputs.count, 20, "Samples/ should hold the sample captures and HARs")
         let out = FileManager.default.temporaryDirectory
             .appendingPathComponent("endpoint-figures-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = AuditRun(inputs: captures.map { Fixtures.root.appendingPathComponent($0).path }, outputDirectory: out)
-        let result = try run.run()
-        XCTAssertFalse(result.someInputsUnreadable, "every sample capture should be readable")
+        let result = try AuditRun(inputs: inputs, outputDirectory: out).run()
+        XCTAssertFalse(result.someInputsUnreadable, "every sample should be readable")
 
-        // Same captures in the same order: the records must be exactly those the fixture was computed from.
+        // Same inputs in the same order: the records must be exactly those the fixture was computed from.
         let messages = try Data(contentsOf: URL(fileURLWithPath: out + "/messages.csv"))
         let expectedMessages = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("endpoints/samples.messages.csv")))
         guard messages == expectedMessages else {

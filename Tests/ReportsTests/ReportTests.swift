@@ -31,7 +31,7 @@ final class MarkdownReportTests: XCTestCase {
 
     func testSummary() {
         // Requests: 200 + 200 + 5000 + 200 = 5,600 B; responses (measured) 1000 + 500 + 100 + 100 = 1,700 B.
-        XCTAssertTrue(markdown.contains("MeterAudit read 2 inputs (5 TCP connections) and found 10 HTTP/1.x messages:\n"
+        XCTAssertTrue(markdown.contains("MeterAudit read 2 inputs (5 TCP connections) and found 10 HTTP messages:\n"
             + "4 requests with 5,600 B, 5 responses with 1,700 B and 1 interim response with 27 B on the wire.\n"))
         // documented requests: 5,340 − 5,600 = −260 (−4.64%); responses 1,694 − 1,600 = +94 (+5.875%).
         XCTAssertTrue(markdown.contains("The documented estimator is off by -260 B (-4.64%) on the requests\n"
@@ -131,10 +131,10 @@ final class MarkdownReportTests: XCTestCase {
     func testEmptyRun() {
         let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators))
         let text = MarkdownReport.render(run)
-        XCTAssertTrue(text.contains("MeterAudit read 0 inputs (0 TCP connections) and found no HTTP/1.x message."))
+        XCTAssertTrue(text.contains("MeterAudit read 0 inputs (0 TCP connections) and found no HTTP message."))
         XCTAssertTrue(text.contains("No endpoints."))
         XCTAssertTrue(text.contains("- Gaps in the captured streams: none."))
-        XCTAssertEqual(TerminalSummary.render(run), "No HTTP/1.x messages found.\n")
+        XCTAssertEqual(TerminalSummary.render(run), "No HTTP messages found.\n")
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(JSONReport.render(run).utf8)))
     }
 }

@@ -16,6 +16,17 @@ public enum Fixtures {
         root.appendingPathComponent("Samples").appendingPathComponent(name).path
     }
 
+    /// Every sample input in the order of `scripts/analyze-samples`: `*.pcap`, `*.pcapng`,
+    /// `*.pcap.gz`, `*.pcapng.gz`, `*.har`, each sorted by the bytes of the name (LC_ALL=C).
+    public static func sampleInputs() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Samples").path)
+        return [".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz", ".har"].flatMap { suffix in
+            names.filter { $0.hasSuffix(suffix) }
+                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+                .map(sample)
+        }
+    }
+
     /// The bytes of a fixture file.
     public static func bytes(_ relative: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(relative))))
