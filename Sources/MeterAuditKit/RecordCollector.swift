@@ -103,8 +103,15 @@ final class RecordCollector: HTTPRecordSink {
     private struct Waiting {
         var message: HTTPMessage
         var body: PendingBody
-        /// What a HAR says of the message; nil for captured ones.
-        var har: HARMessage?
+        /// What a HAR says of the message (without its body, which may be large); nil for
+        /// captured ones.
+        var har: HARReport?
+    }
+
+    private struct HARReport {
+        var wire: WireSize
+        var origin: MessageOrigin
+        var notes: [String]
     }
     private static let maxWaiting = 4096
     private let emit: (MessageRecord) -> Void
@@ -150,7 +157,7 @@ final class RecordCollector: HTTPRecordSink {
             let recipe = BodyRecipe(codings: har.bodyCodings, needs: options.estimators.bodyNeeds(for: har.message))
             if !recipe.codings.isEmpty || recipe.needs != [] { pending.measurement = worker.submit(body, recipe) }
         }
-        enqueue(Waiting(message: har.message, body: pending, har: har))
+        enqueue(Waiting(message: har.message, body: pending, har: HARReport(wire: har.wire, origin: har.origin, notes: har.notes)))
     }
 
     private func enqueue(_ record: Waiting) {
