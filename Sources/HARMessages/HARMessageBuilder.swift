@@ -47,21 +47,11 @@ public struct HARMessageBuilder: Sendable {
         if entry.fromCache { entryNotes.append("from-cache") }
         if entry.webSocketMessageCount > 0 { entryNotes.append("websocket-messages:\(entry.webSocketMessageCount)") }
 
-        var request = self.request(entry, url: url)
-        request.origin = origin
-        request.notes = entryNotes + request.notes
-        guard let harResponse = entry.response else {
-            request.message.anomalies.insert(.unpaired)
-            return (request, nil)
-        }
-        request.message.pair = entry.index
-        var response = self.response(harResponse, entry: entry, request: request.message)
-        response.origin = origin
-        response.notes = entryNotes + response.notes
-        return (request, response)
+        let request = self.request(entry, url: url, origin: origin, notes: entryNotes)
+        return (request, entry.response.map { response($0, entry: entry, request: request.message, origin: origin, notes: entryNotes) })
     }
 
-    private func request(_ entry: HAREntry, url: HARURL) -> HARMessage {
+    private func request(_ entry: HAREntry, url: HARURL, origin: MessageOrigin, notes entryNotes: [String]) -> HARMessage {
         let har = entry.request
         var message = HTTPMessage(kind: .request, connection: 0, index: entry.index, time: 0, streamOffset: 0,
                                   client: Self.noEndpoint, server: Self.noEndpoint)
@@ -71,8 +61,9 @@ public struct HARMessageBuilder: Sendable {
         message.fields = Self.fields(har.headers)
         message.startLine = Array("\(har.method) \(url.requestLineTarget(method: har.method)) HTTP/1.1".utf8)
         message.complete = true
+        if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
-        var notes: [String] = []
+        var notes = entryNotes
         var body: [UInt8]?
         if let postData = har.postData {
             if let text = postData.text {
@@ -93,10 +84,11 @@ public struct HARMessageBuilder: Sendable {
             String(httpBytes: value).split(separator: ",").map { String($0).trimmingSpaces }
         }.filter { !$0.isEmpty }
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: nil,
-                      body: body, codings: codings, notes: notes)
+                      body: body, codings: codings, origin: origin, notes: notes)
     }
 
-    private func response(_ har: HARResponse, entry: HAREntry, request: HTTPMessage) -> HARMessage {
+    private func response(_ har: HARResponse, entry: HAREntry, request: HTTPMessage, origin: MessageOrigin,
+                          notes: [String]) -> HARMessage {
         var message = HTTPMessage(kind: .response, connection: 0, index: entry.index, time: 0, streamOffset: 0,
                                   client: Self.noEndpoint, server: Self.noEndpoint)
         message.status = har.status
@@ -114,12 +106,14 @@ public struct HARMessageBuilder: Sendable {
         let bodyless = request.method == "HEAD" || (100..<200).contains(har.status) || har.status == 204 || har.status == 304
         let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
-                      body: body, codings: [], notes: body == nil ? ["body-unknown"] : [], bodyless: bodyless)
+                      body: body, codings: [], origin: origin, notes: notes + (body == nil ? ["body-unknown"] : []),
+                      bodyless: bodyless)
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
     private func finish(_ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
-                        body: [UInt8]?, codings: [String], notes: [String], bodyless: Bool = false) -> HARMessage {
+                        body: [UInt8]?, codings: [String], origin: MessageOrigin, notes: [String],
+                        bodyless: Bool = false) -> HARMessage {
         var message = message
         let chunked = Self.isChunked(message)
         let lineLength = Self.startLineLength(message)
@@ -155,8 +149,7 @@ public struct HARMessageBuilder: Sendable {
         } else {
             message.framing = (bodySize ?? 0) > 0 || body.map({ !$0.isEmpty }) == true ? .untilClose : .none
         }
-        return HARMessage(message: message, wire: wire, origin: MessageOrigin(connection: "", time: nil, client: "", server: ""),
-                          body: body, bodyCodings: codings, notes: notes)
+        return HARMessage(message: message, wire: wire, origin: origin, body: body, bodyCodings: codings, notes: notes)
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.

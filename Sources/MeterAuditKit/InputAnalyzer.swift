@@ -80,7 +80,7 @@ public struct InputAnalyzer {
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                progress?(reader.bytesRead, fileSize)
+                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 { progress(reader.bytesRead, fileSize) }
             }
         } catch {
             collector.fail("\(path): \(error)", readable: true)
