@@ -78,10 +78,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// Records by `wire_source`.
         public var wireSources: [String: Int] = [:]
 
-        public init(version: String?, creator: String?, creatorVersion: String?) {
+        public init(version: String?) {
             self.version = version
-            self.creator = creator
-            self.creatorVersion = creatorVersion
         }
 
         public struct BrokenEntry: Codable, Sendable, Equatable {

@@ -24,10 +24,12 @@ public struct HARMessage: Sendable {
     /// Request: the body as the app passed it (content coding still on). Response: the decoded
     /// body (HAR text is decoded). Nil when the HAR does not tell.
     public var body: [UInt8]?
-    /// Content codings still applied to `body`, in the order applied (requests only).
-    public var bodyCodings: [String]
     /// `from-cache`, `websocket-messages:N`, `body-from-params`, `body-unknown`.
     public var notes: [String]
+
+    /// Content codings still applied to `body`: a request's own; none on a response, whose
+    /// HAR text is decoded.
+    public var bodyCodings: [String] { message.kind == .request ? message.contentCodings : [] }
 }
 
 /// Turns HAR entries into messages, one request and at most one response per entry.
@@ -80,11 +82,8 @@ public struct HARMessageBuilder: Sendable {
             body = announced ? nil : []
         }
         if body == nil { notes.append("body-unknown") }
-        let codings = message.values(of: "content-encoding").flatMap { value in
-            String(httpBytes: value).split(separator: ",").map { String($0).trimmingSpaces }
-        }.filter { !$0.isEmpty }
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: nil,
-                      body: body, codings: codings, origin: origin, notes: notes)
+                      requestMethod: nil, body: body, origin: origin, notes: notes)
     }
 
     private func response(_ har: HARResponse, entry: HAREntry, request: HTTPMessage, origin: MessageOrigin,
@@ -106,14 +105,13 @@ public struct HARMessageBuilder: Sendable {
         let bodyless = request.method == "HEAD" || (100..<200).contains(har.status) || har.status == 204 || har.status == 304
         let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
-                      body: body, codings: [], origin: origin, notes: notes + (body == nil ? ["body-unknown"] : []),
-                      bodyless: bodyless)
+                      requestMethod: request.method, body: body, origin: origin,
+                      notes: notes + (body == nil ? ["body-unknown"] : []))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
     private func finish(_ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
-                        body: [UInt8]?, codings: [String], origin: MessageOrigin, notes: [String],
-                        bodyless: Bool = false) -> HARMessage {
+                        requestMethod: String?, body: [UInt8]?, origin: MessageOrigin, notes: [String]) -> HARMessage {
         var message = message
         let chunked = Self.isChunked(message)
         let lineLength = Self.startLineLength(message)
@@ -140,16 +138,8 @@ public struct HARMessageBuilder: Sendable {
         message.wireHeaders = wire.headers ?? 0
         message.wireBody = wire.body ?? 0
         message.bodyLength = bodySize ?? 0
-        if bodyless {
-            message.framing = .none
-        } else if chunked {
-            message.framing = .chunked
-        } else if let length = message.declaredContentLength {
-            message.framing = .length(length)
-        } else {
-            message.framing = (bodySize ?? 0) > 0 || body.map({ !$0.isEmpty }) == true ? .untilClose : .none
-        }
-        return HARMessage(message: message, wire: wire, origin: origin, body: body, bodyCodings: codings, notes: notes)
+        message.framing = message.bodyFraming(requestMethod: requestMethod)
+        return HARMessage(message: message, wire: wire, origin: origin, body: body, notes: notes)
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.

@@ -173,6 +173,20 @@ public struct HTTPMessage: Sendable, Equatable {
         return found.map { String(httpBytes: $0) }.joined(separator: separator)
     }
 
+    /// Content codings in the order applied (`Content-Encoding` values split at commas,
+    /// trimmed, empty ones dropped).
+    public var contentCodings: [String] {
+        values(of: "content-encoding").flatMap { value in
+            value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmed($0))) }
+        }.filter { !$0.isEmpty }
+    }
+
+    /// How the body is delimited by RFC 9112 §6.3; `requestMethod` is, for a response, the
+    /// method of the request it answers.
+    public func bodyFraming(requestMethod: String?) -> BodyFraming {
+        Framing.decide(for: self, requestMethod: requestMethod).framing
+    }
+
     /// The Content-Length value when it is one whole number (or a list of identical ones).
     public var declaredContentLength: Int64? {
         if case let .valid(length) = Framing.parseContentLength(values(of: "content-length")) { return length }

@@ -15,6 +15,9 @@ struct BodyRecipe: Hashable, Sendable {
     /// Content codings in the order applied.
     var codings: [String]
     var needs: BodyNeeds
+
+    /// Identity coding and no re-compression asked: the length says it all.
+    var needsBytes: Bool { !codings.isEmpty || needs != [] }
 }
 
 extension BodyNeeds: Hashable {}

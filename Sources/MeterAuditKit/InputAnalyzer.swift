@@ -59,8 +59,7 @@ public struct InputAnalyzer {
             collector.fail("\(path): \(error)", readable: false)
             return
         }
-        var counts = InputDiagnostics.HARCounts(version: reader.harVersion, creator: reader.creatorName,
-                                                creatorVersion: reader.creatorVersion)
+        var counts = InputDiagnostics.HARCounts(version: reader.harVersion)
         let builder = HARMessageBuilder(rule: ExporterRule(creatorName: reader.creatorName))
         collector.setFormat("har")
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
@@ -85,7 +84,8 @@ public struct InputAnalyzer {
         } catch {
             collector.fail("\(path): \(error)", readable: true)
         }
-        if counts.creator == nil { counts.creator = reader.creatorName }
+        // Complete now, also when `creator` came after the entries.
+        (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
         collector.setHAR(counts)
     }
 

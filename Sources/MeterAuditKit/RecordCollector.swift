@@ -21,11 +21,9 @@ final class BodyMeter: BodyObserver {
         self.scratch = scratch
     }
 
-    /// Identity coding and no re-compression asked: the length says it all.
-    private var needsBytes: Bool { !recipe.codings.isEmpty || recipe.needs != [] }
 
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
-        guard needsBytes else { return }
+        guard recipe.needsBytes else { return }
         if let streaming {
             streaming.feed(bytes)
         } else if collected.count + bytes.count <= worker.maxCollectedBody {
@@ -53,7 +51,7 @@ final class BodyMeter: BodyObserver {
             worker.countStreamed()
             return PendingBody(facts: facts, measurement: BodyWorker.Job(streaming.finish()))
         }
-        if !needsBytes {
+        if !recipe.needsBytes {
             return PendingBody(facts: facts, measurement: BodyWorker.Job(
                 BodyMeasurement(outcome: .identity, decodedLength: transferDecodedLength)))
         }
@@ -131,10 +129,7 @@ final class RecordCollector: HTTPRecordSink {
     deinit { scratch.deallocate() }
 
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? {
-        let codings = message.values(of: "content-encoding").flatMap { value in
-            value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmedSpaces($0))) }
-        }.filter { !$0.isEmpty }
-        let recipe = BodyRecipe(codings: codings, needs: options.estimators.bodyNeeds(for: message))
+        let recipe = BodyRecipe(codings: message.contentCodings, needs: options.estimators.bodyNeeds(for: message))
         return BodyMeter(recipe, worker: worker, scratch: scratch)
     }
 
@@ -155,7 +150,7 @@ final class RecordCollector: HTTPRecordSink {
             pending.facts = BodyFacts(transferDecodedLength: body.count, decodedLength: body.count,
                                       decodedExactly: true, bytesMissing: false)
             let recipe = BodyRecipe(codings: har.bodyCodings, needs: options.estimators.bodyNeeds(for: har.message))
-            if !recipe.codings.isEmpty || recipe.needs != [] { pending.measurement = worker.submit(body, recipe) }
+            if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
         }
         enqueue(Waiting(message: har.message, body: pending, har: HARReport(wire: har.wire, origin: har.origin, notes: har.notes)))
     }
@@ -258,11 +253,4 @@ final class RecordCollector: HTTPRecordSink {
     func setFormat(_ format: String) { diagnostics.format = format }
 
     func setHAR(_ counts: InputDiagnostics.HARCounts) { diagnostics.har = counts }
-}
-
-private func trimmedSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-    var slice = bytes
-    while let first = slice.first, first == 32 || first == 9 { slice = slice.dropFirst() }
-    while let last = slice.last, last == 32 || last == 9 { slice = slice.dropLast() }
-    return slice
 }
