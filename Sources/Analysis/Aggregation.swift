@@ -28,12 +28,12 @@ public struct EstimatorFigures: Sendable, Equatable {
     /// Adds a measured record. Component errors sum over records whose wire components are
     /// all known (a HAR may give only the total).
     mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: [ErrorCause]) {
+        let wireSize = record.wire
+        guard let total = wireSize.total else { return }
         for cause in recordCauses {
             causes[cause.name, default: CauseTally()].bytes += cause.bytes
             causes[cause.name, default: CauseTally()].records += 1
         }
-        let wireSize = record.wire
-        guard let total = wireSize.total else { return }
         count += 1
         wire += total
         estimated += estimate.total
