@@ -1,5 +1,9 @@
 import CCaptureSupport
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Which container the file uses.
 public enum CaptureFormat: String, Sendable {

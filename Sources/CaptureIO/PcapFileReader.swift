@@ -1,5 +1,9 @@
 import CPcap
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Classic pcap through libpcap, which already knows every byte order, timestamp precision and
 /// link type quirk of the format. Frames point straight into libpcap's buffer.

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// pcapng block types this reader interprets; every other block is skipped by its length.
 private enum BlockType {

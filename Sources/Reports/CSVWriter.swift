@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Writes RFC 4180 CSV to a file through a buffer: fields holding commas, quotes or line

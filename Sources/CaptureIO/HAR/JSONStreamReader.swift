@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Why a JSON file could not be read. Positions are 1-based; `column` counts Unicode scalars
 /// (UTF-8 lead bytes) from the start of the line, a tab counting as one.
