@@ -7,7 +7,8 @@ import XCTest
 /// written by scripts/make-crasher-fixtures; every expected value is computed by hand below.
 final class TimestampClampTests: XCTestCase {
     private func frames(_ fixture: String, file: StaticString = #filePath, line: UInt = #line)
-        throws -> [(timestamp: Int64, flags: TimestampFlags)] {
+        throws -> [(timestamp: Int64, flags: TimestampFlags)]
+    {
         let reader = try CaptureReader(path: Fixtures.path("crashers/" + fixture))
         var out: [(Int64, TimestampFlags)] = []
         while let frame = try reader.next() { out.append((frame.timestamp, frame.timestampFlags)) }
@@ -17,8 +18,12 @@ final class TimestampClampTests: XCTestCase {
     func testPcapSecondsAreUnsigned() throws {
         let read = try frames("pcap-ts-sec-high-bit.pcap")
         // 0x80000000 s = 2147483648 s, + 123456 µs; then + 124456 µs; 0xFFFFFFFF s + 999999 µs.
-        XCTAssertEqual(read.map(\.timestamp), [2_147_483_648_123_456_000, 2_147_483_648_124_456_000,
-                                               4_294_967_295_999_999_000])
+        XCTAssertEqual(
+            read.map(\.timestamp),
+            [
+                2_147_483_648_123_456_000, 2_147_483_648_124_456_000,
+                4_294_967_295_999_999_000,
+            ])
         XCTAssertEqual(read.map(\.flags), [[], [], []])
     }
 
@@ -69,8 +74,9 @@ final class TimestampClampTests: XCTestCase {
     }
 
     func testConversionAtTheEdges() {
-        let nanosecond = PcapngInterface(linkType: 1, snaplen: 0, unitsPerSecond: 1_000_000_000,
-                                         nanosecondsPerUnit: 1, offsetNanoseconds: 0)
+        let nanosecond = PcapngInterface(
+            linkType: 1, snaplen: 0, unitsPerSecond: 1_000_000_000,
+            nanosecondsPerUnit: 1, offsetNanoseconds: 0)
         // The last representable nanosecond passes; one more is clamped.
         XCTAssertEqual(nanosecond.nanoseconds(UInt64(Int64.max)).value, .max)
         XCTAssertEqual(nanosecond.nanoseconds(UInt64(Int64.max)).flags, [])
@@ -93,8 +99,9 @@ final class TimestampClampTests: XCTestCase {
 
         // 2^-10 s units (not a whole number of ns): 1536 units = 1.5 s; 2^64 - 1 units
         // = 18014398509481983.999 s, far past 2262.
-        let binary = PcapngInterface(linkType: 1, snaplen: 0, unitsPerSecond: 1024, nanosecondsPerUnit: 0,
-                                     offsetNanoseconds: 0)
+        let binary = PcapngInterface(
+            linkType: 1, snaplen: 0, unitsPerSecond: 1024, nanosecondsPerUnit: 0,
+            offsetNanoseconds: 0)
         XCTAssertEqual(binary.nanoseconds(1536).value, 1_500_000_000)
         XCTAssertEqual(binary.nanoseconds(.max).value, .max)
         XCTAssertEqual(binary.nanoseconds(.max).flags, .clamped)
@@ -103,8 +110,10 @@ final class TimestampClampTests: XCTestCase {
     /// The block size bound is the caller's: a 200-byte packet passes the default and is
     /// reported as damage under a 128-byte bound.
     func testMaximumBlockSizeIsAParameter() throws {
-        let bytes = CaptureFileWriter.pcapng([CaptureFileWriter.Frame(
-            timestamp: 1_700_000_000_000_000_000, bytes: [UInt8](repeating: 0xAB, count: 200))])
+        let bytes = CaptureFileWriter.pcapng([
+            CaptureFileWriter.Frame(
+                timestamp: 1_700_000_000_000_000_000, bytes: [UInt8](repeating: 0xAB, count: 200))
+        ])
         let path = try CaptureFileWriter.temporaryFile(named: "block-limit.pcapng", containing: bytes)
         XCTAssertEqual(try CaptureReader(path: path).next()?.bytes.count, 200)
 

@@ -14,7 +14,9 @@ final class LowerLayerRunTests: XCTestCase {
     // "HTTP/1.1 200 OK\r\n" = 17; "Content-Length: 5\r\n" + "\r\n" = 19 + 2 = 21; body 5.
     static let response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 
-    private func analyze(_ frames: [CaptureFileWriter.Frame], name: String) throws -> ([MessageRecord], InputDiagnostics) {
+    private func analyze(_ frames: [CaptureFileWriter.Frame], name: String) throws -> (
+        [MessageRecord], InputDiagnostics
+    ) {
         let path = try CaptureFileWriter.temporaryFile(named: name, containing: CaptureFileWriter.pcap(frames))
         var records: [MessageRecord] = []
         let diagnostics = InputAnalyzer().analyze(path: path) { records.append($0) }
@@ -52,7 +54,8 @@ final class LowerLayerRunTests: XCTestCase {
             conversation.close()
             // Plus one PPPoE discovery frame (PADI), skipped by name.
             let padi = PacketBuilder.destinationMAC + PacketBuilder.sourceMAC + [0x88, 0x63, 0x11, 0x09, 0, 0, 0, 0]
-            let frames = conversation.frames + [CaptureFileWriter.Frame(timestamp: 1_800_000_000_000_000_000, bytes: padi)]
+            let frames =
+                conversation.frames + [CaptureFileWriter.Frame(timestamp: 1_800_000_000_000_000_000, bytes: padi)]
             let (records, diagnostics) = try analyze(frames, name: "encapsulated.pcap")
             XCTAssertEqual(sizes(records), [[21, 22, 0], [17, 21, 5]], "\(link)")
             // 3 handshake + 2 × (data + ACK) + 3 teardown = 10 TCP packets.

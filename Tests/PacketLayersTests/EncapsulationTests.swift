@@ -11,8 +11,9 @@ final class EncapsulationTests: XCTestCase {
     private let mac = PacketBuilder.destinationMAC + PacketBuilder.sourceMAC
 
     private var ipv4Packet: [UInt8] {
-        PacketBuilder.tcpPacket(from: endpoint("10.0.0.1:1234"), to: endpoint("10.0.0.2:80"), seq: 5,
-                                payload: payload)
+        PacketBuilder.tcpPacket(
+            from: endpoint("10.0.0.1:1234"), to: endpoint("10.0.0.2:80"), seq: 5,
+            payload: payload)
     }
 
     func testPPPoEUnderQinQCarriesIPv4() throws {

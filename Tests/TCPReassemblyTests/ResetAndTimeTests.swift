@@ -14,16 +14,17 @@ final class ResetAndTimeTests: XCTestCase {
     /// Request, then a forged RST "from the server" in the window, then the server's real
     /// response, the client's ACK and both FINs: the RST's sender went on, so it is ignored.
     func testForgedServerResetIsIgnoredWhenTheServerGoesOn() {
-        let packets = stamped(flow.handshake() + [
-            flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
-            flow.packet(.responder, offset: 0, ack: request.count, flags: .ack),
-            flow.packet(.responder, offset: 10, ack: nil, flags: .rst),  // in the window, 10 bytes ahead
-            flow.packet(.responder, offset: 0, response, ack: request.count, flags: .psh),
-            flow.packet(.initiator, offset: request.count, ack: response.count),
-            flow.fin(.initiator, offset: request.count, ack: response.count),
-            flow.fin(.responder, offset: response.count, ack: request.count + 1),
-            flow.packet(.initiator, offset: request.count + 1, ack: response.count + 1),
-        ])
+        let packets = stamped(
+            flow.handshake() + [
+                flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
+                flow.packet(.responder, offset: 0, ack: request.count, flags: .ack),
+                flow.packet(.responder, offset: 10, ack: nil, flags: .rst), // in the window, 10 bytes ahead
+                flow.packet(.responder, offset: 0, response, ack: request.count, flags: .psh),
+                flow.packet(.initiator, offset: request.count, ack: response.count),
+                flow.fin(.initiator, offset: request.count, ack: response.count),
+                flow.fin(.responder, offset: response.count, ack: request.count + 1),
+                flow.packet(.initiator, offset: request.count + 1, ack: response.count + 1),
+            ])
         let harness = Harness()
         harness.feed(packets)
         harness.finish()
@@ -40,12 +41,13 @@ final class ResetAndTimeTests: XCTestCase {
     /// proves nothing: it may have been in flight), and then the client acknowledges the
     /// response, which a side that had reset would never do.
     func testForgedClientResetIsIgnoredWhenTheClientAcknowledgesMore() {
-        let packets = stamped(flow.handshake() + [
-            flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
-            flow.packet(.initiator, offset: request.count, ack: 0, flags: .rst),
-            flow.packet(.responder, offset: 0, response, ack: request.count, flags: .psh),
-            flow.packet(.initiator, offset: request.count, ack: response.count),
-        ])
+        let packets = stamped(
+            flow.handshake() + [
+                flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
+                flow.packet(.initiator, offset: request.count, ack: 0, flags: .rst),
+                flow.packet(.responder, offset: 0, response, ack: request.count, flags: .psh),
+                flow.packet(.initiator, offset: request.count, ack: response.count),
+            ])
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
@@ -61,17 +63,19 @@ final class ResetAndTimeTests: XCTestCase {
     /// Two RSTs in a row wait for the same sign; the connection then ends by RST at the
     /// first one's time, after `closedLinger` (5 s) of quiet.
     func testRepeatedResetEndsAtTheFirstOnesTime() {
-        var packets = stamped(flow.handshake() + [
-            flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
-            flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
-            flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
-        ])
+        var packets = stamped(
+            flow.handshake() + [
+                flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
+                flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
+                flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
+            ])
         let firstReset = packets[4].time
         // Another connection's packet 6 s later runs the sweep.
         var other = Flow()
         other.client = endpoint(0x0A00_0009, 40_000)
-        packets += stamped([other.packet(.initiator, offset: 0, request, ack: nil, flags: .psh)],
-                           from: firstReset + 6 * second)
+        packets += stamped(
+            [other.packet(.initiator, offset: 0, request, ack: nil, flags: .psh)],
+            from: firstReset + 6 * second)
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
@@ -87,10 +91,11 @@ final class ResetAndTimeTests: XCTestCase {
         var second = Flow()
         second.clientISN = 90_000
         second.serverISN = 700_000
-        let packets = stamped(flow.handshake() + [
-            flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
-            flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
-        ] + second.handshake())
+        let packets = stamped(
+            flow.handshake() + [
+                flow.packet(.initiator, offset: 0, request, ack: 0, flags: .psh),
+                flow.packet(.responder, offset: 0, ack: nil, flags: .rst),
+            ] + second.handshake())
         let harness = Harness()
         harness.feed(packets)
         harness.finish()
@@ -128,7 +133,7 @@ final class ResetAndTimeTests: XCTestCase {
         XCTAssertEqual(TCPAssembler.saturatingDifference(.min, .max), .min)
         XCTAssertEqual(TCPAssembler.saturatingDifference(0, .min), .max)
         XCTAssertEqual(TCPAssembler.saturatingDifference(-1, .max), .min)
-        XCTAssertEqual(TCPAssembler.saturatingDifference(-1, .min), .max)  // -1 + 2^63 = Int64.max exactly
+        XCTAssertEqual(TCPAssembler.saturatingDifference(-1, .min), .max) // -1 + 2^63 = Int64.max exactly
         XCTAssertEqual(TCPAssembler.saturatingDifference(10, 3), 7)
         XCTAssertEqual(TCPAssembler.saturatingSum(.max, 1), .max)
         XCTAssertEqual(TCPAssembler.saturatingSum(.min, -1), .min)
