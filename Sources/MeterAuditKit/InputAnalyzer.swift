@@ -93,7 +93,7 @@ public struct InputAnalyzer {
         let limits = options.limits
         let reader: CaptureReader
         do {
-            reader = try CaptureReader(path: path)
+            reader = try CaptureReader(path: path, maxPcapngBlockBytes: limits.maxPcapngBlockBytes)
         } catch {
             collector.fail(String(describing: error), readable: false)
             return
@@ -113,6 +113,10 @@ public struct InputAnalyzer {
                     progress(read, reader.fileSize)
                 }
                 packets.frameBytes += frame.originalLength
+                if !frame.timestampFlags.isEmpty {
+                    if frame.timestampFlags.contains(.clamped) { packets.clampedTimestamps += 1 }
+                    if frame.timestampFlags.contains(.resolutionAssumed) { packets.assumedTimestampResolution += 1 }
+                }
                 switch decoder.decode(frame) {
                 case let .segment(segment):
                     packets.tcp += 1
@@ -132,6 +136,9 @@ public struct InputAnalyzer {
         }
         assembler.finish()
         packets.strayControl = assembler.strayControlPackets
+        packets.ignoredResets = assembler.ignoredResets
+        packets.fragmentDatagramsEvicted = decoder.evictedFragmentDatagrams
+        packets.fragmentDatagramsExpired = decoder.expiredFragmentDatagrams
         packets.skipped = Dictionary(uniqueKeysWithValues: skipped.map { ($0.key.rawValue, $0.value) })
         collector.finishPackets(packets, unsupported: unsupported)
     }

@@ -1,3 +1,4 @@
+import CaptureIO
 import ContentCoding
 import HTTP1
 import TCPReassembly
@@ -9,6 +10,8 @@ public struct Limits: Sendable {
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.
     public var maxPendingFragmentBytes = 8 << 20
+    /// The largest pcapng block (packet, header) held whole; a longer one is taken as damage.
+    public var maxPcapngBlockBytes = CaptureReader.defaultMaxPcapngBlockBytes
 
     public init() {}
 }
