@@ -118,7 +118,8 @@ public struct HARMessageBuilder: Sendable {
         var message = message
         var notes = notes
         // Out-of-range sizes are unknown, so every sum below stays far inside Int.
-        let outOfRange = [headersSize, bodySize, transferSize].contains { ($0 ?? 0) > Self.maximumSize }
+        let used = rule == .reconstructedHead ? [bodySize] : [headersSize, bodySize, transferSize]
+        let outOfRange = used.contains { ($0 ?? 0) > Self.maximumSize }
         if outOfRange { notes.append("size-out-of-range") }
         let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
