@@ -11,11 +11,11 @@ final class RobustnessTests: XCTestCase {
     func testRequestsFromTheSideThatAcceptedTheConnection() {
         // A SOCKS5 BIND: the client (TCP initiator) asks the proxy to accept a connection for
         // it; the remote peer's requests then come from the proxy, the side that accepted.
-        let greeting: [UInt8] = [0x05, 0x01, 0x00]  // 3
-        let bind: [UInt8] = [0x05, 0x02, 0x00, 0x01, 0, 0, 0, 0, 0, 0]  // 10
-        let method: [UInt8] = [0x05, 0x00]  // 2
-        let bound: [UInt8] = [0x05, 0x00, 0x00, 0x01, 192, 168, 0, 1, 0x1F, 0x90]  // 10
-        let connected: [UInt8] = [0x05, 0x00, 0x00, 0x01, 192, 168, 0, 2, 0xC3, 0x50]  // 10
+        let greeting: [UInt8] = [0x05, 0x01, 0x00] // 3
+        let bind: [UInt8] = [0x05, 0x02, 0x00, 0x01, 0, 0, 0, 0, 0, 0] // 10
+        let method: [UInt8] = [0x05, 0x00] // 2
+        let bound: [UInt8] = [0x05, 0x00, 0x00, 0x01, 192, 168, 0, 1, 0x1F, 0x90] // 10
+        let connected: [UInt8] = [0x05, 0x00, 0x00, 0x01, 192, 168, 0, 2, 0xC3, 0x50] // 10
         let outcome = verify([
             .clientBytes(greeting),
             .serverBytes(method),
@@ -30,14 +30,14 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(outcome.records.count, 2)
         let request = outcome.request(0)
         assertSizes(request, line: 23, headers: 11, body: 0)
-        XCTAssertEqual(request?.streamOffset, 22)  // 2 + 10 + 10 SOCKS bytes first
+        XCTAssertEqual(request?.streamOffset, 22) // 2 + 10 + 10 SOCKS bytes first
         XCTAssertEqual(request?.client, responderEndpoint)
         XCTAssertEqual(request?.server, initiatorEndpoint)
         XCTAssertEqual(request?.pair, 0)
         XCTAssertEqual(request?.anomalies, [.afterResync])
         let response = outcome.response(0)
         assertSizes(response, line: 17, headers: 21, body: 2)
-        XCTAssertEqual(response?.streamOffset, 13)  // 3 + 10
+        XCTAssertEqual(response?.streamOffset, 13) // 3 + 10
         XCTAssertEqual(response?.client, responderEndpoint)
         XCTAssertEqual(response?.pair, 0)
         XCTAssertEqual(response?.request?.method, "GET")
@@ -49,10 +49,10 @@ final class RobustnessTests: XCTestCase {
 
     func testOnceAMessageShowedTheRolesTheOtherKindIsNotTakenFromASide() {
         let outcome = verify([
-            .client("GET / HTTP/1.1\r\n\r\n"),  // 16; 2
+            .client("GET / HTTP/1.1\r\n\r\n"), // 16; 2
             // A status line from the client after that is no message: 17 + 2 skipped.
             .client("HTTP/1.1 200 OK\r\n\r\n"),
-            .server("HTTP/1.1 204 No Content\r\n\r\n"),  // 8+1+3+1+10+2 = 25; 2
+            .server("HTTP/1.1 204 No Content\r\n\r\n"), // 8+1+3+1+10+2 = 25; 2
         ])
         XCTAssertEqual(outcome.requests.count, 1)
         XCTAssertEqual(outcome.responses.count, 1)
@@ -73,7 +73,7 @@ final class RobustnessTests: XCTestCase {
             .server("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
             // "GET / HTTP/1.0.8\r\n" 3+1+1+1+10+2 = 18; 2
             .client("GET / HTTP/1.0.8\r\n\r\n"),
-            .server("HTTP/1.1 505 Version Not Supported\r\nContent-Length: 0\r\n\r\n"),  // 8+1+3+1+21+2 = 36; 21
+            .server("HTTP/1.1 505 Version Not Supported\r\nContent-Length: 0\r\n\r\n"), // 8+1+3+1+21+2 = 36; 21
         ])
         XCTAssertEqual(outcome.records.count, 6)
         let badVersion = outcome.request(0)
@@ -89,7 +89,7 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(nonASCII?.method, "G\u{CB}T")
         XCTAssertEqual(nonASCII?.anomalies, [.malformedStartLine])
         XCTAssertEqual(nonASCII?.pair, 1)
-        XCTAssertEqual(nonASCII?.streamOffset, 26)  // 15 + 11
+        XCTAssertEqual(nonASCII?.streamOffset, 26) // 15 + 11
         let longVersion = outcome.request(2)
         assertSizes(longVersion, line: 18, headers: 2, body: 0)
         XCTAssertEqual(longVersion?.version, "HTTP/1.0.8")
@@ -104,7 +104,7 @@ final class RobustnessTests: XCTestCase {
 
     func testHTTP09RequestHasNoFields() {
         let outcome = verify([
-            .client("GET /\r\n"),  // 3+1+1+2 = 7, the whole request
+            .client("GET /\r\n"), // 3+1+1+2 = 7, the whole request
             // "HTTP/1.0 200 OK\r\n" 17; "\r\n" 2; body "hi" 2 until the server's FIN
             .server("HTTP/1.0 200 OK\r\n\r\nhi"),
             .end(.responder, .fin),
@@ -123,7 +123,7 @@ final class RobustnessTests: XCTestCase {
 
     func testAMalformedRequestLineNobodyAnsweredIsSkipped() {
         let outcome = verify([
-            .client("GET / HTTP/1.\r\n\r\n"),  // 15 + 2 = 17
+            .client("GET / HTTP/1.\r\n\r\n"), // 15 + 2 = 17
             .end(.initiator, .fin),
             .end(.responder, .fin),
         ])
@@ -136,7 +136,7 @@ final class RobustnessTests: XCTestCase {
             // "hello /world HTTP/x\r\n" 5+1+6+1+6+2 = 21, skipped once a request line follows;
             // "GET /real HTTP/1.1\r\n" 3+1+5+1+8+2 = 20; 2
             .client("hello /world HTTP/x\r\nGET /real HTTP/1.1\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),  // 17; 21
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), // 17; 21
         ])
         XCTAssertEqual(outcome.requests.count, 1)
         let request = outcome.request(0)
@@ -189,9 +189,9 @@ final class RobustnessTests: XCTestCase {
 
     func testAStartLineCutBeforeItShowsItsKindIsSkipped() {
         let outcome = verify([
-            .client("GE"),  // no method yet: 2 skipped
+            .client("GE"), // no method yet: 2 skipped
             .gap(.initiator, 40),
-            .server("HTTP/1.1 20"),  // no status yet: 11 skipped
+            .server("HTTP/1.1 20"), // no status yet: 11 skipped
             .gap(.responder, 40),
         ])
         XCTAssertEqual(outcome.records, [])
