@@ -24,7 +24,8 @@ public struct HARMessage: Sendable {
     /// Request: the body as the app passed it (content coding still on). Response: the decoded
     /// body (HAR text is decoded). Nil when the HAR does not tell.
     public var body: [UInt8]?
-    /// `from-cache`, `websocket-messages:N`, `body-from-params`, `body-unknown`.
+    /// `from-cache`, `websocket-messages:N`, `body-from-params`, `body-unknown`, `time-clamped`,
+    /// `size-out-of-range`, `unexpected-type:PATH`.
     public var notes: [String]
 
     /// Content codings still applied to `body`: a request's own; none on a response, whose
@@ -42,12 +43,14 @@ public struct HARMessageBuilder: Sendable {
 
     public func messages(for entry: HAREntry) -> (request: HARMessage, response: HARMessage?) {
         let url = HARURL(entry.request.url)
+        let started = entry.startedDateTime.flatMap(ISO8601Time.parse)
         let origin = MessageOrigin(connection: entry.connection ?? "",
-                                   time: entry.startedDateTime.flatMap(ISO8601Time.nanoseconds),
+                                   time: started?.nanoseconds,
                                    client: "", server: url.server(address: entry.serverIPAddress))
         var entryNotes: [String] = []
         if entry.fromCache { entryNotes.append("from-cache") }
         if entry.webSocketMessageCount > 0 { entryNotes.append("websocket-messages:\(entry.webSocketMessageCount)") }
+        if started?.clamped == true { entryNotes.append("time-clamped") }
 
         let request = self.request(entry, url: url, origin: origin, notes: entryNotes)
         return (request, entry.response.map { response($0, entry: entry, request: request.message, origin: origin, notes: entryNotes) })
@@ -65,7 +68,7 @@ public struct HARMessageBuilder: Sendable {
         message.complete = true
         if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
-        var notes = entryNotes
+        var notes = entryNotes + har.notes
         var body: [UInt8]?
         if let postData = har.postData {
             if let text = postData.text {
@@ -106,13 +109,21 @@ public struct HARMessageBuilder: Sendable {
         let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
                       requestMethod: request.method, body: body, origin: origin,
-                      notes: notes + (body == nil ? ["body-unknown"] : []))
+                      notes: notes + har.notes + (body == nil ? ["body-unknown"] : []))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
     private func finish(_ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
                         requestMethod: String?, body: [UInt8]?, origin: MessageOrigin, notes: [String]) -> HARMessage {
         var message = message
+        var notes = notes
+        // Out-of-range sizes are unknown, so every sum below stays far inside Int.
+        let used = rule == .reconstructedHead ? [bodySize] : [headersSize, bodySize, transferSize]
+        let outOfRange = used.contains { ($0 ?? 0) > Self.maximumSize }
+        if outOfRange { notes.append("size-out-of-range") }
+        let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
+        let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
+        let transferSize = transferSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let chunked = Self.isChunked(message)
         let lineLength = Self.startLineLength(message)
         var wire: WireSize
@@ -168,6 +179,10 @@ public struct HARMessageBuilder: Sendable {
     static func oneChunkFraming(_ length: Int) -> Int {
         length == 0 ? 5 : String(length, radix: 16).count + 2 + 2 + 5
     }
+
+    /// The largest size a HAR may give (1 TiB): no real message comes near it, and records
+    /// of this size can be summed by the million without overflow. Larger ones are unknown.
+    static let maximumSize = 1 << 40
 
     private static let noEndpoint = TransportEndpoint(address: IPAddress(ipv4: 0), port: 0)
 }

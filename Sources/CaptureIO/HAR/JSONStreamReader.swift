@@ -72,8 +72,6 @@ public final class JSONStreamReader {
     public var bytesBuffered: Int { end - position }
     /// Offset in the file of the next unread byte.
     public var bytesConsumed: Int { bytesRead - bytesBuffered }
-    /// Current nesting depth (open objects and arrays).
-    public var depth: Int { stack.count }
 
     private var file: UnsafeMutablePointer<FILE>?
     private let buffer: UnsafeMutablePointer<UInt8>
