@@ -150,23 +150,11 @@ public enum EndpointsReporter: RunReporter {
     }
 }
 
-/// Writing a report's text.
+/// Writing a report's text, through a temporary file renamed into place (`OutputFile`).
 public enum ReportFile {
-    public enum Error: Swift.Error, CustomStringConvertible {
-        case cannotWrite(path: String, reason: String)
-
-        public var description: String {
-            switch self {
-            case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
-            }
-        }
-    }
+    public typealias Error = OutputFile.Error
 
     public static func write(_ text: String, to path: String) throws {
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw Error.cannotWrite(path: path, reason: error.localizedDescription)
-        }
+        try OutputFile.write(text, to: path)
     }
 }
