@@ -145,8 +145,10 @@ private final class WorkQueue: @unchecked Sendable {
         /// Measurements by wire body and recipe; a body still being measured maps to its job,
         /// so an identical body arriving meanwhile follows it instead of measuring again.
         var wireMemo: LRUMemo<WireKey, BodyWorker.Job>
-        /// `gzippedData` length by the SHA-256 of the bytes compressed.
-        var gzipMemo: LRUMemo<SHA256.Digest, Int>
+        /// `gzippedData` length by the SHA-256 of the bytes compressed; a length still being
+        /// computed is there too, so the same content is deflated once even when two workers
+        /// meet it at the same time.
+        var gzipMemo: LRUMemo<SHA256.Digest, PendingLength>
         var statistics = BodyWorker.Statistics()
     }
 
@@ -158,7 +160,7 @@ private final class WorkQueue: @unchecked Sendable {
     /// Estimated bytes of one memo entry beyond its recipe's codings: digest, hash table
     /// slot, recency links, and a job object or a length.
     static let wireEntryCost = 256
-    static let gzipEntryCost = 128
+    static let gzipEntryCost = 192
 
     init(level: Int32, limits: DecodingLimits, bounds: Limits.BodyWork) {
         self.bounds = bounds
@@ -217,6 +219,26 @@ private final class WorkQueue: @unchecked Sendable {
         shared.stopping = true
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+/// A `gzippedData` length, known now or once the worker deflating it is done.
+private final class PendingLength {
+    private let condition = NSCondition()
+    private var length: Int?
+
+    func set(_ value: Int) {
+        condition.lock()
+        length = value
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while length == nil { condition.wait() }
+        return length!
     }
 }
 
@@ -342,23 +364,24 @@ private final class MeasuringWorker {
                                feed: () -> Void) -> Int {
         if count == 0 { return 0 }
         if let first, first.count == 2, first.first == 0x1f, first.last == 0x8b { return count }
-        if let known = queue.withLock({ shared -> Int? in
-            let known = shared.gzipMemo.value(for: digest)
-            if known != nil { shared.statistics.deflateReused += 1 }
-            return known
-        }) {
-            return known
+        let pending = PendingLength()
+        let known: PendingLength? = queue.withLock { shared in
+            if let known = shared.gzipMemo.value(for: digest) {
+                shared.statistics.deflateReused += 1
+                return known
+            }
+            shared.statistics.deflated += 1
+            shared.statistics.evicted += shared.gzipMemo.insert(pending, for: digest, cost: WorkQueue.gzipEntryCost)
+            return nil
         }
+        if let known { return known.wait() }
         let start = threadCPUSeconds()
         sizer.reset()
         feed()
         let length = sizer.finish()
         let seconds = threadCPUSeconds() - start
-        queue.withLock { shared in
-            shared.statistics.deflated += 1
-            shared.statistics.deflateSeconds += seconds
-            shared.statistics.evicted += shared.gzipMemo.insert(length, for: digest, cost: WorkQueue.gzipEntryCost)
-        }
+        pending.set(length)
+        queue.withLock { $0.statistics.deflateSeconds += seconds }
         return length
     }
 }

@@ -87,6 +87,7 @@ public enum JSONReport: RunReporter {
         json.endObject()
         json.endObject()
         json.newline()
+        json.flush()
     }
 
     /// A dictionary's entries as JSONEncoder's sortedKeys orders them (by UTF-8 bytes); the
@@ -171,8 +172,6 @@ final class PrettyJSONWriter {
         self.sink = sink
         buffer.reserveCapacity(1 << 16)
     }
-
-    deinit { flush() }
 
     func flush() {
         guard !buffer.isEmpty else { return }
