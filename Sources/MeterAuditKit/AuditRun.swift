@@ -1,4 +1,5 @@
 import Analysis
+import Dispatch
 import Foundation
 import HTTP1
 import Reports
@@ -99,24 +100,45 @@ public struct AuditRun {
             }
         }
         let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: options.settings)
+        // The end-of-run files are independent: written at once, on every core. Listed (and
+        // their errors told) in registry order, diagnostics.json last.
+        let diagnosticsPath = outputDirectory + "/diagnostics.json"
+        var writers: [(path: String, write: () throws -> Void)] = []
         for reporter in Reporters.all where formats?.contains(reporter.name) ?? true {
             let path = outputDirectory + "/" + reporter.fileName
+            writers.append((path, { try reporter.write(report, to: path) }))
+        }
+        let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
+        writers.append((diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) }))
+        let failures = WriteFailures(count: writers.count)
+        DispatchQueue.concurrentPerform(iterations: writers.count) { index in
             do {
-                try reporter.write(report, to: path)
-                files.append(path)
+                try writers[index].write()
             } catch {
-                outputErrors.append(String(describing: error))
+                failures.set(index, String(describing: error))
             }
         }
-        let diagnosticsPath = outputDirectory + "/diagnostics.json"
-        do {
-            try DiagnosticsFile(inputs: diagnostics).write(to: diagnosticsPath)
-            files.append(diagnosticsPath)
-        } catch {
-            outputErrors.append(String(describing: error))
+        for (index, writer) in writers.enumerated() {
+            if let failure = failures.failure(at: index) {
+                outputErrors.append(failure)
+            } else {
+                files.append(writer.path)
+            }
         }
         return Result(report: report, files: files, outputErrors: outputErrors, bodyWork: analyzer.bodyMeasurements)
     }
+}
+
+/// The error of each of several writes running at once, by index.
+private final class WriteFailures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String?]
+
+    init(count: Int) { failures = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ failure: String) { lock.withLock { failures[index] = failure } }
+
+    func failure(at index: Int) -> String? { lock.withLock { failures[index] } }
 }
 
 /// Which file a path names and how long it is, to tell when an input changed under the run.

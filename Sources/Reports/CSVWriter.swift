@@ -13,29 +13,33 @@ public final class CSVWriter {
     public var path: String { file.path }
 
     public func writeRow<S: Sequence>(_ fields: S) where S.Element == String {
+        // The row is built locally and handed over whole: one call into the file per row.
+        var row: [UInt8] = []
+        row.reserveCapacity(512)
         var first = true
         for field in fields {
-            if !first { file.write(byte: UInt8(ascii: ",")) }
+            if !first { row.append(UInt8(ascii: ",")) }
             first = false
-            append(field)
+            Self.append(field, to: &row)
         }
-        file.write(byte: 13)
-        file.write(byte: 10)
+        row.append(13)
+        row.append(10)
+        file.write(row)
     }
 
-    private func append(_ field: String) {
+    private static func append(_ field: String, to row: inout [UInt8]) {
         let utf8 = field.utf8
         let needsQuotes = utf8.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
         guard needsQuotes else {
-            file.write(utf8)
+            row.append(contentsOf: utf8)
             return
         }
-        file.write(byte: 34)
+        row.append(34)
         for byte in utf8 {
-            if byte == 34 { file.write(byte: 34) }
-            file.write(byte: byte)
+            if byte == 34 { row.append(34) }
+            row.append(byte)
         }
-        file.write(byte: 34)
+        row.append(34)
     }
 
     /// Writes what is buffered and puts the file in place; throws, naming the file, when

@@ -240,6 +240,13 @@ final class PrettyJSONWriter {
     /// by name, others as `\u00XX`); slashes and everything else as UTF-8.
     private func quoted(_ value: String) {
         buffer.append(UInt8(ascii: "\""))
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+            // Nothing to escape, the usual case: one append.
+            buffer.append(contentsOf: value.utf8)
+            buffer.append(UInt8(ascii: "\""))
+            if buffer.count >= 1 << 16 { flush() }
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])

@@ -56,6 +56,13 @@ public final class OutputFile {
     }
 
     /// Appends bytes; written out when the buffer fills.
+    public func write(_ bytes: [UInt8]) {
+        guard failure == nil else { return }
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= Self.bufferSize { flush() }
+    }
+
+    /// Appends bytes; written out when the buffer fills.
     public func write<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
