@@ -34,12 +34,12 @@ public enum JSONReport: RunReporter {
         json.beginObject()
         json.key("endpoints")
         json.beginArray()
-        for endpoint in run.rankedEndpoints() {
+        for endpoint in run.endpointRanking() {
             json.element()
             json.beginObject()
             json.key("directions")
             json.beginObject()
-            for (direction, figures) in sortedByKey(endpoint.directions.map { ($0.direction.rawValue, $0.figures) }) {
+            for (direction, figures) in sortedByKey(run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) }) {
                 json.key(direction)
                 group(figures, names: names, json)
             }
