@@ -156,4 +156,30 @@ final class CommandLineTests: XCTestCase {
         // The inputs were still read and summarized.
         XCTAssertTrue(result.stderr.contains("python-pipeline.pcap: 16 packets"), result.stderr)
     }
+
+    // MARK: the estimator's floor (scripts/bench)
+
+    func testWorkTimingsCountDistinctBodiesAndContents() throws {
+        // Six gzip responses: body.gzip three times, the stored-block gzip of the same text
+        // (plain.txt) twice, and a different text once. Distinct wire bodies: 3; distinct
+        // decoded contents: 2, so 2 deflates and 1 re-compression answered from memory.
+        let plain = try Fixtures.bytes("contentcoding/plain.txt")
+        let bodies = try [Fixtures.bytes("contentcoding/body.gzip")] + [CaptureFileWriter.gzip(plain)]
+            + [CaptureFileWriter.gzip(Array("a different text".utf8))]
+        var conversation = Conversation()
+        conversation.handshake()
+        for body in [bodies[0], bodies[0], bodies[1], bodies[0], bodies[1], bodies[2]] {
+            conversation.send(.client, BadInputTests.request)
+            conversation.send(.server, Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        }
+        conversation.close()
+        let path = try CaptureFileWriter.temporaryFile(named: "floor.pcap", containing: conversation.pcap())
+        let result = try run(["analyze", path, "--out", outputDirectory, "--quiet", "--work-timings"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let line = try XCTUnwrap(result.stderr.split(separator: "\n").first { $0.hasPrefix("work-floor: ") }, result.stderr)
+        XCTAssertTrue(line.hasPrefix("work-floor: decode 3 distinct bodies "), String(line))
+        XCTAssertTrue(line.contains(" deflate 2 distinct contents "), String(line))
+        XCTAssertTrue(line.contains("(1 re-compressions and 3 bodies answered from memory)"), String(line))
+        XCTAssertNotNil(line.range(of: #"; floor [0-9]+\.[0-9]{3} s on [1-9][0-9]* threads$"#, options: .regularExpression), String(line))
+    }
 }
