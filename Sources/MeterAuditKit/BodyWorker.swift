@@ -3,9 +3,9 @@ import Crypto
 import DequeModule
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Measures bodies off the parsing thread, once per distinct body.
@@ -165,11 +165,14 @@ private final class WorkQueue: @unchecked Sendable {
     init(level: Int32, limits: DecodingLimits, bounds: Limits.BodyWork) {
         self.bounds = bounds
         // Each memo gets half the byte budget.
-        shared = Shared(wireMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2),
-                        gzipMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2))
-        threadCount = bounds.workerThreads > 0 ? bounds.workerThreads : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        shared = Shared(
+            wireMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2),
+            gzipMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2))
+        threadCount =
+            bounds.workerThreads > 0 ? bounds.workerThreads : max(1, ProcessInfo.processInfo.activeProcessorCount)
         for index in 0..<threadCount {
-            let worker = MeasuringWorker(level: level, limits: limits, maxRetainedDecoded: bounds.maxRetainedDecodedBody, queue: self)
+            let worker = MeasuringWorker(
+                level: level, limits: limits, maxRetainedDecoded: bounds.maxRetainedDecodedBody, queue: self)
             let thread = Thread { worker.run() }
             thread.name = "meteraudit.body-worker.\(index)"
             thread.start()
@@ -186,7 +189,9 @@ private final class WorkQueue: @unchecked Sendable {
     func enqueue(_ item: Item) {
         condition.lock()
         while !shared.items.isEmpty
-              && (shared.queuedBytes + item.body.count > bounds.maxQueuedBytes || shared.items.count >= bounds.maxQueuedBodies) {
+            && (shared.queuedBytes + item.body.count > bounds.maxQueuedBytes
+                || shared.items.count >= bounds.maxQueuedBodies)
+        {
             condition.wait()
         }
         shared.queuedBytes += item.body.count
@@ -328,24 +333,30 @@ private final class MeasuringWorker {
             decodedDigest = hasher.finalize()
         }
         if recipe.needs.contains(.gzipTransferDecoded) {
-            measurement.gzippedTransferDecoded = gzippedLength(digest: digest, count: body.count, first: body.prefix(2)) {
+            measurement.gzippedTransferDecoded = gzippedLength(digest: digest, count: body.count, first: body.prefix(2))
+            {
                 body.withUnsafeBytes { sizer.feed($0) }
             }
         }
         let exact = measurement.outcome == .decoded || measurement.outcome == .identity
         if wantsDecodedGzip && exact {
             if identity {
-                measurement.gzippedDecoded = measurement.gzippedTransferDecoded
+                measurement.gzippedDecoded =
+                    measurement.gzippedTransferDecoded
                     ?? gzippedLength(digest: digest, count: body.count, first: body.prefix(2)) {
                         body.withUnsafeBytes { sizer.feed($0) }
                     }
             } else if retainedAll {
-                measurement.gzippedDecoded = gzippedLength(digest: decodedDigest, count: decoded.count, first: decoded.prefix(2)) {
+                measurement.gzippedDecoded = gzippedLength(
+                    digest: decodedDigest, count: decoded.count, first: decoded.prefix(2)
+                ) {
                     decoded.withUnsafeBytes { sizer.feed($0) }
                 }
             } else {
                 // Too big to keep: decoded again, straight into deflate (decoding is the cheap half).
-                measurement.gzippedDecoded = gzippedLength(digest: decodedDigest, count: measurement.decodedLength, first: nil) {
+                measurement.gzippedDecoded = gzippedLength(
+                    digest: decodedDigest, count: measurement.decodedLength, first: nil
+                ) {
                     let decoder = ContentDecoder(codings: recipe.codings, limits: limits, scratch: scratch)
                     decoder.sink = { [sizer] in sizer.feed($0) }
                     body.withUnsafeBytes { decoder.feed($0) }
@@ -353,15 +364,17 @@ private final class MeasuringWorker {
                 }
             }
         }
-        if decoded.capacity > maxRetainedDecoded / 4 { decoded = [] }  // a rare large body does not keep its buffer
+        if decoded.capacity > maxRetainedDecoded / 4 { decoded = [] } // a rare large body does not keep its buffer
         return measurement
     }
 
     /// The `gzippedData` length of bytes with SHA-256 `digest`: from the memo, or by feeding
     /// them (`feed`) through this worker's sizer. Empty data and data starting with the gzip
     /// magic come back unchanged, so their length needs neither.
-    private func gzippedLength(digest: SHA256.Digest, count: Int, first: ArraySlice<UInt8>?,
-                               feed: () -> Void) -> Int {
+    private func gzippedLength(
+        digest: SHA256.Digest, count: Int, first: ArraySlice<UInt8>?,
+        feed: () -> Void
+    ) -> Int {
         if count == 0 { return 0 }
         if let first, first.count == 2, first.first == 0x1f, first.last == 0x8b { return count }
         let pending = PendingLength()

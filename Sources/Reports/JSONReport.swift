@@ -39,20 +39,28 @@ public enum JSONReport: RunReporter {
             json.beginObject()
             json.key("directions")
             json.beginObject()
-            for (direction, figures) in sortedByKey(run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) }) {
+            for (direction, figures) in sortedByKey(
+                run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) })
+            {
                 json.key(direction)
                 group(figures, names: names, json)
             }
             json.endObject()
-            json.key("endpoint"); json.string(endpoint.endpoint)
-            json.key("rank"); json.int(endpoint.rank)
-            json.key("rank_abs_error"); json.int(endpoint.absoluteError)
+            json.key("endpoint")
+            json.string(endpoint.endpoint)
+            json.key("rank")
+            json.int(endpoint.rank)
+            json.key("rank_abs_error")
+            json.int(endpoint.absoluteError)
             json.endObject()
         }
         json.endArray()
         json.key("estimators")
         json.beginArray()
-        for name in names { json.element(); json.string(name) }
+        for name in names {
+            json.element()
+            json.string(name)
+        }
         json.endArray()
         json.key("inputs")
         json.beginArray()
@@ -65,16 +73,21 @@ public enum JSONReport: RunReporter {
             json.encoded(try! encoder.encode(input))
         }
         json.endArray()
-        json.key("ranking_estimator"); json.string(run.rankingEstimator.map { names[$0] })
-        json.key("schema"); json.string("meteraudit-report")
-        json.key("schema_version"); json.int(schemaVersion)
+        json.key("ranking_estimator")
+        json.string(run.rankingEstimator.map { names[$0] })
+        json.key("schema")
+        json.string("meteraudit-report")
+        json.key("schema_version")
+        json.int(schemaVersion)
         json.key("settings")
         json.beginArray()
         for (name, value) in run.settings {
             json.element()
             json.beginObject()
-            json.key("name"); json.string(name)
-            json.key("value"); json.string(value)
+            json.key("name")
+            json.string(name)
+            json.key("value")
+            json.string(value)
             json.endObject()
         }
         json.endArray()
@@ -107,11 +120,16 @@ public enum JSONReport: RunReporter {
             estimator(figures, json)
         }
         json.endObject()
-        json.key("incomplete"); json.int(figures.incomplete)
-        json.key("records"); json.int(figures.records)
-        json.key("unmeasured"); json.int(figures.unmeasured)
-        json.key("unpaired"); json.int(figures.unpaired)
-        json.key("wire_bytes"); json.int(figures.wireBytes)
+        json.key("incomplete")
+        json.int(figures.incomplete)
+        json.key("records")
+        json.int(figures.records)
+        json.key("unmeasured")
+        json.int(figures.unmeasured)
+        json.key("unpaired")
+        json.int(figures.unpaired)
+        json.key("wire_bytes")
+        json.int(figures.wireBytes)
         json.endObject()
     }
 
@@ -121,32 +139,48 @@ public enum JSONReport: RunReporter {
         let counted = figures.count > 0
         let split = figures.splitCount > 0
         json.beginObject()
-        json.key("body_error"); json.int(split ? figures.bodyError : nil)
+        json.key("body_error")
+        json.int(split ? figures.bodyError : nil)
         json.key("causes")
         json.beginArray()
         for (name, tally) in figures.sortedCauses {
             json.element()
             json.beginObject()
-            json.key("bytes"); json.int(tally.bytes)
+            json.key("bytes")
+            json.int(tally.bytes)
             json.key("bytes_per_record")
             json.double(tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
-            json.key("name"); json.string(name)
-            json.key("records"); json.int(tally.records)
+            json.key("name")
+            json.string(name)
+            json.key("records")
+            json.int(tally.records)
             json.endObject()
         }
         json.endArray()
-        json.key("count"); json.int(figures.count)
-        json.key("error"); json.int(counted ? figures.error : nil)
-        json.key("error_pct"); json.double(rounded(figures.errorPercent))
-        json.key("estimated"); json.int(counted ? figures.estimated : nil)
-        json.key("headers_error"); json.int(split ? figures.headersError : nil)
-        json.key("line_error"); json.int(split ? figures.lineError : nil)
-        json.key("max_abs_rel"); json.double(rounded(figures.maxAbsoluteRelativeError))
-        json.key("mean_abs_rel"); json.double(rounded(figures.meanAbsoluteRelativeError))
-        json.key("median_abs_rel"); json.double(rounded(figures.absoluteRelativeError(quantile: 0.5)))
-        json.key("p95_abs_rel"); json.double(rounded(figures.absoluteRelativeError(quantile: 0.95)))
-        json.key("unestimated"); json.int(figures.unestimated)
-        json.key("wire"); json.int(counted ? figures.wire : nil)
+        json.key("count")
+        json.int(figures.count)
+        json.key("error")
+        json.int(counted ? figures.error : nil)
+        json.key("error_pct")
+        json.double(rounded(figures.errorPercent))
+        json.key("estimated")
+        json.int(counted ? figures.estimated : nil)
+        json.key("headers_error")
+        json.int(split ? figures.headersError : nil)
+        json.key("line_error")
+        json.int(split ? figures.lineError : nil)
+        json.key("max_abs_rel")
+        json.double(rounded(figures.maxAbsoluteRelativeError))
+        json.key("mean_abs_rel")
+        json.double(rounded(figures.meanAbsoluteRelativeError))
+        json.key("median_abs_rel")
+        json.double(rounded(figures.absoluteRelativeError(quantile: 0.5)))
+        json.key("p95_abs_rel")
+        json.double(rounded(figures.absoluteRelativeError(quantile: 0.95)))
+        json.key("unestimated")
+        json.int(figures.unestimated)
+        json.key("wire")
+        json.int(counted ? figures.wire : nil)
         json.endObject()
     }
 
@@ -196,8 +230,14 @@ final class PrettyJSONWriter {
         indent(empty.count)
     }
 
-    func beginObject() { put("{"); empty.append(true) }
-    func beginArray() { put("["); empty.append(true) }
+    func beginObject() {
+        put("{")
+        empty.append(true)
+    }
+    func beginArray() {
+        put("[")
+        empty.append(true)
+    }
     func endObject() { close("}") }
     func endArray() { close("]") }
 

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
-private let systemWrite = Glibc.write
+    import Glibc
+    private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
-import Darwin
-private let systemWrite = Darwin.write
+    import Darwin
+    private let systemWrite = Darwin.write
 #endif
 
 /// One output file, written under a temporary name beside its final one and renamed into

@@ -70,7 +70,7 @@ final class BodyWorkerTests: XCTestCase {
 
     func testContentTooLongToKeepIsDecodedAgainIntoDeflate() throws {
         var bounds = Limits.BodyWork()
-        bounds.maxRetainedDecodedBody = 1000  // plain.txt decodes to 107,636 bytes
+        bounds.maxRetainedDecodedBody = 1000 // plain.txt decodes to 107,636 bytes
         let worker = BodyWorker(level: 6, limits: DecodingLimits(), bounds: bounds)
         let measurement = worker.submit(try Fixtures.bytes("contentcoding/body.gzip"), gzipDecoded).wait()
         XCTAssertEqual(measurement.decodedLength, Self.plainLength)
@@ -126,10 +126,14 @@ final class BodyWorkerTests: XCTestCase {
         // Room for a few entries per memo: 4 KiB split in two, 256 B per wire entry.
         bounds.maxMemoBytes = 4096
         let worker = BodyWorker(level: 6, limits: DecodingLimits(), bounds: bounds)
-        let bodies = (0..<100).map { index in Array("body number \(index) ".utf8) + Array(repeating: UInt8(index), count: 100) }
+        let bodies = (0..<100).map { index in
+            Array("body number \(index) ".utf8) + Array(repeating: UInt8(index), count: 100)
+        }
         let first = bodies.map { worker.submit($0, BodyRecipe(codings: [], needs: .gzipDecoded)) }.map { $0.wait() }
         // The oldest were dropped: measured again, with the same answers.
-        let again = bodies.prefix(3).map { worker.submit($0, BodyRecipe(codings: [], needs: .gzipDecoded)) }.map { $0.wait() }
+        let again = bodies.prefix(3).map { worker.submit($0, BodyRecipe(codings: [], needs: .gzipDecoded)) }.map {
+            $0.wait()
+        }
         XCTAssertEqual(Array(first.prefix(3)), again)
         for (body, measurement) in zip(bodies, first) {
             XCTAssertEqual(measurement.gzippedDecoded, GzipSizer.length(of: body, level: 6))
@@ -142,12 +146,14 @@ final class BodyWorkerTests: XCTestCase {
 
     func testQueueBoundHoldsTheSubmitterNotTheResults() throws {
         var bounds = Limits.BodyWork()
-        bounds.maxQueuedBytes = 1   // one body at a time
+        bounds.maxQueuedBytes = 1 // one body at a time
         bounds.maxQueuedBodies = 1
         bounds.workerThreads = 1
         let worker = BodyWorker(level: 6, limits: DecodingLimits(), bounds: bounds)
         let body = try Fixtures.bytes("contentcoding/body.gzip")
-        let jobs = (0..<5).map { index in worker.submit(body + [UInt8(index)], BodyRecipe(codings: [], needs: .gzipTransferDecoded)) }
+        let jobs = (0..<5).map { index in
+            worker.submit(body + [UInt8(index)], BodyRecipe(codings: [], needs: .gzipTransferDecoded))
+        }
         // Identity bodies starting with the gzip magic are returned unchanged by gzippedData.
         XCTAssertEqual(jobs.map { $0.wait().gzippedTransferDecoded }, Array(repeating: 13_438, count: 5))
     }
@@ -159,7 +165,7 @@ final class LRUMemoTests: XCTestCase {
         XCTAssertEqual(memo.insert(1, for: "a", cost: 10), 0)
         XCTAssertEqual(memo.insert(2, for: "b", cost: 10), 0)
         XCTAssertEqual(memo.insert(3, for: "c", cost: 10), 0)
-        XCTAssertEqual(memo.value(for: "a"), 1)  // a is now the most recent; b the least
+        XCTAssertEqual(memo.value(for: "a"), 1) // a is now the most recent; b the least
         XCTAssertEqual(memo.insert(4, for: "d", cost: 10), 1)
         XCTAssertNil(memo.value(for: "b"))
         XCTAssertEqual(memo.value(for: "a"), 1)
@@ -187,7 +193,10 @@ final class LRUMemoTests: XCTestCase {
         // Still correct after sweeps: the least recent is the one looked up longest ago.
         memo = LRUMemo<Int, Int>(maxCost: 3)
         for key in 0..<3 { memo.insert(key, for: key, cost: 1) }
-        for _ in 0..<500 { _ = memo.value(for: 0); _ = memo.value(for: 2) }
+        for _ in 0..<500 {
+            _ = memo.value(for: 0)
+            _ = memo.value(for: 2)
+        }
         memo.insert(9, for: 9, cost: 1)
         XCTAssertNil(memo.value(for: 1))
         XCTAssertEqual(memo.value(for: 0), 0)

@@ -22,7 +22,9 @@ final class RunFaultTests: XCTestCase {
     /// Copies of two samples plus `middle` between them: a.pcap (python-pipeline: 16 packets),
     /// the middle input, c.pcap (python-close).
     private func inputs(middle name: String, _ bytes: [UInt8]) throws -> [String] {
-        let first = directory + "/a.pcap", last = directory + "/c.pcap", middle = directory + "/" + name
+        let first = directory + "/a.pcap"
+        let last = directory + "/c.pcap"
+        let middle = directory + "/" + name
         try FileManager.default.copyItem(atPath: Fixtures.sample("python-pipeline.pcap"), toPath: first)
         try FileManager.default.copyItem(atPath: Fixtures.sample("python-close.pcap"), toPath: last)
         try CaptureFileWriter.write(bytes, to: middle)
@@ -51,13 +53,17 @@ final class RunFaultTests: XCTestCase {
 
     private func assertOthersKept(_ out: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let sources = try sources(out)
-        XCTAssertEqual(sources.filter { $0 == "a.pcap" }.count, try recordCount("python-pipeline.pcap"), file: file, line: line)
-        XCTAssertEqual(sources.filter { $0 == "c.pcap" }.count, try recordCount("python-close.pcap"), file: file, line: line)
+        XCTAssertEqual(
+            sources.filter { $0 == "a.pcap" }.count, try recordCount("python-pipeline.pcap"), file: file, line: line)
+        XCTAssertEqual(
+            sources.filter { $0 == "c.pcap" }.count, try recordCount("python-close.pcap"), file: file, line: line)
         XCTAssertGreaterThan(sources.count, 0, file: file, line: line)
     }
 
     func testInputDeletedBeforeItsTurnIsUnreadableAndTheOthersAreRead() throws {
-        let inputs = try inputs(middle: "b.pcap", try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("python-close.pcap"))).map { $0 })
+        let inputs = try inputs(
+            middle: "b.pcap",
+            try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("python-close.pcap"))).map { $0 })
         let (result, out) = try run(inputs) { index in
             if index == 0 { try? FileManager.default.removeItem(atPath: inputs[1]) }
         }
@@ -90,9 +96,11 @@ final class RunFaultTests: XCTestCase {
         // A HAR of 4,000 one-line entries, each a request (wire 30) and a response (wire 45):
         // far more than the reader's 256 KiB chunk, so cutting the file after the first 64
         // entries (the first progress report) cuts what the reader has yet to read.
-        let entry = #"{"request": {"method": "GET", "url": "http://127.0.0.1:8080/a", "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 30, "bodySize": 0},"#
+        let entry =
+            #"{"request": {"method": "GET", "url": "http://127.0.0.1:8080/a", "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 30, "bodySize": 0},"#
             + #" "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "content": {"size": 5, "text": "hello"}, "headersSize": 40, "bodySize": 5}}"#
-        let text = "{\"log\": {\"version\": \"1.2\", \"entries\": [\n"
+        let text =
+            "{\"log\": {\"version\": \"1.2\", \"entries\": [\n"
             + Array(repeating: entry, count: 4000).joined(separator: ",\n") + "\n]}}\n"
         let inputs = try inputs(middle: "b.har", Array(text.utf8))
         let size = text.utf8.count
@@ -111,7 +119,8 @@ final class RunFaultTests: XCTestCase {
         XCTAssertTrue(truncated.readable)
         let error = try XCTUnwrap(truncated.error)
         XCTAssertTrue(error.hasPrefix(inputs[1] + ": "), error)
-        XCTAssertTrue(error.contains("\(inputs[1]): truncated from \(size) to \(size / 2) bytes while it was read"), error)
+        XCTAssertTrue(
+            error.contains("\(inputs[1]): truncated from \(size) to \(size / 2) bytes while it was read"), error)
         // Entries before the cut are kept, whole: about half of them, never the ones past it.
         let records = try sources(out).filter { $0 == "b.har" }.count
         XCTAssertGreaterThan(records, 2 * 64)
