@@ -17,11 +17,12 @@ public struct InputAnalyzer {
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
-        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding)
+        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding,
+                                 bounds: options.limits.bodyWork)
     }
 
     /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
-    public var bodyMeasurements: (measured: Int, reused: Int, streamed: Int) { worker.statistics }
+    public var bodyMeasurements: BodyWorkStatistics { worker.statistics }
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too. HAR or capture is told by content.

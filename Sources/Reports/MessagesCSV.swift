@@ -36,7 +36,11 @@ public final class MessagesCSV {
         writer.writeRow(Self.row(for: record))
     }
 
+    /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
     public func close() throws { try writer.close() }
+
+    /// Abandons the file (the run ended early): nothing is left.
+    public func discard() { writer.discard() }
 
     static func row(for record: MessageRecord) -> [String] {
         let message = record.message
