@@ -147,8 +147,8 @@ final class CommandLineTests: XCTestCase {
     func testFullDiskWhileStreamingMessagesKeepsTheReports() throws {
         let inputs = try Fixtures.sampleInputs()
         let directory = outputDirectory
-        // messages.csv of every sample is about 70 KB; report.md about 24 KB.
-        let result = try runWithFileSizeLimit(kib: 32, ["analyze"] + inputs + ["--out", directory, "--format", "messages,markdown"])
+        // messages.csv of every sample is about 70 KB; diagnostics.json about 35 KB, report.md 24 KB.
+        let result = try runWithFileSizeLimit(kib: 48, ["analyze"] + inputs + ["--out", directory, "--format", "messages,markdown"])
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("\(directory)/messages.csv: cannot write"), result.stderr)
         XCTAssertFalse(result.stdout.contains("messages.csv"), "not listed as written: \(result.stdout)")
