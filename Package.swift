@@ -34,6 +34,11 @@ let package = Package(
         .target(name: "HTTP1", dependencies: [
             "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // TLS: key logs, record reading and decryption (docs/TLS.md); swift-crypto does every cipher.
+        .target(name: "TLS", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1"]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         .target(name: "Estimation", dependencies: ["HTTP1"]),
@@ -53,6 +58,7 @@ let package = Package(
         .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
         .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
