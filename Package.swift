@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
         .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "CaptureIO", "PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
