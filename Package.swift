@@ -5,6 +5,8 @@ import PackageDescription
 // → HARMessages) → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit under a
 // thin CLI, meteraudit.
 // See ARCHITECTURE.md.
+import Foundation
+
 let package = Package(
     name: "MeterAudit",
     platforms: [.macOS(.v13)],
@@ -40,6 +42,10 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // What each fuzz target runs per input; the crasher-replay tests call it too (docs/FUZZING.md).
+        .target(name: "FuzzEntries", dependencies: [
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HARMessages", "ContentCoding",
+        ]),
         .executableTarget(name: "meteraudit", dependencies: [
             "MeterAuditKit", "Estimation", "Analysis", "Reports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -57,6 +63,23 @@ let package = Package(
             "Reports", "Analysis", "Estimation", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
         ]),
         .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
+        .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
     ],
     swiftLanguageModes: [.v5]
 )
+
+// libFuzzer executables, one per parser (Fuzz/<name>/). They exist only in builds made by
+// scripts/fuzz, which sets METERAUDIT_FUZZ=1 and adds `-sanitize=fuzzer,address`: libFuzzer
+// supplies `main`, so they are compiled as libraries (no top-level code) and would not link
+// without it.
+let fuzzTargets = [
+    "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
+]
+if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
+    for name in fuzzTargets {
+        package.targets.append(.executableTarget(
+            name: name, dependencies: ["FuzzEntries"], path: "Fuzz/\(name)",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+        package.products.append(.executable(name: name, targets: [name]))
+    }
+}

@@ -1,0 +1,7 @@
+import FuzzEntries
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    FuzzEntry.harReader.run(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
