@@ -68,17 +68,18 @@ let package = Package(
     swiftLanguageModes: [.v5]
 )
 
-// libFuzzer executables, one per parser (Fuzz/<name>/). They exist only in builds made by
-// scripts/fuzz, which sets METERAUDIT_FUZZ=1 and adds `-sanitize=fuzzer,address`: libFuzzer
-// supplies `main`, so they are compiled as libraries (no top-level code) and would not link
-// without it.
+// libFuzzer executables, one per parser (Fuzz/<name>/), over FuzzDriver. They exist only in
+// builds made by scripts/fuzz, which sets METERAUDIT_FUZZ=1 and adds `-sanitize=fuzzer,address`:
+// their entry point starts libFuzzer's driver, so they would not link without it. No top-level
+// code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
+    package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))
     for name in fuzzTargets {
         package.targets.append(.executableTarget(
-            name: name, dependencies: ["FuzzEntries"], path: "Fuzz/\(name)",
+            name: name, dependencies: ["FuzzDriver"], path: "Fuzz/\(name)",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
         package.products.append(.executable(name: name, targets: [name]))
     }

@@ -1,7 +1,7 @@
-import FuzzEntries
+import FuzzDriver
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    FuzzEntry.http1.run(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
+// libFuzzer with FuzzEntry.http1 (docs/FUZZING.md). SwiftPM binds `main` to `FuzzHTTP1_main`.
+@_cdecl("FuzzHTTP1_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runLibFuzzer(.http1, argc: argc, argv: argv)
 }

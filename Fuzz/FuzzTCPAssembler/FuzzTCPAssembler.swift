@@ -1,7 +1,7 @@
-import FuzzEntries
+import FuzzDriver
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    FuzzEntry.tcpAssembler.run(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
+// libFuzzer with FuzzEntry.tcpAssembler (docs/FUZZING.md). SwiftPM binds `main` to `FuzzTCPAssembler_main`.
+@_cdecl("FuzzTCPAssembler_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runLibFuzzer(.tcpAssembler, argc: argc, argv: argv)
 }
