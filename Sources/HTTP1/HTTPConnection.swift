@@ -230,6 +230,9 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             if response.pair == nil && !response.isInterim { response.anomalies.insert(.unpaired) }
             sink.record(response, body: observer)
         case .request:
+            // Indexes count per side, and without the handshake both sides can send request
+            // lines: a request held under the same index is handed on, never overwritten.
+            if heldRequests[message.index] != nil { emitHeldRequest(message.index) }
             heldRequests[message.index] = (message, observer)
             if pairs[message.index] != nil { emitHeldRequest(message.index) }
         }

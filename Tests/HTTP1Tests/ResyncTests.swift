@@ -281,4 +281,20 @@ final class ResyncTests: XCTestCase {
         XCTAssertEqual(outcome.request(0)?.streamOffset, 9)
         XCTAssertEqual(outcome.request(0)?.pair, 0)
     }
+
+    /// Found by FuzzHTTP1 (Tests/Fixtures/fuzz-crashers/FuzzHTTP1/both-sides-send-requests):
+    /// without the handshake both sides sent a request line and both heads were cut by the
+    /// end; the two requests share index 0 and the first one's bytes went missing.
+    func testRequestsFromBothSidesAreAllKept() {
+        let outcome = verify([
+            .client("\nT / HTTP/1.1\nT\n"),
+            .server("T / HTTP/1.1\n"),
+            .end(.initiator, .fin), .end(.responder, .fin),
+        ], handshake: false)
+        XCTAssertEqual(outcome.requests.count, 2)
+        // Client: "\n" skipped while seeking a start line (1), then "T / HTTP/1.1\n" (13) and
+        // "T\n" (2) as a cut head. Server: "T / HTTP/1.1\n" (13), a cut head with no fields.
+        XCTAssertEqual(outcome.summary.clientTally.skippedBytes + outcome.summary.serverTally.skippedBytes, 1)
+        XCTAssertEqual(outcome.requests.map { $0.wireLine + $0.wireHeaders }.sorted(), [13, 15])
+    }
 }
