@@ -38,7 +38,8 @@ final class EveryInputTests: XCTestCase {
             }
             for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
                 // Also the fuzz seeds in harness formats: any bytes can be handed to the tool.
-                if !isNote(file) { files.append(file) }
+                // Not the crashers waiting for their fix (docs/FUZZING.md): they crash today.
+                if !isNote(file) && !file.path.contains("/fuzz-crashers-pending/") { files.append(file) }
             }
         }
         return files.sorted { $0.path < $1.path }
