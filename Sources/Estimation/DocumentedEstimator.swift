@@ -1,4 +1,5 @@
 import HTTP1
+import Records
 
 /// The estimator of seed 001, reproduced exactly, quirks included (METERING §4.1).
 ///
@@ -52,18 +53,18 @@ public struct DocumentedEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
         var causes: [ErrorCause] = []
-        let headersError = estimate.headers - message.wireHeaders
+        let headersError = estimate.headers - wire.headers
         switch message.kind {
         case .request:
-            causes.add("request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - message.wireLine)
+            causes.add("request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
             let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
             causes.add("stack-added request fields", -stackAdded)
             causes.add("header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
         case .response:
-            causes.add("status-line CRLF", estimate.line - message.wireLine)
+            causes.add("status-line CRLF", estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
@@ -72,9 +73,9 @@ public struct DocumentedEstimator: Estimator {
             }
             causes.add("header formatting (spacing, line ends)", headersError + merged)
         }
-        let framing = Self.chunkFraming(message)
+        let framing = Self.chunkFraming(message, wire: wire)
         causes.add(framing.name, framing.bytes)
-        let contentError = estimate.body - message.wireBody - framing.bytes
+        let contentError = estimate.body - wire.body - framing.bytes
         let recompressed = bodyNeeds(for: message) != []
         causes.add(recompressed ? "gzip re-compression differs from the body sent (level, settings)"
                                 : "decoded body counted instead of the coded one", contentError)

@@ -1,4 +1,5 @@
 import HTTP1
+import Records
 
 /// A size estimate in the three parts reports compare separately.
 public struct Estimate: Sendable, Equatable {
@@ -16,7 +17,7 @@ public struct Estimate: Sendable, Equatable {
 }
 
 /// Why an estimator could give no figure for a record.
-public enum EstimateUnavailable: String, Error, Sendable, CaseIterable {
+public enum EstimateUnavailable: String, Error, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     /// The estimate needs body bytes the capture lacks (a gap, snaplen).
     case bodyBytesMissing = "body-bytes-missing"
     /// The estimate needs the decoded body, and the content coding could not be decoded.
@@ -87,13 +88,13 @@ public protocol Estimator: Sendable {
     func bodyNeeds(for message: HTTPMessage) -> BodyNeeds
     func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
     /// Splits `estimate − wire` into causes whose bytes add up to it, component by component.
-    func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
+    func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
 }
 
 extension Estimator {
     /// The body's wire share that is transfer coding rather than content.
-    static func chunkFraming(_ message: HTTPMessage) -> ErrorCause {
-        ErrorCause("chunk framing", message.bodyLength - message.wireBody)
+    static func chunkFraming(_ message: HTTPMessage, wire: WireSize.Split) -> ErrorCause {
+        ErrorCause("chunk framing", message.bodyLength - wire.body)
     }
 }
 
@@ -104,17 +105,23 @@ extension Array where Element == ErrorCause {
     }
 }
 
-/// The estimators a run applies, in output order.
+/// The estimators a run applies, in output order, and the one whose error ranks endpoints.
 public struct EstimatorSet: Sendable {
     public let estimators: [any Estimator]
+    /// Index of the estimator whose error ranks endpoints in the reports; nil without estimators.
+    public let ranking: Int?
 
-    public init(_ estimators: [any Estimator]) {
+    /// `ranking` defaults to the last estimator.
+    public init(_ estimators: [any Estimator], ranking: Int? = nil) {
+        precondition(ranking.map { estimators.indices.contains($0) } ?? true, "ranking estimator out of range")
         self.estimators = estimators
+        self.ranking = ranking ?? (estimators.isEmpty ? nil : estimators.count - 1)
     }
 
-    /// Every estimator we ship, for one client profile.
+    /// Every estimator we ship, for one client profile; the documented meter (the one apps
+    /// ship) ranks endpoints.
     public static func standard(profile: ClientProfile = .urlSession) -> EstimatorSet {
-        EstimatorSet([NaiveEstimator(), DocumentedEstimator(profile: profile)])
+        EstimatorSet([NaiveEstimator(), DocumentedEstimator(profile: profile)], ranking: 1)
     }
 
     public var names: [String] { estimators.map(\.name) }
@@ -127,11 +134,18 @@ public struct EstimatorSet: Sendable {
         estimators.map { $0.estimate(message, body: body) }
     }
 
-    /// Each estimate's causes (empty where there is no estimate).
-    public func explain(_ message: HTTPMessage, body: BodyFacts,
+    /// Each estimate's causes of `estimate − wire` (empty where there is no estimate or no
+    /// known wire size). A wire size known only as a total has one cause for the whole error.
+    public func explain(_ message: HTTPMessage, wire: WireSize, body: BodyFacts,
                         estimates: [Result<Estimate, EstimateUnavailable>]) -> [[ErrorCause]] {
         zip(estimators, estimates).map { estimator, estimate in
-            (try? estimate.get()).map { estimator.explain(message, body: body, estimate: $0) } ?? []
+            guard let estimate = try? estimate.get() else { return [] }
+            if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }
+            guard let total = wire.total else { return [] }
+            return [ErrorCause(Self.totalOnlyCause, estimate.total - total)]
         }
     }
+
+    /// The one cause of a record whose wire size is a total only.
+    public static let totalOnlyCause = "wire split unknown (HAR gives the total only)"
 }

@@ -81,7 +81,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var trailerLines: [Range<Int>] = []
 
     /// The message being read, once its start line is known.
-    private(set) var current: HTTPMessage?
+    private(set) var current: CapturedMessage?
     private var observer: Sink.Observer?
     /// Whether any byte of the current message's body (framing included) has been seen.
     private var bodyStarted = false
@@ -423,7 +423,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     /// The message from what the head buffer holds; nil without a start line.
-    private func makeMessage() -> HTTPMessage? {
+    private func makeMessage() -> CapturedMessage? {
         guard let start = startLine else { return nil }
         var message = connection.newMessage(kind: start.kind, from: side, at: messageStart)
         message.wireLine = startLineLength

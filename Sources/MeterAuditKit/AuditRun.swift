@@ -1,6 +1,6 @@
 import Analysis
 import Foundation
-import HTTP1
+import Records
 import Reports
 
 /// A whole run: every input through the pipeline, outputs written to one directory.
@@ -64,7 +64,7 @@ public struct AuditRun {
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimatorNames: options.estimators.names)
+        var aggregation = Aggregation(estimators: options.estimators)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
@@ -124,7 +124,7 @@ extension InputDiagnostics {
         let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
         var line = "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
             + " \(records.requests) requests, \(records.responses) responses"
-            + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
+            + " (\(har.wireSources[.unknown] ?? 0) of unknown wire size)"
         if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }
         if let error { line += "\n  error: \(error)" }
         for broken in har.brokenEntries {

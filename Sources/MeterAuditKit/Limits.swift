@@ -9,6 +9,9 @@ public struct Limits: Sendable {
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.
     public var maxPendingFragmentBytes = 8 << 20
+    /// Records of one input held in order while their bodies are measured; past this, the
+    /// oldest is waited for.
+    public var maxWaitingRecords = 4096
 
     public init() {}
 }

@@ -33,18 +33,29 @@ public final class CSVWriter {
     deinit { fclose(file) }
 
     public func writeRow<S: Sequence>(_ fields: S) where S.Element == String {
+        Self.append(row: fields, to: &buffer)
+        if buffer.count >= 1 << 16 { flushBuffer() }
+    }
+
+    /// The text of `rows` as this writer writes it to a file.
+    public static func text(_ rows: [[String]]) -> String {
+        var bytes: [UInt8] = []
+        for row in rows { append(row: row, to: &bytes) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func append<S: Sequence>(row fields: S, to buffer: inout [UInt8]) where S.Element == String {
         var first = true
         for field in fields {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            append(field)
+            append(field, to: &buffer)
         }
         buffer.append(13)
         buffer.append(10)
-        if buffer.count >= 1 << 16 { flushBuffer() }
     }
 
-    private func append(_ field: String) {
+    private static func append(_ field: String, to buffer: inout [UInt8]) {
         let utf8 = field.utf8
         let needsQuotes = utf8.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
         guard needsQuotes else {

@@ -1,6 +1,7 @@
 import CaptureIO
 @testable import HARMessages
 import HTTP1
+import Records
 import XCTest
 
 /// The rules of docs/HAR.md on small entries, with every size counted by hand.
@@ -33,8 +34,8 @@ final class HARMessageBuilderTests: XCTestCase {
         XCTAssertNil(built.response)
         XCTAssertTrue(built.request.message.anomalies.contains(.unpaired))
         // 2024-03-01T10:00:00Z is 1709287200 s after the epoch.
-        XCTAssertEqual(built.request.origin, MessageOrigin(connection: "42", time: 1_709_287_200_123_456_000,
-                                                           client: "", server: "127.0.0.1:8080"))
+        XCTAssertEqual(built.request.source, HAREntrySource(entry: 3, rule: .reportedSizes, connection: "42",
+                                                            time: 1_709_287_200_123_456_000, server: "127.0.0.1:8080"))
     }
 
     func testTransferSizeStandsInWhenHeadersSizeIsUnknown() {
@@ -73,12 +74,12 @@ final class HARMessageBuilderTests: XCTestCase {
                                params: [HARHeader(name: "q", value: "a b"), HARHeader(name: "n", value: "é&")])
         let fromParams = builder.messages(for: entry(postData: form)).request
         XCTAssertEqual(String(decoding: fromParams.body ?? [], as: UTF8.self), "q=a+b&n=%C3%A9%26")
-        XCTAssertEqual(fromParams.notes, ["body-from-params"])
+        XCTAssertEqual(fromParams.notes, [.bodyFromParams])
 
         let multipart = HARPostData(mimeType: "multipart/form-data; boundary=x", text: nil, encoding: nil,
                                     params: [HARHeader(name: "f", value: "v")])
         XCTAssertNil(builder.messages(for: entry(postData: multipart)).request.body)
-        XCTAssertEqual(builder.messages(for: entry(postData: multipart)).request.notes, ["body-unknown"])
+        XCTAssertEqual(builder.messages(for: entry(postData: multipart)).request.notes, [.bodyUnknown])
 
         let announced = entry(requestHeaders: [HARHeader(name: "Content-Length", value: "12")])
         XCTAssertNil(builder.messages(for: announced).request.body, "Content-Length 12 without postData: unknown")
@@ -94,7 +95,7 @@ final class HARMessageBuilderTests: XCTestCase {
         let builder = HARMessageBuilder(rule: .reportedSizes)
         let noText = builder.messages(for: entry(response: response(headers: [], bodySize: 10))).response
         XCTAssertNil(noText?.body)
-        XCTAssertEqual(noText?.notes, ["body-unknown"])
+        XCTAssertEqual(noText?.notes, [.bodyUnknown])
         XCTAssertEqual(builder.messages(for: entry(response: response(status: 304, headers: []))).response?.body, [])
         XCTAssertEqual(builder.messages(for: entry(response: response(headers: [], bodySize: 0))).response?.body, [])
         let cut = builder.messages(for: entry(response: response(headers: [], text: "ab", error: "net::ERR_ABORTED"))).response

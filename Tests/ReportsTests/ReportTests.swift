@@ -129,7 +129,7 @@ final class MarkdownReportTests: XCTestCase {
     }
 
     func testEmptyRun() {
-        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators))
+        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators, rankingEstimator: ReportFixture.rankingEstimator))
         let text = MarkdownReport.render(run)
         XCTAssertTrue(text.contains("MeterAudit read 0 inputs (0 TCP connections) and found no HTTP message."))
         XCTAssertTrue(text.contains("No endpoints."))
@@ -290,7 +290,8 @@ final class DeterminismTests: XCTestCase {
         var records: [MessageRecord] = []
         for copy in 0..<300 {
             for var record in base {
-                record.message.wireBody += copy % 7
+                record.wire.body! += copy % 7
+                record.wire.total! += copy % 7
                 records.append(record)
             }
         }
