@@ -67,13 +67,23 @@ public struct BodyNeeds: OptionSet, Sendable {
     public static let gzipDecoded = BodyNeeds(rawValue: 2)
 }
 
-/// A named share of an estimate's error (estimate − wire), for reports that say why.
+/// The part of a message a cause of error lies in.
+public enum WireComponent: Sendable, Equatable, CaseIterable {
+    case line, headers, body
+    /// The whole message, when the wire size is known only as a total.
+    case total
+}
+
+/// A named share of an estimate's error (estimate − wire), for reports that say why. The
+/// causes of one component add up to that component's error.
 public struct ErrorCause: Sendable, Equatable {
+    public var component: WireComponent
     public var name: String
     /// Signed bytes this cause adds to the error.
     public var bytes: Int
 
-    public init(_ name: String, _ bytes: Int) {
+    public init(_ component: WireComponent, _ name: String, _ bytes: Int) {
+        self.component = component
         self.name = name
         self.bytes = bytes
     }
@@ -94,14 +104,18 @@ public protocol Estimator: Sendable {
 extension Estimator {
     /// The body's wire share that is transfer coding rather than content.
     static func chunkFraming(_ message: HTTPMessage, wire: WireSize.Split) -> ErrorCause {
-        ErrorCause("chunk framing", message.bodyLength - wire.body)
+        ErrorCause(.body, "chunk framing", message.bodyLength - wire.body)
     }
 }
 
 extension Array where Element == ErrorCause {
     /// Adds `bytes` under `name` unless it is zero.
-    mutating func add(_ name: String, _ bytes: Int) {
-        if bytes != 0 { append(ErrorCause(name, bytes)) }
+    mutating func add(_ component: WireComponent, _ name: String, _ bytes: Int) {
+        if bytes != 0 { append(ErrorCause(component, name, bytes)) }
+    }
+
+    mutating func add(_ cause: ErrorCause) {
+        add(cause.component, cause.name, cause.bytes)
     }
 }
 
@@ -142,7 +156,7 @@ public struct EstimatorSet: Sendable {
             guard let estimate = try? estimate.get() else { return [] }
             if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }
             guard let total = wire.total else { return [] }
-            return [ErrorCause(Self.totalOnlyCause, estimate.total - total)]
+            return [ErrorCause(.total, Self.totalOnlyCause, estimate.total - total)]
         }
     }
 

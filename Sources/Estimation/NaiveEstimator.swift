@@ -27,16 +27,16 @@ public struct NaiveEstimator: Estimator {
 
     public func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
         var causes: [ErrorCause] = []
-        causes.add(message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
-        causes.add("header fields not counted", -wire.headers)
+        causes.add(.line, message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
+        causes.add(.headers, "header fields not counted", -wire.headers)
         let bodyError = estimate.body - wire.body
         if message.kind == .response, message.declaredContentLength != nil {
-            causes.add(message.framing == .none ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
+            causes.add(.body, message.framing == .none ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
                        bodyError)
         } else {
             let framing = Self.chunkFraming(message, wire: wire)
-            causes.add(framing.name, framing.bytes)
-            causes.add("decoded body counted instead of the coded one", bodyError - framing.bytes)
+            causes.add(framing)
+            causes.add(.body, "decoded body counted instead of the coded one", bodyError - framing.bytes)
         }
         return causes
     }

@@ -79,9 +79,15 @@ enum ReportFixture {
                                                       time: 1_700_000_000_000_000_000))
         var record = MessageRecord(input: "fixture.pcap", source: source, message: sized.message, wire: wire,
                                    measured: measured, bodyDecoded: sized.wire.2, decoding: .identity, estimates: estimates)
-        record.causes = [naiveCauses.map { ErrorCause($0.0, $0.1) },
-                         documented == nil ? [] : documentedCauses.map { ErrorCause($0.0, $0.1) }]
+        record.causes = [naiveCauses.map { ErrorCause(component(of: $0.0), $0.0, $0.1) },
+                         documented == nil ? [] : documentedCauses.map { ErrorCause(component(of: $0.0), $0.0, $0.1) }]
         return record
+    }
+
+    /// The component each cause the fixture names lies in (as the estimators file them).
+    static func component(of cause: String) -> WireComponent {
+        if cause.contains("line") && !cause.contains("line ends") { return .line }
+        return cause.contains("body") ? .body : .headers
     }
 
     /// Every record of the fixture, in capture order.
