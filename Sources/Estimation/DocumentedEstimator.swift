@@ -53,7 +53,7 @@ public struct DocumentedEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
         var causes: [ErrorCause] = []
         let headersError = estimate.headers - wire.headers
         switch message.kind {

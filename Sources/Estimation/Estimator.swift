@@ -1,20 +1,8 @@
 import HTTP1
 import Records
 
-/// A size estimate in the three parts reports compare separately.
-public struct Estimate: Sendable, Equatable {
-    public var line: Int
-    public var headers: Int
-    public var body: Int
-
-    public init(line: Int, headers: Int, body: Int) {
-        self.line = line
-        self.headers = headers
-        self.body = body
-    }
-
-    public var total: Int { line + headers + body }
-}
+/// A meter's size estimate, in the parts the wire size is compared in.
+public typealias Estimate = ComponentSizes
 
 /// Why an estimator could give no figure for a record.
 public enum EstimateUnavailable: String, Error, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
@@ -98,12 +86,12 @@ public protocol Estimator: Sendable {
     func bodyNeeds(for message: HTTPMessage) -> BodyNeeds
     func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
     /// Splits `estimate − wire` into causes whose bytes add up to it, component by component.
-    func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
+    func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
 }
 
 extension Estimator {
     /// The body's wire share that is transfer coding rather than content.
-    static func chunkFraming(_ message: HTTPMessage, wire: WireSize.Split) -> ErrorCause {
+    static func chunkFraming(_ message: HTTPMessage, wire: ComponentSizes) -> ErrorCause {
         ErrorCause(.body, "chunk framing", message.bodyLength - wire.body)
     }
 }

@@ -25,7 +25,7 @@ public struct NaiveEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, wire: WireSize.Split, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
         var causes: [ErrorCause] = []
         causes.add(.line, message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
         causes.add(.headers, "header fields not counted", -wire.headers)

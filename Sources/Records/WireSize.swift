@@ -46,26 +46,27 @@ public struct WireSize: Sendable, Equatable {
     }
 
     /// The three components, when each is known.
-    public var split: Split? {
+    public var split: ComponentSizes? {
         guard let line, let headers, let body else { return nil }
-        return Split(line: line, headers: headers, body: body)
+        return ComponentSizes(line: line, headers: headers, body: body)
     }
 
     /// True when line, headers and body are each known, so errors split by component.
     public var hasComponents: Bool { split != nil }
+}
 
-    /// Line, headers and body, all known.
-    public struct Split: Sendable, Equatable {
-        public var line: Int
-        public var headers: Int
-        public var body: Int
+/// A message's size in the three parts reports compare separately: what was measured of it
+/// (`WireSize.split`) or what a meter estimated (`Estimate`).
+public struct ComponentSizes: Sendable, Equatable {
+    public var line: Int
+    public var headers: Int
+    public var body: Int
 
-        public init(line: Int, headers: Int, body: Int) {
-            self.line = line
-            self.headers = headers
-            self.body = body
-        }
-
-        public var total: Int { line + headers + body }
+    public init(line: Int, headers: Int, body: Int) {
+        self.line = line
+        self.headers = headers
+        self.body = body
     }
+
+    public var total: Int { line + headers + body }
 }

@@ -13,7 +13,7 @@ final class WireSizeTests: XCTestCase {
         (captured.wireLine, captured.wireHeaders, captured.wireBody) = (16, 11, 3)
         let wire = WireSize(captured: captured)
         XCTAssertEqual(wire, WireSize(line: 16, headers: 11, body: 3, total: 30, source: .capture))
-        XCTAssertEqual(wire.split, WireSize.Split(line: 16, headers: 11, body: 3))
+        XCTAssertEqual(wire.split, ComponentSizes(line: 16, headers: 11, body: 3))
         XCTAssertTrue(wire.hasComponents)
     }
 
