@@ -28,12 +28,12 @@ let package = Package(
             "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .target(name: "HTTP1", dependencies: [
-            "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
+            "CaptureIO", "PacketLayers", "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
-        .target(name: "Estimation", dependencies: ["HTTP1", "Records"]),
+        .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(name: "Analysis", dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
         .target(name: "Reports", dependencies: ["PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis"]),
         .target(name: "MeterAuditKit", dependencies: [
@@ -47,9 +47,9 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureIOTests", dependencies: ["CaptureIO", "TestSupport"]),
-        .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
-        .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
+        .testTarget(name: "PacketLayersTests", dependencies: ["CaptureIO", "PacketLayers", "TestSupport"]),
+        .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
         .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "ReportsTests", dependencies: [
             "Reports", "Analysis", "Estimation", "Records", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
         ]),
-        .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
+        .testTarget(name: "MeterAuditKitTests", dependencies: [
+            "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
+        ]),
     ],
     swiftLanguageModes: [.v5]
 )
