@@ -22,8 +22,10 @@ public struct CapturedMessage: Sendable, Equatable {
     /// The body as transmitted, framing included.
     public var wireBody = 0
 
-    public init(_ message: HTTPMessage, connection: Int, client: TransportEndpoint, server: TransportEndpoint,
-                time: Int64, streamOffset: Int64) {
+    public init(
+        _ message: HTTPMessage, connection: Int, client: TransportEndpoint, server: TransportEndpoint,
+        time: Int64, streamOffset: Int64
+    ) {
         self.message = message
         self.connection = connection
         self.client = client

@@ -17,7 +17,11 @@ final class DiagnosticsCollector {
         if message.kind == .request { diagnostics.records.requests += 1 } else { diagnostics.records.responses += 1 }
         if message.isInterim { diagnostics.records.interim += 1 }
         if message.complete { diagnostics.records.complete += 1 } else { diagnostics.records.incomplete += 1 }
-        if message.pair != nil { diagnostics.records.paired += 1 } else if !message.isInterim { diagnostics.records.unpaired += 1 }
+        if message.pair != nil {
+            diagnostics.records.paired += 1
+        } else if !message.isInterim {
+            diagnostics.records.unpaired += 1
+        }
     }
 
     func count(_ outcome: DecodingOutcome) {

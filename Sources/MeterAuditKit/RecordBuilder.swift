@@ -23,12 +23,14 @@ struct RecordBuilder {
     let estimators: EstimatorSet
     let normalizer: EndpointNormalizer
 
-    func record(_ finished: FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome) -> MessageRecord {
+    func record(_ finished: FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome) -> MessageRecord
+    {
         let estimates = estimators.estimate(finished.message, body: facts)
-        var record = MessageRecord(input: input, source: finished.source, message: finished.message, wire: finished.wire,
-                                   measured: finished.measured,
-                                   bodyDecoded: facts.contentKnown ? facts.decodedLength : nil, decoding: outcome,
-                                   estimates: estimates, normalizer: normalizer)
+        var record = MessageRecord(
+            input: input, source: finished.source, message: finished.message, wire: finished.wire,
+            measured: finished.measured,
+            bodyDecoded: facts.contentKnown ? facts.decodedLength : nil, decoding: outcome,
+            estimates: estimates, normalizer: normalizer)
         record.notes = finished.notes
         record.causes = estimators.explain(finished.message, wire: finished.wire, body: facts, estimates: estimates)
         return record

@@ -22,7 +22,6 @@ final class BodyMeter: BodyObserver {
         self.scratch = scratch
     }
 
-
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
         guard recipe.needsBytes else { return }
         if let streaming {
@@ -46,21 +45,27 @@ final class BodyMeter: BodyObserver {
 
     /// Ends the body: what is known now, and the measurement, ready or running.
     func finish(transferDecodedLength: Int) -> PendingBody {
-        let facts = BodyFacts(transferDecodedLength: transferDecodedLength, decodedLength: transferDecodedLength,
-                              decodedExactly: true, bytesMissing: bytesMissing)
+        let facts = BodyFacts(
+            transferDecodedLength: transferDecodedLength, decodedLength: transferDecodedLength,
+            decodedExactly: true, bytesMissing: bytesMissing)
         if let streaming {
             worker.countStreamed()
             return PendingBody(facts: facts, measurement: BodyWorker.Job(streaming.finish()))
         }
         if !recipe.needsBytes {
-            return PendingBody(facts: facts, measurement: BodyWorker.Job(
-                BodyMeasurement(outcome: .identity, decodedLength: transferDecodedLength)))
+            return PendingBody(
+                facts: facts,
+                measurement: BodyWorker.Job(
+                    BodyMeasurement(outcome: .identity, decodedLength: transferDecodedLength)))
         }
         if bytesMissing {
             // A coded body with a hole cannot be decoded; an identity one is its own length.
-            let outcome: DecodingOutcome = recipe.codings.isEmpty ? .identity : .failed("body bytes missing from the capture")
-            return PendingBody(facts: facts, measurement: BodyWorker.Job(
-                BodyMeasurement(outcome: outcome, decodedLength: transferDecodedLength)))
+            let outcome: DecodingOutcome =
+                recipe.codings.isEmpty ? .identity : .failed("body bytes missing from the capture")
+            return PendingBody(
+                facts: facts,
+                measurement: BodyWorker.Job(
+                    BodyMeasurement(outcome: outcome, decodedLength: transferDecodedLength)))
         }
         return PendingBody(facts: facts, measurement: worker.submit(collected, recipe))
     }
@@ -109,8 +114,10 @@ final class RecordSink: HTTPRecordSink {
         var body: PendingBody
     }
 
-    init(builder: RecordBuilder, diagnostics: DiagnosticsCollector, worker: BodyWorker, maxWaiting: Int,
-         emit: @escaping (MessageRecord) -> Void) {
+    init(
+        builder: RecordBuilder, diagnostics: DiagnosticsCollector, worker: BodyWorker, maxWaiting: Int,
+        emit: @escaping (MessageRecord) -> Void
+    ) {
         self.builder = builder
         self.diagnostics = diagnostics
         self.worker = worker
@@ -128,30 +135,44 @@ final class RecordSink: HTTPRecordSink {
     func record(_ captured: CapturedMessage, body: BodyMeter?) {
         let message = captured.message
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
-        let pending = body?.finish(transferDecodedLength: message.bodyLength)
-            ?? PendingBody(facts: BodyFacts(transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
-                                            decodedExactly: true, bytesMissing: message.missingBytes > 0,
-                                            gzippedTransferDecoded: 0, gzippedDecoded: 0))
-        let source = RecordSource.capture(CaptureFlow(connection: captured.connection, client: captured.client,
-                                                      server: captured.server, time: captured.time))
-        enqueue(Waiting(message: FinishedMessage(message: message, wire: WireSize(captured: captured), source: source,
-                                                 measured: message.complete, notes: []),
-                        body: pending))
+        let pending =
+            body?.finish(transferDecodedLength: message.bodyLength)
+            ?? PendingBody(
+                facts: BodyFacts(
+                    transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
+                    decodedExactly: true, bytesMissing: message.missingBytes > 0,
+                    gzippedTransferDecoded: 0, gzippedDecoded: 0))
+        let source = RecordSource.capture(
+            CaptureFlow(
+                connection: captured.connection, client: captured.client,
+                server: captured.server, time: captured.time))
+        enqueue(
+            Waiting(
+                message: FinishedMessage(
+                    message: message, wire: WireSize(captured: captured), source: source,
+                    measured: message.complete, notes: []),
+                body: pending))
     }
 
     /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
     func record(_ har: HARMessage) {
-        var pending = PendingBody(facts: BodyFacts(transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
-                                                   bytesMissing: false, contentKnown: false))
+        var pending = PendingBody(
+            facts: BodyFacts(
+                transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
+                bytesMissing: false, contentKnown: false))
         if let body = har.body {
-            pending.facts = BodyFacts(transferDecodedLength: body.count, decodedLength: body.count,
-                                      decodedExactly: true, bytesMissing: false)
+            pending.facts = BodyFacts(
+                transferDecodedLength: body.count, decodedLength: body.count,
+                decodedExactly: true, bytesMissing: false)
             let recipe = BodyRecipe(codings: har.bodyCodings, needs: builder.estimators.bodyNeeds(for: har.message))
             if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
         }
-        enqueue(Waiting(message: FinishedMessage(message: har.message, wire: har.wire, source: .har(har.source),
-                                                 measured: har.wire.total != nil, notes: har.notes),
-                        body: pending))
+        enqueue(
+            Waiting(
+                message: FinishedMessage(
+                    message: har.message, wire: har.wire, source: .har(har.source),
+                    measured: har.wire.total != nil, notes: har.notes),
+                body: pending))
     }
 
     private func enqueue(_ record: Waiting) {

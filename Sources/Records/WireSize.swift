@@ -41,8 +41,9 @@ public struct WireSize: Sendable, Equatable {
 
     /// A captured message's sizes, all counted.
     public init(captured message: CapturedMessage) {
-        self.init(line: message.wireLine, headers: message.wireHeaders, body: message.wireBody,
-                  total: message.wireTotal, source: .capture)
+        self.init(
+            line: message.wireLine, headers: message.wireHeaders, body: message.wireBody,
+            total: message.wireTotal, source: .capture)
     }
 
     /// The three components, when each is known.

@@ -5,10 +5,11 @@ import XCTest
 
 final class WireSizeTests: XCTestCase {
     func testCapturedSizesAreCountedAndSplit() {
-        var captured = CapturedMessage(HTTPMessage(kind: .request, index: 0), connection: 7,
-                                       client: TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 40000),
-                                       server: TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0002), port: 80),
-                                       time: 5, streamOffset: 0)
+        var captured = CapturedMessage(
+            HTTPMessage(kind: .request, index: 0), connection: 7,
+            client: TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 40000),
+            server: TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0002), port: 80),
+            time: 5, streamOffset: 0)
         // "GET / HTTP/1.1\r\n" is 16 bytes, "Host: a\r\n\r\n" 11, a 3-byte body.
         (captured.wireLine, captured.wireHeaders, captured.wireBody) = (16, 11, 3)
         let wire = WireSize(captured: captured)
@@ -34,7 +35,8 @@ final class WireSizeTests: XCTestCase {
         XCTAssertEqual(capture.time, 9)
         XCTAssertFalse(capture.isHAR)
 
-        let har = RecordSource.har(HAREntrySource(entry: 4, rule: .reportedSizes, connection: nil, time: nil, server: ""))
+        let har = RecordSource.har(
+            HAREntrySource(entry: 4, rule: .reportedSizes, connection: nil, time: nil, server: ""))
         XCTAssertEqual(har.connectionLabel, "")
         XCTAssertEqual(har.client, "", "a HAR names no client address")
         XCTAssertNil(har.time)
@@ -42,7 +44,8 @@ final class WireSizeTests: XCTestCase {
     }
 
     func testNotesAreWrittenAsTheOutputsName() {
-        XCTAssertEqual([RecordNote.fromCache, .webSocketMessages(12), .bodyFromParams, .bodyUnknown].map(\.description),
-                       ["from-cache", "websocket-messages:12", "body-from-params", "body-unknown"])
+        XCTAssertEqual(
+            [RecordNote.fromCache, .webSocketMessages(12), .bodyFromParams, .bodyUnknown].map(\.description),
+            ["from-cache", "websocket-messages:12", "body-from-params", "body-unknown"])
     }
 }
