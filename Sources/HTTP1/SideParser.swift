@@ -479,7 +479,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         let count = Int(min(Int64(bytes.count - index), limit))
         observer?.bodyBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)]))
         current?.wireBody += count
-        current?.bodyLength += count
+        current?.message.bodyLength += count  // per packet: no key-path lookup
         if count > 0 { bodyStarted = true }
         return count
     }
@@ -488,8 +488,8 @@ final class SideParser<Sink: HTTPRecordSink> {
         guard length > 0 else { return }
         observer?.bodyGap(length)
         current?.wireBody += length
-        current?.bodyLength += length
-        current?.missingBytes += length
+        current?.message.bodyLength += length
+        current?.message.missingBytes += length
         current?.anomalies.insert(.bytesMissing)
         bodyStarted = true
     }
