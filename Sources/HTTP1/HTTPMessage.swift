@@ -93,13 +93,13 @@ public struct RequestSummary: Sendable, Equatable {
     }
 }
 
-/// One HTTP/1.x message as a parser or a HAR builder found it: its head, how its body is
-/// framed and what is known of the body, and its pairing. Where it was seen and how many bytes
-/// it took on the wire are not the message's: a capture hands them alongside
-/// (`CapturedMessage`), a HAR record carries the sizes the HAR tells.
+/// One HTTP message as its producer found it (this module's parser, or a reader of another
+/// format): its head, how its body is framed and what is known of the body, and its pairing.
+/// Where it was seen and how many bytes it took on the wire are not the message's own: the
+/// parser hands them alongside (`CapturedMessage`), other producers their own way.
 public struct HTTPMessage: Sendable, Equatable {
     public var kind: MessageKind
-    /// 0-based position among the sender's messages on its connection (HAR: the entry's index).
+    /// 0-based position among the sender's messages on its connection, or in its producer's input.
     public var index: Int
 
     /// The start line as sent, without its terminator.
