@@ -18,9 +18,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
-        .systemLibrary(name: "CPcap", path: "Sources/CPcap"),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli"),
+        // libpcap and zlib come with the macOS SDK and are found without pkg-config; brotli comes
+        // from Homebrew on macOS, whose prefix (/opt/homebrew on Apple silicon) is not searched
+        // by default, so its flags come from libbrotlidec.pc.
+        .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlidec",
+                       providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),

@@ -103,6 +103,11 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case read, tcp, skipped
             case fragmentsHeld = "fragments_held", strayControl = "stray_control", frameBytes = "frame_bytes"
+            case fragmentDatagramsEvicted = "fragment_datagrams_evicted"
+            case fragmentDatagramsExpired = "fragment_datagrams_expired"
+            case clampedTimestamps = "clamped_timestamps"
+            case assumedTimestampResolution = "assumed_timestamp_resolution"
+            case ignoredResets = "ignored_resets"
         }
         public var read = 0
         public var tcp = 0
@@ -113,6 +118,16 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// Payload-less packets of no known connection (late ACKs and RSTs).
         public var strayControl = 0
         public var frameBytes = 0
+        /// Incomplete IPv4 datagrams dropped to stay under the fragment memory limit.
+        public var fragmentDatagramsEvicted = 0
+        /// Incomplete IPv4 datagrams dropped after 30 s (capture time) without a fragment.
+        public var fragmentDatagramsExpired = 0
+        /// Frames whose time lay outside 1970-01-01 ... 2262-04-11 and was clamped to it.
+        public var clampedTimestamps = 0
+        /// Frames of a pcapng interface whose if_tsresol was unusable (microseconds assumed).
+        public var assumedTimestampResolution = 0
+        /// RSTs that did not end their connection because the sender went on afterwards.
+        public var ignoredResets = 0
     }
 
     public struct ConnectionCounts: Codable, Sendable, Equatable {

@@ -35,12 +35,13 @@ public struct HARMessageBuilder: Sendable {
 
     public func messages(for entry: HAREntry) -> (request: HARMessage, response: HARMessage?) {
         let url = HARURL(entry.request.url)
+        let started = entry.startedDateTime.flatMap(ISO8601Time.parse)
         let source = HAREntrySource(entry: entry.index, rule: rule, connection: entry.connection,
-                                    time: entry.startedDateTime.flatMap(ISO8601Time.nanoseconds),
-                                    server: url.server(address: entry.serverIPAddress))
+                                    time: started?.nanoseconds, server: url.server(address: entry.serverIPAddress))
         var entryNotes: [RecordNote] = []
         if entry.fromCache { entryNotes.append(.fromCache) }
         if entry.webSocketMessageCount > 0 { entryNotes.append(.webSocketMessages(entry.webSocketMessageCount)) }
+        if started?.clamped == true { entryNotes.append(.timeClamped) }
 
         let request = self.request(entry, url: url, source: source, notes: entryNotes)
         return (request, entry.response.map { response($0, entry: entry, request: request.message, source: source, notes: entryNotes) })
@@ -57,7 +58,7 @@ public struct HARMessageBuilder: Sendable {
         message.complete = true
         if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
-        var notes = entryNotes
+        var notes = entryNotes + har.unexpectedTypes.map(RecordNote.unexpectedType)
         var body: [UInt8]?
         if let postData = har.postData {
             if let text = postData.text {
@@ -98,13 +99,21 @@ public struct HARMessageBuilder: Sendable {
         let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
         return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
                       requestMethod: request.method, body: body, source: source,
-                      notes: notes + (body == nil ? [.bodyUnknown] : []))
+                      notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
     private func finish(_ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
                         requestMethod: String?, body: [UInt8]?, source: HAREntrySource, notes: [RecordNote]) -> HARMessage {
         var message = message
+        var notes = notes
+        // Out-of-range sizes are unknown, so every sum below stays far inside Int.
+        let used = rule == .reconstructedHead ? [bodySize] : [headersSize, bodySize, transferSize]
+        let outOfRange = used.contains { ($0 ?? 0) > Self.maximumSize }
+        if outOfRange { notes.append(.sizeOutOfRange) }
+        let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
+        let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
+        let transferSize = transferSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         message.framing = message.bodyFraming(requestMethod: requestMethod)
         let chunked = message.framing == .chunked
         let lineLength = Self.startLineLength(message)
@@ -151,6 +160,10 @@ public struct HARMessageBuilder: Sendable {
     static func oneChunkFraming(_ length: Int) -> Int {
         length == 0 ? 5 : String(length, radix: 16).count + 2 + 2 + 5
     }
+
+    /// The largest size a HAR may give (1 TiB): no real message comes near it, and records
+    /// of this size can be summed by the million without overflow. Larger ones are unknown.
+    static let maximumSize = 1 << 40
 }
 
 extension String {

@@ -70,14 +70,17 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Bytes that came before the protocol could be told (a TLS record header takes 3 bytes),
     /// in arrival order; replayed once it is known.
     private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
-    /// The side that sends requests, once known.
+    /// The side that sends requests: a guess from the handshake or a ClientHello until a
+    /// message shows it (`rolesShown`). A SOCKS reverse connection's requests come from the
+    /// side that accepted the TCP connection.
     private var clientSide: FlowSide?
+    private var rolesShown = false
     private var messageCounts = [0, 0]
 
     /// Requests whose head was parsed and whose final response has not come yet.
     private var awaitingResponse: Deque<PendingRequest> = []
     /// Finished requests not yet handed to the sink, by index: waiting for their pairing.
-    private var heldRequests: [Int: (CapturedMessage, Sink.Observer?)] = [:]
+    private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
     /// Response index for each request index paired so far (until the request is emitted).
     private var pairs: [Int: Int] = [:]
 
@@ -159,15 +162,22 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Called by the side parsers
 
-    /// Which kind of message `side` sends, once the roles are known.
+    /// Which kind of message `side` sends, once a message has shown the roles.
     func expectedKind(from side: FlowSide) -> MessageKind? {
-        guard let clientSide else { return nil }
+        guard rolesShown, let clientSide else { return nil }
         return side == clientSide ? .request : .response
     }
 
-    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition) -> CapturedMessage {
-        if clientSide == nil { clientSide = kind == .request ? side : side.peer }
-        let client = clientSide ?? .initiator
+    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition,
+                    showsRoles: Bool = true) -> CapturedMessage {
+        // The client is who sends requests, whoever opened the TCP connection.
+        let client = kind == .request ? side : side.peer
+        if showsRoles && !rolesShown {
+            clientSide = client
+            rolesShown = true
+        } else if clientSide == nil {
+            clientSide = client
+        }
         let message = CapturedMessage(HTTPMessage(kind: kind, index: messageCounts[side.rawValue]),
                                       connection: info.number, client: info.endpoint(client),
                                       server: info.endpoint(client.peer), time: position.time, streamOffset: position.offset)
@@ -230,15 +240,20 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             if response.pair == nil && !response.isInterim { response.anomalies.insert(.unpaired) }
             sink.record(response, body: observer)
         case .request:
-            heldRequests[message.index] = (message, observer)
+            heldRequests[message.index] = (message, observer, side)
             if pairs[message.index] != nil { emitHeldRequest(message.index) }
         }
     }
 
     private func emitHeldRequest(_ index: Int) {
-        guard let (held, observer) = heldRequests.removeValue(forKey: index) else { return }
+        guard let (held, observer, side) = heldRequests.removeValue(forKey: index) else { return }
         var request = held
         request.pair = pairs.removeValue(forKey: index)
+        if request.pair == nil, request.anomalies.contains(.malformedStartLine) {
+            // Nothing answered it: nothing shows these bytes were a request.
+            parsers[side.rawValue].countSkipped(request.wireTotal)
+            return
+        }
         if request.pair == nil { request.anomalies.insert(.unpaired) }
         sink.record(request, body: observer)
     }

@@ -64,6 +64,9 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
     public static let bodyOmitted = MessageAnomalies(rawValue: 1 << 9)
     /// The message follows bytes that were skipped to find its start (mid-connection, after a gap).
     public static let afterResync = MessageAnomalies(rawValue: 1 << 10)
+    /// A request line that does not parse (bad version, non-token method, HTTP/0.9), kept
+    /// because a response answered it.
+    public static let malformedStartLine = MessageAnomalies(rawValue: 1 << 11)
 
     /// Names used in outputs, in a fixed order.
     public static let names: [(MessageAnomalies, String)] = [
@@ -71,7 +74,7 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
         (.invalidContentLength, "invalid-content-length"), (.lengthAndChunked, "length-and-chunked"),
         (.bytesMissing, "bytes-missing"), (.headTooLarge, "head-too-large"),
         (.malformedChunk, "malformed-chunk"), (.unpaired, "unpaired"), (.bodyOmitted, "body-omitted"),
-        (.afterResync, "after-resync"),
+        (.afterResync, "after-resync"), (.malformedStartLine, "malformed-start-line"),
     ]
 
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }

@@ -18,11 +18,12 @@ public struct InputAnalyzer {
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
-        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding)
+        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding,
+                                 bounds: options.limits.bodyWork)
     }
 
     /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
-    public var bodyMeasurements: (measured: Int, reused: Int, streamed: Int) { worker.statistics }
+    public var bodyMeasurements: BodyWorkStatistics { worker.statistics }
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too. HAR or capture is told by content.
@@ -98,7 +99,7 @@ public struct InputAnalyzer {
         let limits = options.limits
         let reader: CaptureReader
         do {
-            reader = try CaptureReader(path: path)
+            reader = try CaptureReader(path: path, maxPcapngBlockBytes: limits.maxPcapngBlockBytes)
         } catch {
             collector.fail(String(describing: error), readable: false)
             return
@@ -117,6 +118,10 @@ public struct InputAnalyzer {
                     progress(read, reader.fileSize)
                 }
                 packets.frameBytes += frame.originalLength
+                if !frame.timestampFlags.isEmpty {
+                    if frame.timestampFlags.contains(.clamped) { packets.clampedTimestamps += 1 }
+                    if frame.timestampFlags.contains(.resolutionAssumed) { packets.assumedTimestampResolution += 1 }
+                }
                 switch decoder.decode(frame) {
                 case let .segment(segment):
                     packets.tcp += 1
@@ -136,6 +141,9 @@ public struct InputAnalyzer {
         }
         assembler.finish()
         packets.strayControl = assembler.strayControlPackets
+        packets.ignoredResets = assembler.ignoredResets
+        packets.fragmentDatagramsEvicted = decoder.evictedFragmentDatagrams
+        packets.fragmentDatagramsExpired = decoder.expiredFragmentDatagrams
         collector.finishPackets(packets, unsupported: unsupported)
     }
 }

@@ -9,6 +9,12 @@ public enum RecordNote: Sendable, Equatable {
     case bodyFromParams
     /// The HAR does not hold the body.
     case bodyUnknown
+    /// `startedDateTime` lay outside 1970...2262 and was clamped into it.
+    case timeClamped
+    /// A size the exporter rule uses was over 1 TiB and is taken as unknown.
+    case sizeOutOfRange
+    /// The field at this path (array indices left out) had a type no size or body needs, and was read as absent.
+    case unexpectedType(String)
 
     /// The text in outputs.
     public var description: String {
@@ -17,6 +23,9 @@ public enum RecordNote: Sendable, Equatable {
         case let .webSocketMessages(count): return "websocket-messages:\(count)"
         case .bodyFromParams: return "body-from-params"
         case .bodyUnknown: return "body-unknown"
+        case .timeClamped: return "time-clamped"
+        case .sizeOutOfRange: return "size-out-of-range"
+        case let .unexpectedType(path): return "unexpected-type:\(path)"
         }
     }
 }

@@ -37,7 +37,11 @@ public final class MessagesCSV {
         writer.writeRow(Self.row(for: record))
     }
 
+    /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
     public func close() throws { try writer.close() }
+
+    /// Abandons the file (the run ended early): nothing is left.
+    public func discard() { writer.discard() }
 
     static func row(for record: MessageRecord) -> [String] {
         let message = record.message
@@ -87,9 +91,11 @@ public final class MessagesCSV {
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
     public static func formatTime(_ nanoseconds: Int64) -> String {
-        let micros = nanoseconds / 1000
-        let seconds = micros / 1_000_000
+        // On the magnitude, so that no Int64 (readers clamp to 0...Int64.max, but this is
+        // public) gives a negative remainder; truncated toward zero like the division was.
+        let micros = (nanoseconds / 1000).magnitude
         let fraction = String(micros % 1_000_000)
-        return "\(seconds)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        let sign = nanoseconds <= -1000 ? "-" : ""
+        return sign + "\(micros / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 }

@@ -102,6 +102,60 @@ final class HARMessageBuilderTests: XCTestCase {
         XCTAssertEqual(cut?.message.complete, false)
     }
 
+    func testSizesBeyondATebibyteAreUnknownNotATrap() {
+        let huge = Int.max  // 2^63 - 1: headersSize + bodySize used to overflow
+        let reported = HARMessageBuilder(rule: .reportedSizes).messages(for: entry(
+            headersSize: huge, bodySize: huge,
+            response: response(headers: [], headersSize: nil, bodySize: 2, text: "ok", transferSize: huge)))
+        XCTAssertEqual(reported.request.wire, WireSize(line: nil, headers: nil, body: nil, total: nil, source: .unknown))
+        // No postData while bodySize > 0: the body is unknown as well.
+        XCTAssertEqual(reported.request.notes, [.bodyUnknown, .sizeOutOfRange])
+        XCTAssertEqual(reported.response?.wire, WireSize(line: nil, headers: nil, body: 2, total: nil, source: .unknown))
+        XCTAssertEqual(reported.response?.notes, [.sizeOutOfRange])
+
+        // 2^40 itself is still a size: "POST /a/b?x=1 HTTP/1.1\r\n" 24, headers 100 - 24 = 76.
+        let largest = HARMessageBuilder(rule: .reportedSizes).messages(for: entry(headersSize: 100, bodySize: 1 << 40))
+        XCTAssertEqual(largest.request.wire, WireSize(line: 24, headers: 76, body: 1 << 40, total: 100 + (1 << 40), source: .har))
+
+        // mitmproxy: the chunk framing and the head are added to bodySize (docs/HAR.md).
+        let reconstructed = HARMessageBuilder(rule: .reconstructedHead).messages(for: entry(
+            bodySize: 0, response: response(headers: [HARHeader(name: "Transfer-Encoding", value: "chunked")], bodySize: huge)))
+        // Request: line 24, no fields → 2, body 0.
+        XCTAssertEqual(reconstructed.request.wire, WireSize(line: 24, headers: 2, body: 0, total: 26, source: .reconstructed))
+        // Response: "HTTP/1.1 200 OK\r\n" 17; "Transfer-Encoding: chunked\r\n" 28 + 2 = 30; body unknown.
+        XCTAssertEqual(reconstructed.response?.wire, WireSize(line: 17, headers: 30, body: nil, total: nil, source: .unknown))
+        XCTAssertEqual(reconstructed.response?.notes, [.bodyUnknown, .sizeOutOfRange])
+    }
+
+    func testTimesOutsideTheNanosecondRangeAreClamped() {
+        // Int64.max ns = 9223372036 s + 854775807 ns; 9223372036 s = 106751 days + 85636 s
+        // (23:47:16), and day 106751 after 1970-01-01 is 2262-04-11.
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775807Z")?.nanoseconds, Int64.max)
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775807Z")?.clamped, false)
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775808Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("9999-12-31T23:59:59Z")?.nanoseconds, Int64.max)
+        XCTAssertEqual(ISO8601Time.parse("9999-12-31T23:59:59Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("0000-01-01T00:00:00Z")?.nanoseconds, 0)
+        XCTAssertEqual(ISO8601Time.parse("1969-12-31T23:59:59Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("1970-01-01T00:00:00Z")?.clamped, false)
+
+        var late = entry()
+        late.startedDateTime = "9999-12-31T23:59:59Z"
+        let built = HARMessageBuilder(rule: .reportedSizes).messages(for: late)
+        XCTAssertEqual(built.request.source.time, Int64.max)
+        XCTAssertTrue(built.request.notes.contains(.timeClamped))
+    }
+
+    func testRequestAndResponseNotesFromTheReaderReachTheirOwnRecords() {
+        var noted = entry(response: response(headers: []))
+        noted.request.unexpectedTypes = ["request.postData.params.value"]
+        noted.response?.unexpectedTypes = ["response.content.mimeType"]
+        let built = HARMessageBuilder(rule: .reportedSizes).messages(for: noted)
+        XCTAssertEqual(built.request.notes, [.unexpectedType("request.postData.params.value")])
+        XCTAssertEqual(built.response?.notes, [.unexpectedType("response.content.mimeType"), .bodyUnknown])
+        XCTAssertEqual(built.request.notes.map(\.description), ["unexpected-type:request.postData.params.value"])
+    }
+
     func testServerAddressGetsTheURLPortOrTheSchemeDefault() {
         XCTAssertEqual(HARURL("https://example.com/x").server(address: "::1"), "[::1]:443")
         XCTAssertEqual(HARURL("http://[::1]:8080/x").server(address: "[::1]"), "[::1]:8080")

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Why a JSON file could not be read. Positions are 1-based; `column` counts Unicode scalars
 /// (UTF-8 lead bytes) from the start of the line, a tab counting as one.
@@ -68,8 +72,6 @@ public final class JSONStreamReader {
     public var bytesBuffered: Int { end - position }
     /// Offset in the file of the next unread byte.
     public var bytesConsumed: Int { bytesRead - bytesBuffered }
-    /// Current nesting depth (open objects and arrays).
-    public var depth: Int { stack.count }
 
     private var file: UnsafeMutablePointer<FILE>?
     private let buffer: UnsafeMutablePointer<UInt8>
