@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// A parsed start line.
 enum StartLine: Equatable {
     case request(method: [UInt8], target: [UInt8], version: [UInt8])
@@ -135,7 +137,6 @@ enum StartLine: Equatable {
     }
 }
 
-@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// RFC 9110 tchar.
 @inline(__always) func isTokenChar(_ c: UInt8) -> Bool {
@@ -262,14 +263,5 @@ enum Framing {
         while index < line.endIndex, isHorizontalSpace(line[index]) { index += 1 }
         guard index == line.endIndex || line[index] == UInt8(ascii: ";") else { return nil }
         return size
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
     }
 }

@@ -81,7 +81,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var trailerLines: [Range<Int>] = []
 
     /// The message being read, once its start line is known.
-    private(set) var current: HTTPMessage?
+    private(set) var current: CapturedMessage?
     private var observer: Sink.Observer?
     /// Whether any byte of the current message's body (framing included) has been seen.
     private var bodyStarted = false
@@ -463,7 +463,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     /// The message from what the head buffer holds; nil without a start line.
-    private func makeMessage() -> HTTPMessage? {
+    private func makeMessage() -> CapturedMessage? {
         guard let start = startLine else { return nil }
         var message = connection.newMessage(kind: start.kind, from: side, at: messageStart,
                                             showsRoles: !pendingAnomalies.contains(.malformedStartLine))
@@ -520,7 +520,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         let count = Int(min(Int64(bytes.count - index), limit))
         observer?.bodyBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)]))
         current?.wireBody += count
-        current?.bodyLength += count
+        current?.message.bodyLength += count  // per packet: no key-path lookup
         if count > 0 { bodyStarted = true }
         return count
     }
@@ -529,8 +529,8 @@ final class SideParser<Sink: HTTPRecordSink> {
         guard length > 0 else { return }
         observer?.bodyGap(length)
         current?.wireBody += length
-        current?.bodyLength += length
-        current?.missingBytes += length
+        current?.message.bodyLength += length
+        current?.message.missingBytes += length
         current?.anomalies.insert(.bytesMissing)
         bodyStarted = true
     }

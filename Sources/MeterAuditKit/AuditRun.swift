@@ -1,7 +1,7 @@
 import Analysis
 import Dispatch
 import Foundation
-import HTTP1
+import Records
 import Reports
 
 /// A whole run: every input through the pipeline, outputs written to one directory.
@@ -76,7 +76,7 @@ public struct AuditRun {
         // Created first, so an unwritable directory is reported before any input is read.
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimatorNames: options.estimators.names)
+        var aggregation = Aggregation(estimators: options.estimators)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
@@ -202,7 +202,7 @@ extension InputDiagnostics {
         let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
         var line = "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
             + " \(records.requests) requests, \(records.responses) responses"
-            + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
+            + " (\(har.wireSources[.unknown] ?? 0) of unknown wire size)"
         if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }
         if let error { line += "\n  error: \(error)" }
         for broken in har.brokenEntries {

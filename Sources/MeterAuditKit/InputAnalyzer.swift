@@ -4,6 +4,7 @@ import Foundation
 import HARMessages
 import HTTP1
 import PacketLayers
+import Records
 import TCPReassembly
 
 /// Runs one input file through the pipeline. A capture goes frames → segments → streams →
@@ -29,15 +30,17 @@ public struct InputAnalyzer {
     public func analyze(path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
                         emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
-        let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
-                                        options: options, worker: worker, emit: emit)
+        let diagnostics = DiagnosticsCollector(InputDiagnostics(source: source, path: path))
+        let builder = RecordBuilder(input: source, estimators: options.estimators, normalizer: options.normalizer)
+        let sink = RecordSink(builder: builder, diagnostics: diagnostics, worker: worker,
+                              maxWaiting: options.limits.maxWaitingRecords, emit: emit)
         if Self.looksLikeJSON(path: path) {
-            analyzeHAR(path: path, collector: collector, progress: progress)
+            analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         } else {
-            analyzeCapture(path: path, collector: collector, progress: progress)
+            analyzeCapture(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         }
-        collector.emitReady(waitingForAll: true)
-        return collector.diagnostics
+        sink.emitReady(waitingForAll: true)
+        return diagnostics.diagnostics
     }
 
     /// A HAR starts with `{` (or, malformed, `[`) after an optional byte-order mark and white
@@ -52,7 +55,8 @@ public struct InputAnalyzer {
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
     }
 
-    private func analyzeHAR(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+    private func analyzeHAR(path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+                            progress: ((Int, Int) -> Void)?) {
         let reader: HARReader
         do {
             reader = try HARReader(path: path)
@@ -74,8 +78,8 @@ public struct InputAnalyzer {
                     if entry.responseStatus == 0 { counts.statusZero += 1 } else if entry.responseStatus == nil { counts.noResponse += 1 }
                     let (request, response) = builder.messages(for: entry)
                     for message in [request] + (response.map { [$0] } ?? []) {
-                        counts.wireSources[message.wire.source.rawValue, default: 0] += 1
-                        collector.record(message)
+                        counts.wireSources[message.wire.source, default: 0] += 1
+                        sink.record(message)
                     }
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
@@ -90,7 +94,8 @@ public struct InputAnalyzer {
         collector.setHAR(counts)
     }
 
-    private func analyzeCapture(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+    private func analyzeCapture(path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+                                progress: ((Int, Int) -> Void)?) {
         let limits = options.limits
         let reader: CaptureReader
         do {
@@ -103,9 +108,8 @@ public struct InputAnalyzer {
 
         let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
         let assembler = TCPAssembler(limits: limits.reassembly,
-                                     factory: HTTPConnectionFactory(sink: collector, limits: limits.http))
+                                     factory: HTTPConnectionFactory(sink: sink, limits: limits.http))
         var packets = InputDiagnostics.PacketCounts()
-        var skipped: [SkipReason: Int] = [:]
         var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
         do {
             while let frame = try reader.next() {
@@ -125,7 +129,7 @@ public struct InputAnalyzer {
                 case .fragmentHeld:
                     packets.fragmentsHeld += 1
                 case let .skipped(reason):
-                    skipped[reason, default: 0] += 1
+                    packets.skipped[reason, default: 0] += 1
                     if reason == .unsupportedLinkType,
                        !unsupported.contains(where: { $0.interface == frame.interface }) {
                         unsupported.append(.init(interface: frame.interface, linkType: frame.linkType))
@@ -140,7 +144,6 @@ public struct InputAnalyzer {
         packets.ignoredResets = assembler.ignoredResets
         packets.fragmentDatagramsEvicted = decoder.evictedFragmentDatagrams
         packets.fragmentDatagramsExpired = decoder.expiredFragmentDatagrams
-        packets.skipped = Dictionary(uniqueKeysWithValues: skipped.map { ($0.key.rawValue, $0.value) })
         collector.finishPackets(packets, unsupported: unsupported)
     }
 }

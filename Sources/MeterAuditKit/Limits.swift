@@ -10,6 +10,9 @@ public struct Limits: Sendable {
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.
     public var maxPendingFragmentBytes = 8 << 20
+    /// Records of one input held in order while their bodies are measured; past this, the
+    /// oldest is waited for.
+    public var maxWaitingRecords = 4096
     /// The largest pcapng block (packet, header) held whole; a longer one is taken as damage.
     public var maxPcapngBlockBytes = CaptureReader.defaultMaxPcapngBlockBytes
     public var bodyWork = BodyWork()

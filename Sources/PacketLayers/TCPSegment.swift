@@ -55,7 +55,7 @@ public struct TCPSegment {
 }
 
 /// Why a frame yields no TCP segment. Raw values are the names used in diagnostics.
-public enum SkipReason: String, CaseIterable, Sendable {
+public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
     /// The interface's link type is not one we decode.
     case unsupportedLinkType = "unsupported-link-type"
     /// The link layer carries something other than IPv4/IPv6 (ARP, LLDP, ...).

@@ -254,14 +254,14 @@ final class HARReaderTests: XCTestCase {
         let form = try XCTUnwrap(results[0].entry)
         XCTAssertEqual(form.request.headersSize, 120)
         XCTAssertEqual(form.request.bodySize, 7)
-        XCTAssertEqual(form.request.notes, ["unexpected-type:request.postData.params.value"])
+        XCTAssertEqual(form.request.unexpectedTypes, ["request.postData.params.value"])
         XCTAssertEqual(form.request.postData?.params, [], "a form rebuilt without one param would be wrong")
         XCTAssertEqual(form.request.postData?.mimeType, "application/x-www-form-urlencoded")
         XCTAssertEqual(form.response?.status, 304)
         XCTAssertEqual(form.response?.headersSize, 60)
-        XCTAssertEqual(form.response?.notes, [])
+        XCTAssertEqual(form.response?.unexpectedTypes, [])
         XCTAssertEqual(results[1].entry?.request.url, "http://example.com/next")
-        XCTAssertEqual(results[1].entry?.request.notes, [])
+        XCTAssertEqual(results[1].entry?.request.unexpectedTypes, [])
     }
 
     func testInvalidJSONIsFatalWithPosition() throws {

@@ -55,7 +55,7 @@ final class SampleEstimateTests: XCTestCase {
             XCTAssertEqual(records.count, expected.count, "\(name): record count")
             var byKey: [String: MessageRecord] = [:]
             for record in records {
-                byKey["\(record.message.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
+                byKey["\(record.source.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
             }
             for want in expected {
                 let key = "\(want.client) \(want.kind) \(want.index)"
