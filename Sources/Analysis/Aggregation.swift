@@ -163,7 +163,7 @@ public struct GroupKey: Hashable, Sendable, Comparable {
     }
 }
 
-/// Every figure of METERING §5 over a run: per endpoint and direction, and in total.
+/// Every figure of docs/METERING.md §5 over a run: per endpoint and direction, and in total.
 /// Aggregations of disjoint record sets merge into the aggregation of their union.
 public struct Aggregation: Sendable, Equatable {
     public let estimatorNames: [String]

@@ -1,7 +1,7 @@
 import HTTP1
 import Records
 
-/// The estimator of seed 001, reproduced exactly, quirks included (METERING §4.1).
+/// The estimator of seed 001, reproduced exactly, quirks included (docs/METERING.md §4.1).
 ///
 /// Request line: `"{host} {method} {path} HTTP/1.1 {query}\n"`; headers: the app-visible
 /// fields (the client profile's stack-added ones removed, Cookie kept) as

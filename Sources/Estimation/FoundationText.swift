@@ -1,6 +1,6 @@
 import CaptureIO
 
-/// Byte counts as Foundation strings would give them (METERING §4.1): text that is valid
+/// Byte counts as Foundation strings would give them (docs/METERING.md §4.1): text that is valid
 /// UTF-8 counts its bytes; otherwise NSString reads the bytes as ISO-8859-1, and every byte
 /// of 0x80 or above becomes a two-byte UTF-8 character.
 enum FoundationText {

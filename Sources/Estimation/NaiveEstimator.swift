@@ -2,7 +2,7 @@ import HTTP1
 import Records
 
 /// The body-only meter seed 001 criticizes: `HTTPBody.length` up, `expectedContentLength`
-/// down (METERING §4.2). No line, no headers.
+/// down (docs/METERING.md §4.2). No line, no headers.
 public struct NaiveEstimator: Estimator {
     public let name = "naive"
 

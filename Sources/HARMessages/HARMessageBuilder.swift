@@ -86,7 +86,7 @@ public struct HARMessageBuilder: Sendable {
         message.reason = Array(har.statusText.utf8)
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
-        // METERING §3: the documented estimator's status line for a HAR record.
+        // docs/METERING.md §3: the documented estimator's status line for a HAR record.
         message.startLine = Array("\(har.httpVersion) \(har.status) \(har.statusText)".utf8)
         message.pair = entry.index
         message.request = RequestSummary(index: entry.index, method: request.method ?? "", target: request.target,

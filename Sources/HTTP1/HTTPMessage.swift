@@ -197,7 +197,7 @@ extension String {
     }
 }
 
-/// A request-target split as §6 of the metering contract wants it.
+/// A request-target split as docs/METERING.md §6 wants it.
 public struct RequestTarget: Sendable {
     /// Authority of an absolute-form target (`http://host:port/...`), nil otherwise.
     public var authority: String?

@@ -80,7 +80,7 @@ struct PendingBody {
         guard let measurement = measurement?.wait() else { return (facts, .identity) }
         var facts = self.facts
         let exact = measurement.outcome == .decoded || measurement.outcome == .identity
-        // An undecodable body counts its de-chunked size (METERING §2).
+        // An undecodable body counts its de-chunked size (docs/METERING.md §2).
         facts.decodedLength = measurement.outcome == .decoded ? measurement.decodedLength : facts.transferDecodedLength
         facts.decodedExactly = exact
         facts.gzippedTransferDecoded = measurement.gzippedTransferDecoded

@@ -3,7 +3,7 @@ import ContentCoding
 import HTTP1
 import TCPReassembly
 
-/// Every bound of a run in one value: buffers, waits and decoding (DESIGN rule 7).
+/// Every bound of a run in one value: buffers, waits and decoding (no bound hides in a stage).
 public struct Limits: Sendable {
     public var reassembly = ReassemblyLimits()
     public var http = HTTPLimits()

@@ -4,14 +4,14 @@ import Estimation
 import HTTP1
 import Records
 
-/// `messages.csv`: one row per record, columns of the metering contract §6, then extra
-/// columns of our own (which the contract allows after the listed ones).
+/// `messages.csv`: one row per record, columns of docs/METERING.md §6, then extra
+/// columns of our own after the listed ones.
 public final class MessagesCSV {
     /// The `--format` name and the file it writes.
     public static let formatName = "messages"
     public static let fileName = "messages.csv"
 
-    /// The contract's columns, before the estimator totals.
+    /// The columns docs/METERING.md §6 lists, before the estimator totals.
     public static let measuredColumns = [
         "source", "kind", "conn", "index", "time", "client", "server", "method", "host", "path", "query",
         "status", "endpoint", "pair", "complete", "measured", "wire_line", "wire_headers", "wire_body",

@@ -2,7 +2,7 @@ import Estimation
 import HTTP1
 import XCTest
 
-/// Each quirk of METERING §4.1/§4.2 with a figure counted by hand in the comment beside it.
+/// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
 final class EstimatorTests: XCTestCase {
     private let documented = DocumentedEstimator()
     private let naive = NaiveEstimator()

@@ -243,7 +243,7 @@ enum HAREntryDecoder {
 
     // MARK: Fields
 
-    /// METERING.md §3: missing, null, non-integer or negative sizes are unknown.
+    /// docs/METERING.md §3: missing, null, non-integer or negative sizes are unknown.
     static func size(_ value: JSONValue?) -> Int? {
         guard let size = value?.intValue, size >= 0 else { return nil }
         return size
