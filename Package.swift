@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 (HAR files: CaptureIO
-// → HARMessages) → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit under a
-// thin CLI, meteraudit.
+// → HARMessages) → Records → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit
+// under a thin CLI, meteraudit.
 // See ARCHITECTURE.md.
 import Foundation
 
@@ -20,9 +20,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
-        .systemLibrary(name: "CPcap", path: "Sources/CPcap"),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli"),
+        // libpcap and zlib come with the macOS SDK and are found without pkg-config; brotli comes
+        // from Homebrew on macOS, whose prefix (/opt/homebrew on Apple silicon) is not searched
+        // by default, so its flags come from libbrotlidec.pc.
+        .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlidec",
+                       providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
@@ -30,21 +34,22 @@ let package = Package(
             "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .target(name: "HTTP1", dependencies: [
-            "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
+            "CaptureIO", "PacketLayers", "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
         ]),
-        .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1"]),
+        .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
+        .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
-        .target(name: "Estimation", dependencies: ["HTTP1"]),
-        .target(name: "Analysis", dependencies: ["HTTP1", "ContentCoding", "Estimation"]),
-        .target(name: "Reports", dependencies: ["Analysis", "Estimation"]),
+        .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
+        .target(name: "Analysis", dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
+        .target(name: "Reports", dependencies: ["PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis"]),
         .target(name: "MeterAuditKit", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports",
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // What each fuzz target runs per input; the crasher-replay tests call it too (docs/FUZZING.md).
         .target(name: "FuzzEntries", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HARMessages", "ContentCoding",
+            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
         ]),
         .executableTarget(name: "meteraudit", dependencies: [
             "MeterAuditKit", "Estimation", "Analysis", "Reports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -52,17 +57,20 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureIOTests", dependencies: ["CaptureIO", "TestSupport"]),
-        .testTarget(name: "PacketLayersTests", dependencies: ["PacketLayers", "TestSupport"]),
-        .testTarget(name: "TCPReassemblyTests", dependencies: ["TCPReassembly", "TestSupport"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
-        .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "CaptureIO", "HTTP1", "TestSupport"]),
+        .testTarget(name: "PacketLayersTests", dependencies: ["CaptureIO", "PacketLayers", "TestSupport"]),
+        .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
+        .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
+        .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
-        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "TestSupport"]),
-        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "TestSupport"]),
+        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "HTTP1", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "TestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Analysis", "Estimation", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
+            "Reports", "Analysis", "Estimation", "Records", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
         ]),
-        .testTarget(name: "MeterAuditKitTests", dependencies: ["MeterAuditKit", "TestSupport"]),
+        .testTarget(name: "MeterAuditKitTests", dependencies: [
+            "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
+        ]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
     ],
     swiftLanguageModes: [.v5]

@@ -163,15 +163,23 @@ public struct GroupKey: Hashable, Sendable, Comparable {
     }
 }
 
-/// Every figure of METERING §5 over a run: per endpoint and direction, and in total.
+/// Every figure of docs/METERING.md §5 over a run: per endpoint and direction, and in total.
 /// Aggregations of disjoint record sets merge into the aggregation of their union.
 public struct Aggregation: Sendable, Equatable {
     public let estimatorNames: [String]
+    /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
+    public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
 
-    public init(estimatorNames: [String]) {
+    public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
+        self.rankingEstimator = rankingEstimator
+    }
+
+    /// An empty aggregation for a run's estimators.
+    public init(estimators: EstimatorSet) {
+        self.init(estimatorNames: estimators.names, rankingEstimator: estimators.ranking)
     }
 
     public mutating func add(_ record: MessageRecord) {
@@ -181,7 +189,8 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: Aggregation) {
-        precondition(other.estimatorNames == estimatorNames, "aggregations of different estimators")
+        precondition(other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator,
+                     "aggregations of different estimators")
         for (key, figures) in other.groups {
             groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }

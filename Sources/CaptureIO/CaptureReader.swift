@@ -1,5 +1,9 @@
 import CCaptureSupport
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Which container the file uses.
 public enum CaptureFormat: String, Sendable {
@@ -31,8 +35,13 @@ public final class CaptureReader {
         case pcapng(PcapngReader)
     }
 
+    /// Default for `maxPcapngBlockBytes` (64 MiB).
+    public static let defaultMaxPcapngBlockBytes = PcapngReader.defaultMaximumBufferedBlock
+
     /// Opens the file; throws `.cannotOpen` or `.notACapture`.
-    public init(path: String) throws {
+    /// - Parameter maxPcapngBlockBytes: the largest pcapng block held whole (packets, headers);
+    ///   a longer length is reported as damage instead of allocated.
+    public init(path: String, maxPcapngBlockBytes: Int = CaptureReader.defaultMaxPcapngBlockBytes) throws {
         self.path = path
         let peeked = try CaptureReader.peekFile(path: path)
         fileSize = peeked.size
@@ -60,7 +69,8 @@ public final class CaptureReader {
         }
         switch detected {
         case .pcap: backend = .pcap(try PcapFileReader(path: path, stream: stream))
-        case .pcapng: backend = .pcapng(try PcapngReader(path: path, stream: stream))
+        case .pcapng:
+            backend = .pcapng(try PcapngReader(path: path, stream: stream, maximumBufferedBlock: maxPcapngBlockBytes))
         }
     }
 

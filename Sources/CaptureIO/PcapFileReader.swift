@@ -1,5 +1,9 @@
 import CPcap
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Classic pcap through libpcap, which already knows every byte order, timestamp precision and
 /// link type quirk of the format. Frames point straight into libpcap's buffer.
@@ -50,12 +54,16 @@ final class PcapFileReader {
         if status == 1, let header, let data {
             frameNumber += 1
             let record = header.pointee
-            // tv_usec holds nanoseconds because the file was opened with nanosecond precision.
-            let timestamp = Int64(record.ts.tv_sec) &* 1_000_000_000 &+ Int64(record.ts.tv_usec)
+            // ts_sec is unsigned 32-bit in the file (times up to 2106), but libpcap reads it
+            // as signed and sign-extends it: take the low 32 bits back as unsigned. tv_usec
+            // holds nanoseconds because the file was opened with nanosecond precision.
+            let seconds = Int128(UInt32(truncatingIfNeeded: record.ts.tv_sec))
+            let time = CaptureTime.clamped(seconds * 1_000_000_000 + Int128(record.ts.tv_usec))
             return CapturedFrame(
-                number: frameNumber, timestamp: timestamp, linkType: linkType, interface: 0,
+                number: frameNumber, timestamp: time.value, linkType: linkType, interface: 0,
                 originalLength: Int(record.len),
-                bytes: UnsafeRawBufferPointer(start: data, count: Int(record.caplen)))
+                bytes: UnsafeRawBufferPointer(start: data, count: Int(record.caplen)),
+                timestampFlags: time.clamped ? .clamped : [])
         }
         if status == PCAP_ERROR_BREAK {
             finished = true

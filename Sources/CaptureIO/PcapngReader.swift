@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// pcapng block types this reader interprets; every other block is skipped by its length.
 private enum BlockType {
@@ -18,23 +22,43 @@ struct PcapngInterface {
     var unitsPerSecond: UInt64
     /// Nanoseconds per unit when that is a whole number, so the common cases take one multiply.
     var nanosecondsPerUnit: UInt64
-    /// if_tsoffset, already in nanoseconds.
-    var offsetNanoseconds: Int64
+    /// if_tsoffset, already in nanoseconds (exact: seconds × 10^9 fits 128 bits).
+    var offsetNanoseconds: Int128
+    /// if_tsresol was unusable and microseconds were assumed (reported on every frame).
+    var resolutionAssumed = false
 
-    /// Converts a raw timestamp to nanoseconds since the epoch. Sub-nanosecond parts are cut off;
-    /// timestamps beyond what Int64 nanoseconds can hold wrap instead of trapping.
-    func nanoseconds(_ units: UInt64) -> Int64 {
-        let value: UInt64
+    /// Converts a raw timestamp to nanoseconds since the epoch. Sub-nanosecond parts are cut
+    /// off; the sum is computed in 128 bits (units × 10^9 < 2^94) and clamped to what Int64
+    /// nanoseconds hold, 1970-01-01 ... 2262-04-11.
+    func nanoseconds(_ units: UInt64) -> (value: Int64, flags: TimestampFlags) {
+        let nanoseconds: Int128
         if nanosecondsPerUnit != 0 {
-            value = units &* nanosecondsPerUnit
+            nanoseconds = Int128(units) * Int128(nanosecondsPerUnit)
         } else {
             let (seconds, fraction) = units.quotientAndRemainder(dividingBy: unitsPerSecond)
             // fraction < unitsPerSecond, so the quotient is below 10^9: no overflow.
             let wide = fraction.multipliedFullWidth(by: 1_000_000_000)
             let fractionNanoseconds = unitsPerSecond.dividingFullWidth(wide).quotient
-            value = seconds &* 1_000_000_000 &+ fractionNanoseconds
+            nanoseconds = Int128(seconds) * 1_000_000_000 + Int128(fractionNanoseconds)
         }
-        return Int64(truncatingIfNeeded: value) &+ offsetNanoseconds
+        let time = CaptureTime.clamped(nanoseconds + offsetNanoseconds)
+        var flags: TimestampFlags = time.clamped ? .clamped : []
+        if resolutionAssumed { flags.insert(.resolutionAssumed) }
+        return (time.value, flags)
+    }
+
+    /// Units per second for an if_tsresol byte (n: 10^-n s; 0x80 | n: 2^-n s), or nil when a
+    /// UInt64 cannot count them (10^-20 and finer, 2^-64 and finer). 0 is whole seconds.
+    static func unitsPerSecond(resolution: UInt8) -> UInt64? {
+        let exponent = Int(resolution & 0x7F)
+        if resolution & 0x80 != 0 {
+            return exponent < 64 ? 1 << UInt64(exponent) : nil
+        }
+        // 10^19 is the largest power of ten a UInt64 holds.
+        guard exponent <= 19 else { return nil }
+        var units: UInt64 = 1
+        for _ in 0..<exponent { units *= 10 }
+        return units
     }
 }
 
@@ -60,15 +84,19 @@ final class PcapngReader {
     private(set) var bytesConsumed = 0
 
     private static let initialCapacity = 1 << 16
+    /// Default for `maximumBufferedBlock`: 64 MiB, far above any real packet (a 256 KiB
+    /// snaplen is the largest tools use).
+    static let defaultMaximumBufferedBlock = 64 << 20
     /// Upper bound for a block that must be held whole (packets, headers); larger lengths are
     /// taken as damage rather than allocated. Unknown blocks are skipped without this limit.
-    private static let maximumBufferedBlock = 64 << 20
+    private let maximumBufferedBlock: Int
 
     /// Takes ownership of `stream`, which must start with a Section Header Block; throws
-    /// `.notACapture` when that header is unusable.
-    init(path: String, stream: CaptureStream) throws {
+    /// `.notACapture` when that header is unusable. `maximumBufferedBlock` is at least 64 bytes.
+    init(path: String, stream: CaptureStream, maximumBufferedBlock: Int = PcapngReader.defaultMaximumBufferedBlock) throws {
         self.path = path
         self.stream = stream
+        self.maximumBufferedBlock = max(64, maximumBufferedBlock)
         capacity = PcapngReader.initialCapacity
         buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         do {
@@ -151,8 +179,8 @@ final class PcapngReader {
         switch type {
         case BlockType.sectionHeader, BlockType.interfaceDescription, BlockType.enhancedPacket,
              BlockType.simplePacket, BlockType.obsoletePacket:
-            guard length <= PcapngReader.maximumBufferedBlock else {
-                throw corrupt("block length \(length) (type \(type)) exceeds the \(PcapngReader.maximumBufferedBlock >> 20) MiB accepted")
+            guard length <= maximumBufferedBlock else {
+                throw corrupt("block length \(length) (type \(type)) exceeds the \(maximumBufferedBlock) bytes accepted (maximum block size)")
             }
             reserve(length)
             let got = fill(at: headerLength, count: length - headerLength)
@@ -211,21 +239,16 @@ final class PcapngReader {
             offset = value + ((valueLength + 3) & ~3)  // values are padded to 32 bits
         }
 
-        let exponent = Int(resolution & 0x7F)
-        var unitsPerSecond: UInt64 = 1
-        if resolution & 0x80 != 0 {
-            guard exponent < 64 else { throw corrupt("unsupported if_tsresol 2^-\(exponent)") }
-            unitsPerSecond = 1 << UInt64(exponent)
-        } else {
-            // 10^19 is the largest power of ten a UInt64 holds.
-            guard exponent <= 19 else { throw corrupt("unsupported if_tsresol 10^-\(exponent)") }
-            for _ in 0..<exponent { unitsPerSecond *= 10 }
-        }
+        // An unusable resolution loses the times, not the packets: microseconds (the pcapng
+        // default) are assumed, and every frame of the interface says so.
+        let units = PcapngInterface.unitsPerSecond(resolution: resolution)
+        let unitsPerSecond = units ?? 1_000_000
         let exact = 1_000_000_000 % unitsPerSecond == 0
         interfaces.append(PcapngInterface(
             linkType: Int32(field16(8)), snaplen: field32(12), unitsPerSecond: unitsPerSecond,
             nanosecondsPerUnit: exact ? 1_000_000_000 / unitsPerSecond : 0,
-            offsetNanoseconds: offsetSeconds &* 1_000_000_000))
+            offsetNanoseconds: Int128(offsetSeconds) * 1_000_000_000,
+            resolutionAssumed: units == nil))
     }
 
     private func enhancedPacket() throws -> CapturedFrame {
@@ -250,11 +273,13 @@ final class PcapngReader {
             throw corrupt("captured length \(capturedLength) exceeds its block of \(blockLength) bytes")
         }
         let units = UInt64(field32(12)) << 32 | UInt64(field32(16))
+        let time = interface.nanoseconds(units)
         frameNumber += 1
         return CapturedFrame(
-            number: frameNumber, timestamp: interface.nanoseconds(units), linkType: interface.linkType,
+            number: frameNumber, timestamp: time.value, linkType: interface.linkType,
             interface: interfaceID, originalLength: Int(field32(24)),
-            bytes: UnsafeRawBufferPointer(start: buffer + 28, count: capturedLength))
+            bytes: UnsafeRawBufferPointer(start: buffer + 28, count: capturedLength),
+            timestampFlags: time.flags)
     }
 
     /// A Simple Packet Block belongs to interface 0 and has no timestamp (reported as 0) and

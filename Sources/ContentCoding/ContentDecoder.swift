@@ -25,6 +25,17 @@ public enum DecodingOutcome: Equatable, Sendable {
     case failed(String)
     /// A limit stopped the decoding.
     case overLimit
+
+    /// Short name for outputs: `identity`, `decoded`, `unsupported:br`, `failed`, `over-limit`.
+    public var name: String {
+        switch self {
+        case .identity: return "identity"
+        case .decoded: return "decoded"
+        case let .unsupported(coding): return "unsupported:\(coding)"
+        case .failed: return "failed"
+        case .overLimit: return "over-limit"
+        }
+    }
 }
 
 /// Streams a body through its content codings (applied in order, so decoded in reverse)

@@ -4,7 +4,7 @@ import CZlib
 ///
 /// That method returns empty data, and data starting with the gzip magic `1f 8b`, unchanged;
 /// anything else it compresses with `deflateInit2(level, Z_DEFLATED, 31, 8,
-/// Z_DEFAULT_STRATEGY)` and `deflate(Z_FINISH)` (METERING.md §4.1). At levels 1–9 deflate's
+/// Z_DEFAULT_STRATEGY)` and `deflate(Z_FINISH)` (docs/METERING.md §4.1). At levels 1–9 deflate's
 /// output does not depend on how its input arrives when nothing is flushed, so the body is
 /// fed in pieces with `Z_NO_FLUSH` and only the output is counted, through one fixed buffer:
 /// neither the input nor the compressed data is held (at most the first byte, until the

@@ -1,5 +1,5 @@
 /// Which request fields a client's network stack adds itself, so that the app's view of the
-/// request (`allHTTPHeaderFields`) lacks them (METERING §4.4).
+/// request (`allHTTPHeaderFields`) lacks them (docs/METERING.md §4.4).
 public struct ClientProfile: Sendable, Equatable {
     public var name: String
     /// Lowercased field names.

@@ -1,6 +1,7 @@
 import HTTP1
+import Records
 
-/// The estimator of seed 001, reproduced exactly, quirks included (METERING §4.1).
+/// The estimator of seed 001, reproduced exactly, quirks included (docs/METERING.md §4.1).
 ///
 /// Request line: `"{host} {method} {path} HTTP/1.1 {query}\n"`; headers: the app-visible
 /// fields (the client profile's stack-added ones removed, Cookie kept) as
@@ -52,31 +53,31 @@ public struct DocumentedEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
         var causes: [ErrorCause] = []
-        let headersError = estimate.headers - message.wireHeaders
+        let headersError = estimate.headers - wire.headers
         switch message.kind {
         case .request:
-            causes.add("request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - message.wireLine)
+            causes.add(.line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
             let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
-            causes.add("stack-added request fields", -stackAdded)
-            causes.add("header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
+            causes.add(.headers, "stack-added request fields", -stackAdded)
+            causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
         case .response:
-            causes.add("status-line CRLF", estimate.line - message.wireLine)
+            causes.add(.line, "status-line CRLF", estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
-                causes.add("merged \(String(httpBytes: name)) fields", -saved)
+                causes.add(.headers, "merged \(String(httpBytes: name)) fields", -saved)
                 merged += saved
             }
-            causes.add("header formatting (spacing, line ends)", headersError + merged)
+            causes.add(.headers, "header formatting (spacing, line ends)", headersError + merged)
         }
-        let framing = Self.chunkFraming(message)
-        causes.add(framing.name, framing.bytes)
-        let contentError = estimate.body - message.wireBody - framing.bytes
+        let framing = Self.chunkFraming(message, wire: wire)
+        causes.add(framing)
+        let contentError = estimate.body - wire.body - framing.bytes
         let recompressed = bodyNeeds(for: message) != []
-        causes.add(recompressed ? "gzip re-compression differs from the body sent (level, settings)"
+        causes.add(.body, recompressed ? "gzip re-compression differs from the body sent (level, settings)"
                                 : "decoded body counted instead of the coded one", contentError)
         return causes
     }

@@ -1,5 +1,6 @@
 import CaptureIO
 import HARMessages
+import Records
 
 /// The whole input as a HAR file: `HARReader` entry by entry, each made into messages by
 /// `HARMessageBuilder`, as a run does.

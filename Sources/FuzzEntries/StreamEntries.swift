@@ -22,10 +22,10 @@ final class CountingSink: HTTPRecordSink {
 
     func bodyObserver(for message: HTTPMessage) -> Observer? { observer }
 
-    func record(_ message: HTTPMessage, body: Observer?) {
+    func record(_ message: CapturedMessage, body: Observer?) {
         records += 1
-        if message.kind == .request { requests += 1 }
-        recordBytes += message.wireLine + message.wireHeaders + message.wireBody
+        if message.message.kind == .request { requests += 1 }
+        recordBytes += message.wireTotal
     }
 
     func connectionClosed(_ summary: HTTPConnectionSummary) {

@@ -53,8 +53,14 @@ struct HARURL {
 /// `startedDateTime`: ISO 8601 as exporters write it.
 enum ISO8601Time {
     /// `YYYY-MM-DDThh:mm:ss[.fraction][Z|±hh:mm|±hhmm]` (no offset: UTC) as nanoseconds since
-    /// the epoch; the fraction is cut to nanoseconds. Nil when the text is not of that form.
+    /// the epoch, clamped to 1970...2262 (see `parse`). Nil when the text is not of that form.
     static func nanoseconds(_ text: String) -> Int64? {
+        parse(text)?.nanoseconds
+    }
+
+    /// As `nanoseconds`, and whether the time was clamped: a time before 1970 becomes 0 and one
+    /// after 2262-04-11T23:47:16.854775807Z (the last Int64 nanosecond) becomes that instant.
+    static func parse(_ text: String) -> (nanoseconds: Int64, clamped: Bool)? {
         let bytes = Array(text.utf8)
         var position = 0
         func number(_ digits: Int) -> Int? {
@@ -100,9 +106,13 @@ enum ISO8601Time {
             }
             guard position == bytes.count else { return nil }
         }
+        // Four-digit years keep these seconds far inside Int64; only the nanoseconds can overflow.
         let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
             + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
-        return seconds * 1_000_000_000 + nanos
+        if seconds < 0 { return (0, true) }
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow, scaled <= Int64.max - nanos else { return (Int64.max, true) }
+        return (scaled + nanos, false)
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -17,7 +17,7 @@ public protocol HTTPRecordSink: AnyObject {
     func bodyObserver(for message: HTTPMessage) -> Observer?
     /// A finished record, with the observer that saw its body. Requests come once their
     /// pairing is settled, so `pair` is final.
-    func record(_ message: HTTPMessage, body: Observer?)
+    func record(_ message: CapturedMessage, body: Observer?)
     /// The connection is over: what it carried besides messages.
     func connectionClosed(_ summary: HTTPConnectionSummary)
 }
@@ -70,14 +70,17 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Bytes that came before the protocol could be told (a TLS record header takes 3 bytes),
     /// in arrival order; replayed once it is known.
     private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
-    /// The side that sends requests, once known.
+    /// The side that sends requests: a guess from the handshake or a ClientHello until a
+    /// message shows it (`rolesShown`). A SOCKS reverse connection's requests come from the
+    /// side that accepted the TCP connection.
     private var clientSide: FlowSide?
+    private var rolesShown = false
     private var messageCounts = [0, 0]
 
     /// Requests whose head was parsed and whose final response has not come yet.
     private var awaitingResponse: Deque<PendingRequest> = []
     /// Finished requests not yet handed to the sink, by index: waiting for their pairing.
-    private var heldRequests: [Int: (HTTPMessage, Sink.Observer?)] = [:]
+    private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
     /// Response index for each request index paired so far (until the request is emitted).
     private var pairs: [Int: Int] = [:]
 
@@ -159,25 +162,32 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Called by the side parsers
 
-    /// Which kind of message `side` sends, once the roles are known.
+    /// Which kind of message `side` sends, once a message has shown the roles.
     func expectedKind(from side: FlowSide) -> MessageKind? {
-        guard let clientSide else { return nil }
+        guard rolesShown, let clientSide else { return nil }
         return side == clientSide ? .request : .response
     }
 
-    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition) -> HTTPMessage {
-        if clientSide == nil { clientSide = kind == .request ? side : side.peer }
-        let client = clientSide ?? .initiator
-        let message = HTTPMessage(kind: kind, connection: info.number, index: messageCounts[side.rawValue],
-                                  time: position.time, streamOffset: position.offset,
-                                  client: info.endpoint(client), server: info.endpoint(client.peer))
+    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition,
+                    showsRoles: Bool = true) -> CapturedMessage {
+        // The client is who sends requests, whoever opened the TCP connection.
+        let client = kind == .request ? side : side.peer
+        if showsRoles && !rolesShown {
+            clientSide = client
+            rolesShown = true
+        } else if clientSide == nil {
+            clientSide = client
+        }
+        let message = CapturedMessage(HTTPMessage(kind: kind, index: messageCounts[side.rawValue]),
+                                      connection: info.number, client: info.endpoint(client),
+                                      server: info.endpoint(client.peer), time: position.time, streamOffset: position.offset)
         messageCounts[side.rawValue] += 1
         return message
     }
 
     /// A head is complete: pair a response with its request, decide the framing, and find
     /// who observes the body.
-    func headParsed(_ message: inout HTTPMessage, startingAt start: StreamPosition,
+    func headParsed(_ message: inout CapturedMessage, startingAt start: StreamPosition,
                     headComplete: Bool = true) -> (Framing.Decision, Sink.Observer?) {
         var requestMethod: String?
         switch message.kind {
@@ -186,7 +196,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 summary: RequestSummary(index: message.index, method: message.method ?? "",
                                         target: message.target, host: message.requestHost),
                 streamOffset: message.streamOffset,
-                expectsContinue: message.values(of: "expect").contains { value in
+                expectsContinue: message.message.values(of: "expect").contains { value in
                     // Expectation values are case-insensitive (RFC 9110 §10.1.1).
                     let expectation = trimmed(value[...])
                     return expectation.count == 12 && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
@@ -195,8 +205,8 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             requestMethod = pairResponse(&message, position: start)
         }
         guard headComplete else { return (Framing.Decision(framing: .none), nil) }
-        let decision = Framing.decide(for: message, requestMethod: requestMethod)
-        var observed = message
+        let decision = Framing.decide(for: message.message, requestMethod: requestMethod)
+        var observed = message.message
         observed.framing = decision.framing
         let observer = decision.framing == .none ? nil : sink.bodyObserver(for: observed)
         return (decision, observer)
@@ -205,7 +215,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Pairs a response with the oldest request still waiting, when the server can have
     /// received that request (it starts before what the response's packet acknowledges).
     /// Returns the request's method, which decides the response's framing.
-    private func pairResponse(_ response: inout HTTPMessage, position: StreamPosition) -> String? {
+    private func pairResponse(_ response: inout CapturedMessage, position: StreamPosition) -> String? {
         guard let front = awaitingResponse.first else { return nil }
         if let acknowledged = position.peerAcknowledged, front.streamOffset >= acknowledged { return nil }
         response.request = front.summary
@@ -223,7 +233,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return front.summary.method
     }
 
-    func messageFinished(_ message: HTTPMessage, observer: Sink.Observer?, from side: FlowSide) {
+    func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
         switch message.kind {
         case .response:
             var response = message
@@ -233,15 +243,20 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             // Indexes count per side, and without the handshake both sides can send request
             // lines: a request held under the same index is handed on, never overwritten.
             if heldRequests[message.index] != nil { emitHeldRequest(message.index) }
-            heldRequests[message.index] = (message, observer)
+            heldRequests[message.index] = (message, observer, side)
             if pairs[message.index] != nil { emitHeldRequest(message.index) }
         }
     }
 
     private func emitHeldRequest(_ index: Int) {
-        guard let (held, observer) = heldRequests.removeValue(forKey: index) else { return }
+        guard let (held, observer, side) = heldRequests.removeValue(forKey: index) else { return }
         var request = held
         request.pair = pairs.removeValue(forKey: index)
+        if request.pair == nil, request.anomalies.contains(.malformedStartLine) {
+            // Nothing answered it: nothing shows these bytes were a request.
+            parsers[side.rawValue].countSkipped(request.wireTotal)
+            return
+        }
         if request.pair == nil { request.anomalies.insert(.unpaired) }
         sink.record(request, body: observer)
     }

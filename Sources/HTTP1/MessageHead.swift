@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// A parsed start line.
 enum StartLine: Equatable {
     case request(method: [UInt8], target: [UInt8], version: [UInt8])
@@ -76,6 +78,37 @@ enum StartLine: Equatable {
         return nil
     }
 
+    /// A request line that `parse` refuses but a server may still answer (docs/DECISIONS.md):
+    /// `method SP target SP version` whose method may hold non-ASCII bytes and whose version
+    /// begins with `HTTP/` but is malformed, or HTTP/0.9's `method SP /path` (empty version).
+    /// No control bytes anywhere; nil otherwise.
+    static func parseMalformedRequest(_ line: ArraySlice<UInt8>) -> StartLine? {
+        guard !line.starts(with: httpSlash), !line.contains(where: { $0 < 32 || $0 == 127 }) else { return nil }
+        let parts = line.split(separator: 32, omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ !$0.isEmpty }),
+              parts[0].allSatisfy({ isTokenChar($0) || $0 >= 0x80 }) else { return nil }
+        if parts.count == 3 {
+            guard parts[2].starts(with: httpSlash) else { return nil }
+        } else {
+            guard parts[1].first == UInt8(ascii: "/") else { return nil }
+        }
+        return .request(method: Array(parts[0]), target: Array(parts[1]), version: parts.count == 3 ? Array(parts[2]) : [])
+    }
+
+    /// The beginning of a start line that a hole or snaplen cut short: a status line once its
+    /// status code is in, a request line once its method and the space after it are. Nil when
+    /// the bytes are no such beginning.
+    static func parseCut(_ line: ArraySlice<UInt8>) -> StartLine? {
+        var content = line
+        if content.last == 13 { content = content.dropLast() }
+        if content.starts(with: httpSlash) { return parseStatusLine(content) }
+        guard beginsRequestLine(content) == nil, let space = content.firstIndex(of: 32) else { return nil }
+        let afterMethod = content[(space + 1)...]
+        let targetEnd = afterMethod.firstIndex(of: 32) ?? afterMethod.endIndex
+        let version = targetEnd < afterMethod.endIndex ? Array(afterMethod[(targetEnd + 1)...]) : []
+        return .request(method: Array(content[..<space]), target: Array(afterMethod[..<targetEnd]), version: version)
+    }
+
     private static func isVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard bytes.count == 8, bytes.starts(with: httpSlash) else { return false }
         let b = bytes.startIndex
@@ -104,7 +137,6 @@ enum StartLine: Equatable {
     }
 }
 
-@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// RFC 9110 tchar.
 @inline(__always) func isTokenChar(_ c: UInt8) -> Bool {
@@ -231,14 +263,5 @@ enum Framing {
         while index < line.endIndex, isHorizontalSpace(line[index]) { index += 1 }
         guard index == line.endIndex || line[index] == UInt8(ascii: ";") else { return nil }
         return size
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
     }
 }

@@ -81,7 +81,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var trailerLines: [Range<Int>] = []
 
     /// The message being read, once its start line is known.
-    private(set) var current: HTTPMessage?
+    private(set) var current: CapturedMessage?
     private var observer: Sink.Observer?
     /// Whether any byte of the current message's body (framing included) has been seen.
     private var bodyStarted = false
@@ -161,7 +161,12 @@ final class SideParser<Sink: HTTPRecordSink> {
         case .head:
             // How much of the hole was head is unknown: the head keeps what was seen.
             tally.lostBytes += length
-            if startLine == nil {
+            if startLine == nil, let cut = cutStartLine() {
+                // A start line cut short (snaplen, a lost segment) is kept with what was seen,
+                // requests as responses: its peer may answer it.
+                beginHead(with: cut, skipping: 0)
+                abandonHead(cutByGap: true)
+            } else if startLine == nil {
                 tally.skippedBytes += lineLength
                 discardLine()
             } else {
@@ -344,6 +349,25 @@ final class SideParser<Sink: HTTPRecordSink> {
         return StartLine.parseGlued(content, kind: expected)
     }
 
+    /// A request line that does not parse, at a message boundary of a side that may send
+    /// requests (see `StartLine.parseMalformedRequest`).
+    private func malformedRequestLine() -> StartLine? {
+        guard !lineOverflowed, connection.expectedKind(from: side) != .response else { return nil }
+        return StartLine.parseMalformedRequest(lineContent().content)
+    }
+
+    /// The partial current line as the beginning of a start line this side may send.
+    private func cutStartLine() -> StartLine? {
+        guard !lineOverflowed, let start = StartLine.parseCut(line[...]) else { return nil }
+        let expected = connection.expectedKind(from: side)
+        return expected == nil || expected == start.kind ? start : nil
+    }
+
+    /// Bytes the connection found to be no message (a malformed request nobody answered).
+    func countSkipped(_ length: Int) {
+        tally.skippedBytes += length
+    }
+
     private func beginHead(with start: StartLine, skipping skip: Int) {
         if skip > 0 {
             tally.skippedBytes += skip
@@ -383,12 +407,28 @@ final class SideParser<Sink: HTTPRecordSink> {
                 discardLine()
             } else if let (start, skip) = findStartLine() {
                 beginHead(with: start, skipping: skip)
+            } else if let malformed = malformedRequestLine() {
+                // Kept as a request for now; the connection drops it to skipped bytes
+                // unless a response answers it.
+                beginHead(with: malformed, skipping: 0)
+                pendingAnomalies.insert(.malformedStartLine)
+                if case let .request(_, _, version) = malformed, version.isEmpty { completeHead() }  // HTTP/0.9: no fields
             } else {
                 tally.skippedBytes += line.count
                 discardLine()
                 state = .seekingStart
                 nextMessageAfterResync = true
             }
+            return next
+        }
+        if pendingAnomalies.contains(.malformedStartLine), let start = StartLine.parse(content), start.kind == .request {
+            // A well-formed request line among a malformed one's fields: that was no head.
+            tally.skippedBytes += head.count
+            head.removeAll(keepingCapacity: true)
+            fieldLines.removeAll(keepingCapacity: true)
+            pendingAnomalies = []
+            nextMessageAfterResync = true
+            beginHead(with: start, skipping: 0)
             return next
         }
         if bareLF { pendingAnomalies.insert(.bareLF) }
@@ -423,9 +463,10 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     /// The message from what the head buffer holds; nil without a start line.
-    private func makeMessage() -> HTTPMessage? {
+    private func makeMessage() -> CapturedMessage? {
         guard let start = startLine else { return nil }
-        var message = connection.newMessage(kind: start.kind, from: side, at: messageStart)
+        var message = connection.newMessage(kind: start.kind, from: side, at: messageStart,
+                                            showsRoles: !pendingAnomalies.contains(.malformedStartLine))
         message.wireLine = startLineLength
         message.wireHeaders = head.count - startLineLength
         var lineEnd = startLineLength
@@ -479,7 +520,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         let count = Int(min(Int64(bytes.count - index), limit))
         observer?.bodyBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)]))
         current?.wireBody += count
-        current?.bodyLength += count
+        current?.message.bodyLength += count  // per packet: no key-path lookup
         if count > 0 { bodyStarted = true }
         return count
     }
@@ -488,8 +529,8 @@ final class SideParser<Sink: HTTPRecordSink> {
         guard length > 0 else { return }
         observer?.bodyGap(length)
         current?.wireBody += length
-        current?.bodyLength += length
-        current?.missingBytes += length
+        current?.message.bodyLength += length
+        current?.message.missingBytes += length
         current?.anomalies.insert(.bytesMissing)
         bodyStarted = true
     }

@@ -1,6 +1,7 @@
 import Analysis
+import Dispatch
 import Foundation
-import HTTP1
+import Records
 import Reports
 
 /// A whole run: every input through the pipeline, outputs written to one directory.
@@ -28,6 +29,12 @@ public struct AuditRun {
         public var report: RunReport
         /// Every file written, diagnostics.json last.
         public var files: [String]
+        /// Outputs that could not be written, each naming its file; none of them is left
+        /// behind, complete-looking or not.
+        public var outputErrors: [String] = []
+        /// What the body workers did (bodies measured and reused, CPU time of the decoding
+        /// and re-compression they could not avoid).
+        public var bodyWork = BodyWorkStatistics()
         /// True when some input could not be read at all.
         public var someInputsUnreadable: Bool { report.inputs.contains { !$0.readable } }
     }
@@ -52,7 +59,10 @@ public struct AuditRun {
         public init() {}
     }
 
-    /// Runs every input in order, then writes the reports.
+    /// Runs every input in order, then writes the reports. Throws only when the output
+    /// directory cannot be made or messages.csv cannot be created there (before reading
+    /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
+    /// are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
         do {
             try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
@@ -60,29 +70,98 @@ public struct AuditRun {
             throw Error.cannotCreateOutput(outputDirectory, error.localizedDescription)
         }
         var files: [String] = []
+        var outputErrors: [String] = []
         let writesMessages = formats?.contains(MessagesCSV.formatName) ?? true
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
+        // Created first, so an unwritable directory is reported before any input is read.
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimatorNames: options.estimators.names)
+        var aggregation = Aggregation(estimators: options.estimators)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
-            diagnostics.append(analyzer.analyze(path: input, progress: progress.bytes) { record in
+            let before = FileIdentity(path: input)
+            var inputDiagnostics = analyzer.analyze(path: input, progress: progress.bytes) { record in
                 messages?.write(record)
                 aggregation.add(record)
-            })
+            }
+            if let before, let change = before.change(to: FileIdentity(path: input)) {
+                inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
+                    .compactMap { $0 }.joined(separator: "; ")
+            }
+            diagnostics.append(inputDiagnostics)
         }
         if let messages {
-            try messages.close()
-            files.append(messagesPath)
+            do {
+                try messages.close()
+                files.append(messagesPath)
+            } catch {
+                outputErrors.append(String(describing: error))
+            }
         }
         let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: options.settings)
-        files += try Reporters.write(report, names: formats, directory: outputDirectory)
+        // The end-of-run files are independent: written at once, on every core. Listed (and
+        // their errors told) in registry order, diagnostics.json last.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
-        try DiagnosticsFile(inputs: diagnostics).write(to: diagnosticsPath)
-        files.append(diagnosticsPath)
-        return Result(report: report, files: files)
+        var writers: [(path: String, write: () throws -> Void)] = []
+        for reporter in Reporters.all where formats?.contains(reporter.name) ?? true {
+            let path = outputDirectory + "/" + reporter.fileName
+            writers.append((path, { try reporter.write(report, to: path) }))
+        }
+        let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
+        writers.append((diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) }))
+        let failures = WriteFailures(count: writers.count)
+        DispatchQueue.concurrentPerform(iterations: writers.count) { index in
+            do {
+                try writers[index].write()
+            } catch {
+                failures.set(index, String(describing: error))
+            }
+        }
+        for (index, writer) in writers.enumerated() {
+            if let failure = failures.failure(at: index) {
+                outputErrors.append(failure)
+            } else {
+                files.append(writer.path)
+            }
+        }
+        return Result(report: report, files: files, outputErrors: outputErrors, bodyWork: analyzer.bodyMeasurements)
+    }
+}
+
+/// The error of each of several writes running at once, by index.
+private final class WriteFailures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String?]
+
+    init(count: Int) { failures = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ failure: String) { lock.withLock { failures[index] = failure } }
+
+    func failure(at index: Int) -> String? { lock.withLock { failures[index] } }
+}
+
+/// Which file a path names and how long it is, to tell when an input changed under the run.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+
+    init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+    }
+
+    /// How the file changed since `self` was taken, or nil when it did not.
+    func change(to now: FileIdentity?) -> String? {
+        guard let now else { return "deleted" }
+        if now.device != device || now.inode != inode { return "replaced" }
+        if now.size < size { return "truncated from \(size) to \(now.size) bytes" }
+        if now.size > size { return "grew from \(size) to \(now.size) bytes" }
+        return nil
     }
 }
 
@@ -93,11 +172,10 @@ struct DiagnosticsFile: Encodable {
     func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try encoder.encode(self).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw AuditRun.Error.cannotCreateOutput(path, error.localizedDescription)
-        }
+        // Plain strings, numbers and containers: encoding cannot fail; writing can.
+        let file = try OutputFile(path: path)
+        file.write(try! encoder.encode(self))
+        try file.commit()
     }
 }
 
@@ -124,7 +202,7 @@ extension InputDiagnostics {
         let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
         var line = "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
             + " \(records.requests) requests, \(records.responses) responses"
-            + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
+            + " (\(har.wireSources[.unknown] ?? 0) of unknown wire size)"
         if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }
         if let error { line += "\n  error: \(error)" }
         for broken in har.brokenEntries {

@@ -55,12 +55,4 @@ final class StreamingMeasurer {
                                gzippedTransferDecoded: bytesMissing ? nil : transferDecodedGzip?.finish(),
                                gzippedDecoded: bytesMissing || !exact ? nil : decodedGzip?.finish())
     }
-
-    /// One whole body at once.
-    static func measure(_ body: [UInt8], _ recipe: BodyRecipe, level: Int32, limits: DecodingLimits,
-                        scratch: UnsafeMutableRawBufferPointer) -> BodyMeasurement {
-        let measurer = StreamingMeasurer(recipe, level: level, limits: limits, scratch: scratch)
-        body.withUnsafeBytes { measurer.feed($0) }
-        return measurer.finish()
-    }
 }

@@ -1,83 +1,55 @@
 import ContentCoding
 import Crypto
-import Dispatch
+import DequeModule
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Measures bodies off the parsing thread, once per distinct body.
 ///
-/// A body is collected as it came off the wire (up to `maxCollectedBody` bytes) and handed
-/// over; a worker hashes it (SHA-256), answers from the memo when the same bytes with the
-/// same recipe were measured before, and decodes and re-compresses it otherwise. Workers run
-/// on a concurrent queue, so zlib, the most expensive part of a run, gets every core while
-/// the parser needs little, and a body fetched again (polling, a catalogue) costs one hash. A body over the cap is measured on the
-/// parsing thread as it streams, and the parser waits when the worker is `maxQueuedBytes`
-/// behind, so memory stays bounded.
+/// A body is collected as it came off the wire (up to `Limits.BodyWork.maxCollectedBody`
+/// bytes) and queued; one of a fixed set of worker threads (one per core) hashes it
+/// (SHA-256), answers from the wire memo when the same bytes with the same recipe were
+/// measured before, and decodes and re-compresses it otherwise. Workers keep their deflate
+/// state and scratch buffers from body to body. Re-compression depends only on the decoded
+/// bytes, so its length is memoized by their hash too: one resource served at gzip levels 1,
+/// 6 and 9 is decoded three times and deflated once. Both memos are bounded in bytes and
+/// drop the least recently used entry first. A body over the collection bound is measured
+/// on the parsing thread as it streams, and the parser waits when the queue is full, so
+/// memory stays bounded.
 final class BodyWorker {
     let level: Int32
     let limits: DecodingLimits
-    let maxCollectedBody: Int
-    let maxQueuedBytes: Int
-    private var queuedBytes = 0
-    private let queueRoom = NSCondition()
-    private let workers = DispatchQueue(label: "meteraudit.body-measurement", attributes: .concurrent)
-    private let lock = NSLock()
-    /// Measurements by body and recipe; a body still being measured maps to its job, so an
-    /// identical body arriving meanwhile waits for it instead of measuring again.
-    private var memo: [MemoKey: Job] = [:]
-    private let maxMemoEntries = 1 << 20
-    private var counters = (measured: 0, reused: 0, streamed: 0)
+    let bounds: Limits.BodyWork
+    var maxCollectedBody: Int { bounds.maxCollectedBody }
+    private let queue: WorkQueue
 
-    private struct MemoKey: Hashable {
-        var digest: SHA256.Digest
-        var recipe: BodyRecipe
-    }
-
-    init(level: Int32, limits: DecodingLimits, maxCollectedBody: Int = 8 << 20, maxQueuedBytes: Int = 16 << 20) {
+    init(level: Int32, limits: DecodingLimits, bounds: Limits.BodyWork = Limits.BodyWork()) {
         self.level = level
         self.limits = limits
-        self.maxCollectedBody = maxCollectedBody
-        self.maxQueuedBytes = maxQueuedBytes
+        self.bounds = bounds
+        queue = WorkQueue(level: level, limits: limits, bounds: bounds)
     }
 
-    /// Bodies measured on the worker, answered from the memo, and streamed (too big to collect).
-    var statistics: (measured: Int, reused: Int, streamed: Int) {
-        lock.withLock { counters }
+    deinit { queue.stop() }
+
+    typealias Statistics = BodyWorkStatistics
+
+    var statistics: Statistics {
+        var statistics = queue.withLock { $0.statistics }
+        statistics.threads = queue.threadCount
+        return statistics
     }
 
-    func countStreamed() { lock.withLock { counters.streamed += 1 } }
+    func countStreamed() { queue.withLock { $0.statistics.streamed += 1 } }
 
-    /// Measures `body` on the worker.
+    /// Measures `body` on a worker; waits first while the queue is full.
     func submit(_ body: [UInt8], _ recipe: BodyRecipe) -> Job {
         let job = Job()
-        queueRoom.lock()
-        while queuedBytes > 0 && queuedBytes + body.count > maxQueuedBytes { queueRoom.wait() }
-        queuedBytes += body.count
-        queueRoom.unlock()
-        workers.async { [self] in
-            defer {
-                queueRoom.lock()
-                queuedBytes -= body.count
-                queueRoom.signal()
-                queueRoom.unlock()
-            }
-            let key = MemoKey(digest: SHA256.hash(data: body), recipe: recipe)
-            let known: Job? = lock.withLock {
-                if let known = memo[key] {
-                    counters.reused += 1
-                    return known
-                }
-                counters.measured += 1
-                if memo.count < maxMemoEntries { memo[key] = job }
-                return nil
-            }
-            if let known {
-                job.complete(known.wait())
-                return
-            }
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-            defer { scratch.deallocate() }
-            job.complete(StreamingMeasurer.measure(body, recipe, level: level, limits: limits, scratch: scratch))
-        }
+        queue.enqueue(WorkQueue.Item(body: body, recipe: recipe, job: job))
         return job
     }
 
@@ -85,6 +57,8 @@ final class BodyWorker {
     final class Job {
         private let condition = NSCondition()
         private var value: BodyMeasurement?
+        /// Jobs for the same body and recipe, completed with this one.
+        private var followers: [Job] = []
 
         init(_ value: BodyMeasurement? = nil) {
             self.value = value
@@ -93,8 +67,23 @@ final class BodyWorker {
         fileprivate func complete(_ measurement: BodyMeasurement) {
             condition.lock()
             value = measurement
+            let waiting = followers
+            followers = []
             condition.broadcast()
             condition.unlock()
+            for follower in waiting { follower.complete(measurement) }
+        }
+
+        /// Completes `job` with this job's measurement, now or when it comes.
+        fileprivate func forward(to job: Job) {
+            condition.lock()
+            if let value {
+                condition.unlock()
+                job.complete(value)
+            } else {
+                followers.append(job)
+                condition.unlock()
+            }
         }
 
         var isDone: Bool {
@@ -111,4 +100,308 @@ final class BodyWorker {
             return value!
         }
     }
+}
+
+/// What a run's body workers did.
+public struct BodyWorkStatistics: Sendable, Equatable {
+    /// Distinct bodies measured, bodies answered from the wire memo, bodies streamed.
+    public var measured = 0
+    public var reused = 0
+    public var streamed = 0
+    /// Decoded bodies deflated, and re-compressions answered from the decoded memo.
+    public var deflated = 0
+    public var deflateReused = 0
+    /// Thread CPU seconds spent decoding distinct bodies and deflating distinct content:
+    /// the work the documented estimator cannot avoid.
+    public var decodeSeconds = 0.0
+    public var deflateSeconds = 0.0
+    /// Memo entries dropped to stay within `maxMemoBytes`.
+    public var evicted = 0
+    /// Worker threads.
+    public var threads = 0
+
+    public init() {}
+}
+
+/// The queue, the memos and the worker threads behind a `BodyWorker`. Threads hold it, not
+/// the `BodyWorker`, so they end when their `BodyWorker` goes away.
+private final class WorkQueue: @unchecked Sendable {
+    struct Item {
+        var body: [UInt8]
+        var recipe: BodyRecipe
+        var job: BodyWorker.Job
+    }
+
+    struct WireKey: Hashable {
+        var digest: SHA256.Digest
+        var recipe: BodyRecipe
+    }
+
+    /// Everything behind `condition`.
+    struct Shared {
+        var items = Deque<Item>()
+        var queuedBytes = 0
+        var stopping = false
+        /// Measurements by wire body and recipe; a body still being measured maps to its job,
+        /// so an identical body arriving meanwhile follows it instead of measuring again.
+        var wireMemo: LRUMemo<WireKey, BodyWorker.Job>
+        /// `gzippedData` length by the SHA-256 of the bytes compressed; a length still being
+        /// computed is there too, so the same content is deflated once even when two workers
+        /// meet it at the same time.
+        var gzipMemo: LRUMemo<SHA256.Digest, PendingLength>
+        var statistics = BodyWorker.Statistics()
+    }
+
+    private let condition = NSCondition()
+    private var shared: Shared
+    private let bounds: Limits.BodyWork
+    let threadCount: Int
+
+    /// Estimated bytes of one memo entry beyond its recipe's codings: digest, hash table
+    /// slot, recency links, and a job object or a length.
+    static let wireEntryCost = 256
+    static let gzipEntryCost = 192
+
+    init(level: Int32, limits: DecodingLimits, bounds: Limits.BodyWork) {
+        self.bounds = bounds
+        // Each memo gets half the byte budget.
+        shared = Shared(
+            wireMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2),
+            gzipMemo: LRUMemo(maxCost: bounds.maxMemoBytes / 2))
+        threadCount =
+            bounds.workerThreads > 0 ? bounds.workerThreads : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        for index in 0..<threadCount {
+            let worker = MeasuringWorker(
+                level: level, limits: limits, maxRetainedDecoded: bounds.maxRetainedDecodedBody, queue: self)
+            let thread = Thread { worker.run() }
+            thread.name = "meteraudit.body-worker.\(index)"
+            thread.start()
+        }
+    }
+
+    func withLock<T>(_ body: (inout Shared) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&shared)
+    }
+
+    /// Queues an item; waits while the queue holds `maxQueuedBytes` or `maxQueuedBodies`.
+    func enqueue(_ item: Item) {
+        condition.lock()
+        while !shared.items.isEmpty
+            && (shared.queuedBytes + item.body.count > bounds.maxQueuedBytes
+                || shared.items.count >= bounds.maxQueuedBodies)
+        {
+            condition.wait()
+        }
+        shared.queuedBytes += item.body.count
+        shared.items.append(item)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next item, or nil once stopping and empty.
+    func next() -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        while shared.items.isEmpty {
+            if shared.stopping { return nil }
+            condition.wait()
+        }
+        return shared.items.removeFirst()
+    }
+
+    /// An item's body is measured: its bytes leave the queue's account.
+    func done(_ item: Item) {
+        condition.lock()
+        shared.queuedBytes -= item.body.count
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        shared.stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// A `gzippedData` length, known now or once the worker deflating it is done.
+private final class PendingLength {
+    private let condition = NSCondition()
+    private var length: Int?
+
+    func set(_ value: Int) {
+        condition.lock()
+        length = value
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while length == nil { condition.wait() }
+        return length!
+    }
+}
+
+/// One worker thread's state, kept from body to body: scratch buffer, deflate state
+/// (`GzipSizer.reset()` between bodies), and a buffer for decoded bytes.
+private final class MeasuringWorker {
+    private let level: Int32
+    private let limits: DecodingLimits
+    private let maxRetainedDecoded: Int
+    private let queue: WorkQueue
+    private let scratch: UnsafeMutableRawBufferPointer
+    private let sizer: GzipSizer
+    private var decoded: [UInt8] = []
+
+    init(level: Int32, limits: DecodingLimits, maxRetainedDecoded: Int, queue: WorkQueue) {
+        self.level = level
+        self.limits = limits
+        self.maxRetainedDecoded = maxRetainedDecoded
+        self.queue = queue
+        scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        sizer = GzipSizer(level: level)
+    }
+
+    deinit { scratch.deallocate() }
+
+    func run() {
+        while let item = queue.next() {
+            measure(item)
+            queue.done(item)
+        }
+    }
+
+    private func measure(_ item: WorkQueue.Item) {
+        let digest = SHA256.hash(data: item.body)
+        let key = WorkQueue.WireKey(digest: digest, recipe: item.recipe)
+        let known: BodyWorker.Job? = queue.withLock { shared in
+            if let known = shared.wireMemo.value(for: key) {
+                shared.statistics.reused += 1
+                return known
+            }
+            shared.statistics.measured += 1
+            let cost = WorkQueue.wireEntryCost + item.recipe.codings.reduce(0) { $0 + 16 + $1.utf8.count }
+            shared.statistics.evicted += shared.wireMemo.insert(item.job, for: key, cost: cost)
+            return nil
+        }
+        if let known {
+            known.forward(to: item.job)
+            return
+        }
+        item.job.complete(measureDistinct(item.body, item.recipe, digest: digest))
+    }
+
+    /// Decodes a body not seen before, and sizes what the recipe asks re-compressed.
+    private func measureDistinct(_ body: [UInt8], _ recipe: BodyRecipe, digest: SHA256.Digest) -> BodyMeasurement {
+        let wantsDecodedGzip = recipe.needs.contains(.gzipDecoded)
+        let identity = recipe.codings.allSatisfy { $0.isEmpty || $0.lowercased() == "identity" }
+        var measurement: BodyMeasurement
+        var decodedDigest = digest
+        var retainedAll = true
+        if identity {
+            // Identity: the body is its own decoded form (what ContentDecoder would tell).
+            measurement = BodyMeasurement(outcome: .identity, decodedLength: body.count)
+        } else {
+            var hasher = SHA256()
+            var hashSeconds = 0.0
+            decoded.removeAll(keepingCapacity: true)
+            let start = threadCPUSeconds()
+            let decoder = ContentDecoder(codings: recipe.codings, limits: limits, scratch: scratch)
+            if wantsDecodedGzip {
+                decoder.sink = { [self] bytes in
+                    let hashStart = threadCPUSeconds()
+                    hasher.update(bufferPointer: bytes)
+                    if retainedAll && decoded.count + bytes.count <= maxRetainedDecoded {
+                        decoded.append(contentsOf: bytes)
+                    } else if retainedAll {
+                        retainedAll = false
+                        decoded.removeAll(keepingCapacity: false)
+                    }
+                    hashSeconds += threadCPUSeconds() - hashStart
+                }
+            }
+            body.withUnsafeBytes { decoder.feed($0) }
+            let outcome = decoder.finish()
+            let decodeSeconds = threadCPUSeconds() - start - hashSeconds
+            queue.withLock { $0.statistics.decodeSeconds += decodeSeconds }
+            measurement = BodyMeasurement(outcome: outcome, decodedLength: decoder.decodedLength)
+            decodedDigest = hasher.finalize()
+        }
+        if recipe.needs.contains(.gzipTransferDecoded) {
+            measurement.gzippedTransferDecoded = gzippedLength(digest: digest, count: body.count, first: body.prefix(2))
+            {
+                body.withUnsafeBytes { sizer.feed($0) }
+            }
+        }
+        let exact = measurement.outcome == .decoded || measurement.outcome == .identity
+        if wantsDecodedGzip && exact {
+            if identity {
+                measurement.gzippedDecoded =
+                    measurement.gzippedTransferDecoded
+                    ?? gzippedLength(digest: digest, count: body.count, first: body.prefix(2)) {
+                        body.withUnsafeBytes { sizer.feed($0) }
+                    }
+            } else if retainedAll {
+                measurement.gzippedDecoded = gzippedLength(
+                    digest: decodedDigest, count: decoded.count, first: decoded.prefix(2)
+                ) {
+                    decoded.withUnsafeBytes { sizer.feed($0) }
+                }
+            } else {
+                // Too big to keep: decoded again, straight into deflate (decoding is the cheap half).
+                measurement.gzippedDecoded = gzippedLength(
+                    digest: decodedDigest, count: measurement.decodedLength, first: nil
+                ) {
+                    let decoder = ContentDecoder(codings: recipe.codings, limits: limits, scratch: scratch)
+                    decoder.sink = { [sizer] in sizer.feed($0) }
+                    body.withUnsafeBytes { decoder.feed($0) }
+                    _ = decoder.finish()
+                }
+            }
+        }
+        if decoded.capacity > maxRetainedDecoded / 4 { decoded = [] } // a rare large body does not keep its buffer
+        return measurement
+    }
+
+    /// The `gzippedData` length of bytes with SHA-256 `digest`: from the memo, or by feeding
+    /// them (`feed`) through this worker's sizer. Empty data and data starting with the gzip
+    /// magic come back unchanged, so their length needs neither.
+    private func gzippedLength(
+        digest: SHA256.Digest, count: Int, first: ArraySlice<UInt8>?,
+        feed: () -> Void
+    ) -> Int {
+        if count == 0 { return 0 }
+        if let first, first.count == 2, first.first == 0x1f, first.last == 0x8b { return count }
+        let pending = PendingLength()
+        let known: PendingLength? = queue.withLock { shared in
+            if let known = shared.gzipMemo.value(for: digest) {
+                shared.statistics.deflateReused += 1
+                return known
+            }
+            shared.statistics.deflated += 1
+            shared.statistics.evicted += shared.gzipMemo.insert(pending, for: digest, cost: WorkQueue.gzipEntryCost)
+            return nil
+        }
+        if let known { return known.wait() }
+        let start = threadCPUSeconds()
+        sizer.reset()
+        feed()
+        let length = sizer.finish()
+        let seconds = threadCPUSeconds() - start
+        pending.set(length)
+        queue.withLock { $0.statistics.deflateSeconds += seconds }
+        return length
+    }
+}
+
+/// CPU time of the calling thread, in seconds.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

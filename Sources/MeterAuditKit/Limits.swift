@@ -1,14 +1,42 @@
+import CaptureIO
 import ContentCoding
 import HTTP1
 import TCPReassembly
 
-/// Every bound of a run in one value: buffers, waits and decoding (DESIGN rule 7).
+/// Every bound of a run in one value: buffers, waits and decoding (no bound hides in a stage).
 public struct Limits: Sendable {
     public var reassembly = ReassemblyLimits()
     public var http = HTTPLimits()
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.
     public var maxPendingFragmentBytes = 8 << 20
+    /// Records of one input held in order while their bodies are measured; past this, the
+    /// oldest is waited for.
+    public var maxWaitingRecords = 4096
+    /// The largest pcapng block (packet, header) held whole; a longer one is taken as damage.
+    public var maxPcapngBlockBytes = CaptureReader.defaultMaxPcapngBlockBytes
+    public var bodyWork = BodyWork()
 
     public init() {}
+
+    /// Bounds of the body workers (`BodyWorker`).
+    public struct BodyWork: Sendable {
+        /// A body longer than this is measured as it streams, on the parsing thread, instead
+        /// of being collected for a worker.
+        public var maxCollectedBody = 8 << 20
+        /// Collected body bytes queued or being measured; the parser waits past this.
+        public var maxQueuedBytes = 16 << 20
+        /// Bodies queued; the parser waits past this (many tiny bodies weigh more than their bytes).
+        public var maxQueuedBodies = 4096
+        /// Estimated bytes of both memos (wire body → measurement, decoded content →
+        /// `gzippedData` length), half each; the least recently used entries go first.
+        public var maxMemoBytes = 16 << 20
+        /// Decoded bytes a worker keeps to re-compress them without decoding again; a longer
+        /// body is decoded twice when its content is new.
+        public var maxRetainedDecodedBody = 4 << 20
+        /// Worker threads; 0 means one per active core.
+        public var workerThreads = 0
+
+        public init() {}
+    }
 }

@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// The network protocol a link layer announced.
 enum NetworkProtocol {
     case ipv4
@@ -10,43 +12,50 @@ enum NetworkProtocol {
 enum LinkLayer {
     static let etherTypeIPv4: UInt16 = 0x0800
     static let etherTypeIPv6: UInt16 = 0x86DD
+    static let etherTypePPPoEDiscovery: UInt16 = 0x8863
+    static let etherTypePPPoESession: UInt16 = 0x8864
+    static let etherTypeMPLSUnicast: UInt16 = 0x8847
+    static let etherTypeMPLSMulticast: UInt16 = 0x8848
+    /// PPP protocol numbers carried in a PPPoE session (RFC 1332, RFC 5072).
+    static let pppIPv4: UInt16 = 0x0021
+    static let pppIPv6: UInt16 = 0x0057
 
     /// Where the network header starts and what it is, or why the frame is skipped.
     @inline(__always)
     static func decode(_ r: ByteReader, linkType: Int32) -> Parsed<(offset: Int, proto: NetworkProtocol)> {
-        // Literal values (the `LinkType` constants live in another module and would not be
-        // constant-folded into this per-packet switch).
+        // `LinkType`'s constants are @inlinable, so this stays a switch over constants.
         switch linkType {
-        case 1: // LinkType.ethernet
+        case LinkType.ethernet:
             guard let type = r.u16(at: 12) else { return .skip(.truncatedHeader) }
             return etherType(type, payloadOffset: 14, r)
-        case 113: // LinkType.linuxSLL
+        case LinkType.linuxSLL:
             // 16-byte header, protocol in the last two bytes.
             guard let type = r.u16(at: 14) else { return .skip(.truncatedHeader) }
             return etherType(type, payloadOffset: 16, r)
-        case 276: // LinkType.linuxSLL2
+        case LinkType.linuxSLL2:
             // 20-byte header, protocol first.
             guard r.has(20, at: 0), let type = r.u16(at: 0) else { return .skip(.truncatedHeader) }
             return etherType(type, payloadOffset: 20, r)
-        case 0: // LinkType.null
+        case LinkType.null:
             // The family is in the capturing host's byte order, which the file does not record.
             guard let raw = r.u32(at: 0) else { return .skip(.truncatedHeader) }
             return family(raw) ?? family(raw.byteSwapped) ?? .skip(.notIP)
-        case 108: // LinkType.loop
+        case LinkType.loop:
             guard let raw = r.u32(at: 0) else { return .skip(.truncatedHeader) }
             return family(raw) ?? .skip(.notIP)
-        case 101, 12, 14: // LinkType.raw, LinkType.rawAlternatives
+        case LinkType.raw, LinkType.rawAlternative12, LinkType.rawAlternative14:
             return .ok((0, .byVersion))
-        case 228: // LinkType.ipv4
+        case LinkType.ipv4:
             return .ok((0, .ipv4))
-        case 229: // LinkType.ipv6
+        case LinkType.ipv6:
             return .ok((0, .ipv6))
         default:
             return .skip(.unsupportedLinkType)
         }
     }
 
-    /// Follows any number of 802.1Q / 802.1ad / 0x9100 tags to the inner EtherType.
+    /// Follows any number of 802.1Q / 802.1ad / 0x9100 tags to the inner EtherType, then a
+    /// PPPoE session header or an MPLS label stack when there is one.
     @inline(__always)
     static func etherType(_ first: UInt16, payloadOffset: Int, _ r: ByteReader)
         -> Parsed<(offset: Int, proto: NetworkProtocol)> {
@@ -61,7 +70,45 @@ enum LinkLayer {
         switch type {
         case etherTypeIPv4: return .ok((offset, .ipv4))
         case etherTypeIPv6: return .ok((offset, .ipv6))
+        case etherTypePPPoESession: return pppoeSession(at: offset, r)
+        case etherTypePPPoEDiscovery: return .skip(.pppoeDiscovery)
+        case etherTypeMPLSUnicast, etherTypeMPLSMulticast: return mplsStack(at: offset, r)
         default: return .skip(.notIP)
+        }
+    }
+
+    /// A PPPoE session header (RFC 2516: ver/type 0x11, code 0, session id, length) and the
+    /// 2-byte PPP protocol; IPv4 and IPv6 follow it directly. The PPPoE length is not needed:
+    /// the IP length bounds the datagram, as it does for Ethernet padding.
+    @inline(__always)
+    static func pppoeSession(at offset: Int, _ r: ByteReader) -> Parsed<(offset: Int, proto: NetworkProtocol)> {
+        guard let versionType = r.u8(at: offset), let code = r.u8(at: offset + 1),
+              let proto = r.u16(at: offset + 6) else { return .skip(.truncatedHeader) }
+        guard versionType == 0x11, code == 0 else { return .skip(.malformedPPPoE) }
+        switch proto {
+        case pppIPv4: return .ok((offset + 8, .ipv4))
+        case pppIPv6: return .ok((offset + 8, .ipv6))
+        default: return .skip(.pppNotIP)  // LCP, IPCP, authentication...
+        }
+    }
+
+    /// An MPLS label stack (RFC 3032): 4-byte entries up to the one with the bottom-of-stack
+    /// bit. The stack does not say what it carries, so the first nibble after it decides, as
+    /// Wireshark guesses too; anything else (a pseudowire control word, Ethernet) is skipped.
+    @inline(__always)
+    static func mplsStack(at start: Int, _ r: ByteReader) -> Parsed<(offset: Int, proto: NetworkProtocol)> {
+        var offset = start
+        // Each entry is read before the next: the loop ends at the buffer's end at the latest.
+        while true {
+            guard let entry = r.u32(at: offset) else { return .skip(.truncatedHeader) }
+            offset += 4
+            if entry & 0x100 != 0 { break }
+        }
+        guard let first = r.u8(at: offset) else { return .skip(.truncatedHeader) }
+        switch first >> 4 {
+        case 4: return .ok((offset, .ipv4))
+        case 6: return .ok((offset, .ipv6))
+        default: return .skip(.mplsNotIP)
         }
     }
 

@@ -5,8 +5,9 @@ import CaptureIO
 ///
 /// Plain (unfragmented) packets are decoded without any heap allocation: headers are read
 /// straight from `frame.bytes` with bounds-checked loads, and the segment's payload borrows
-/// the frame. Link types: Ethernet (with any number of 802.1Q/802.1ad/0x9100 tags), Linux
-/// cooked v1/v2, BSD null and OpenBSD loop, raw IP (101, 12, 14, 228, 229).
+/// the frame. Link types: Ethernet (with any number of 802.1Q/802.1ad/0x9100 tags, then
+/// optionally a PPPoE session or an MPLS label stack), Linux cooked v1/v2, BSD null and
+/// OpenBSD loop, raw IP (101, 12, 14, 228, 229).
 public final class PacketDecoder {
     private let defragmenter: IPv4Defragmenter
 

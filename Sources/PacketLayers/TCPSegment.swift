@@ -52,17 +52,22 @@ public struct TCPSegment {
         self.timestamp = timestamp
         self.frameNumber = frameNumber
     }
-
-    /// True when snaplen cut the payload short.
-    public var isTruncated: Bool { payload.count < payloadLength }
 }
 
 /// Why a frame yields no TCP segment. Raw values are the names used in diagnostics.
-public enum SkipReason: String, CaseIterable, Sendable {
+public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
     /// The interface's link type is not one we decode.
     case unsupportedLinkType = "unsupported-link-type"
     /// The link layer carries something other than IPv4/IPv6 (ARP, LLDP, ...).
     case notIP = "not-ip"
+    /// PPPoE discovery (0x8863): session setup, no IP.
+    case pppoeDiscovery = "pppoe-discovery"
+    /// A PPPoE session frame with a bad version/type or code.
+    case malformedPPPoE = "malformed-pppoe"
+    /// A PPPoE session frame carrying a PPP protocol other than IPv4/IPv6 (LCP, IPCP, ...).
+    case pppNotIP = "ppp-not-ip"
+    /// An MPLS label stack over something that is neither IPv4 nor IPv6 by its first nibble.
+    case mplsNotIP = "mpls-not-ip"
     /// IP carrying another protocol (UDP, ICMP, ...).
     case notTCP = "not-tcp"
     /// The frame ends before a header it announces (snaplen too small for headers, or corrupt).

@@ -14,15 +14,25 @@ public enum EndpointsCSV {
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
     }
 
-    public static func write(_ aggregation: Aggregation, to path: String) throws {
-        let writer = try CSVWriter(path: path)
-        writer.writeRow(columns(estimators: aggregation.estimatorNames))
+    /// The header, a row per endpoint and direction, then the `*` totals.
+    public static func rows(_ aggregation: Aggregation) -> [[String]] {
+        var rows = [columns(estimators: aggregation.estimatorNames)]
         for (key, figures) in aggregation.sortedGroups {
-            writer.writeRow(row(endpoint: key.endpoint, direction: key.direction, figures))
+            rows.append(row(endpoint: key.endpoint, direction: key.direction, figures))
         }
         for (direction, figures) in aggregation.sortedTotals {
-            writer.writeRow(row(endpoint: "*", direction: direction, figures))
+            rows.append(row(endpoint: "*", direction: direction, figures))
         }
+        return rows
+    }
+
+    public static func render(_ aggregation: Aggregation) -> String {
+        CSVWriter.text(rows(aggregation))
+    }
+
+    public static func write(_ aggregation: Aggregation, to path: String) throws {
+        let writer = try CSVWriter(path: path)
+        for row in rows(aggregation) { writer.writeRow(row) }
         try writer.close()
     }
 

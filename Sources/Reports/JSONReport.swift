@@ -3,6 +3,11 @@ import Foundation
 
 /// `report.json`: the figures of report.md for programs (schema: docs/REPORT-JSON.md).
 /// Deterministic: keys sorted, arrays in a fixed order, every fraction rounded to 6 decimals.
+///
+/// Written by `PrettyJSONWriter` one value at a time straight to the file, so memory does
+/// not grow with the number of endpoints; the text is the layout of `JSONEncoder` with
+/// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]`, byte for byte
+/// (ReportsTests check it against JSONEncoder).
 public enum JSONReport: RunReporter {
     public static let name = "json"
     public static let fileName = "report.json"
@@ -10,28 +15,173 @@ public enum JSONReport: RunReporter {
     public static let schemaVersion = 1
 
     public static func render(_ run: RunReport) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Every value is a plain string, number, bool, array or object: encoding cannot fail.
-        let data = try! encoder.encode(document(run))
-        return String(decoding: data, as: UTF8.self) + "\n"
+        var text: [UInt8] = []
+        let writer = PrettyJSONWriter { text.append(contentsOf: $0) }
+        write(run, with: writer)
+        return String(decoding: text, as: UTF8.self)
     }
 
-    static func document(_ run: RunReport) -> Document {
+    public static func write(_ run: RunReport, to path: String) throws {
+        let file = try OutputFile(path: path)
+        write(run, with: PrettyJSONWriter { file.write($0) })
+        try file.commit()
+    }
+
+    /// The document, keys in byte order: endpoints, estimators, inputs, ranking_estimator,
+    /// schema, schema_version, settings, totals.
+    static func write(_ run: RunReport, with json: PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
-        return Document(
-            schema: "meteraudit-report", schemaVersion: schemaVersion,
-            estimators: names,
-            rankingEstimator: run.rankingEstimator.map { names[$0] },
-            settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
-            inputs: run.inputs.map(Input.init),
-            totals: Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
-            endpoints: run.rankedEndpoints().map { endpoint in
-                Endpoint(rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
-                         directions: Dictionary(uniqueKeysWithValues: endpoint.directions.map {
-                             ($0.direction.rawValue, Group($0.figures, names: names))
-                         }))
-            })
+        json.beginObject()
+        json.key("endpoints")
+        json.beginArray()
+        for endpoint in run.endpointRanking() {
+            json.element()
+            json.beginObject()
+            json.key("directions")
+            json.beginObject()
+            for (direction, figures) in sortedByKey(
+                run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) })
+            {
+                json.key(direction)
+                group(figures, names: names, json)
+            }
+            json.endObject()
+            json.key("endpoint")
+            json.string(endpoint.endpoint)
+            json.key("rank")
+            json.int(endpoint.rank)
+            json.key("rank_abs_error")
+            json.int(endpoint.absoluteError)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("estimators")
+        json.beginArray()
+        for name in names {
+            json.element()
+            json.string(name)
+        }
+        json.endArray()
+        json.key("inputs")
+        json.beginArray()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        for input in run.inputs {
+            json.element()
+            // Diagnostics are few and small (one per input): JSONEncoder gives their text.
+            // Every value is a plain string, number, bool, array or object: encoding cannot fail.
+            json.encoded(try! encoder.encode(input))
+        }
+        json.endArray()
+        json.key("ranking_estimator")
+        json.string(run.rankingEstimator.map { names[$0] })
+        json.key("schema")
+        json.string("meteraudit-report")
+        json.key("schema_version")
+        json.int(schemaVersion)
+        json.key("settings")
+        json.beginArray()
+        for (name, value) in run.settings {
+            json.element()
+            json.beginObject()
+            json.key("name")
+            json.string(name)
+            json.key("value")
+            json.string(value)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("totals")
+        json.beginObject()
+        for (direction, figures) in sortedByKey(run.totals.map { ($0.direction.rawValue, $0.figures) }) {
+            json.key(direction)
+            group(figures, names: names, json)
+        }
+        json.endObject()
+        json.endObject()
+        json.newline()
+        json.flush()
+    }
+
+    /// A dictionary's entries as JSONEncoder's sortedKeys orders them (by UTF-8 bytes); the
+    /// first of equal keys wins, as when the dictionary was built.
+    private static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
+        var seen = Set<String>()
+        return pairs.filter { seen.insert($0.0).inserted }
+            .sorted { Array($0.0.utf8).lexicographicallyPrecedes($1.0.utf8) }
+    }
+
+    private static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
+        json.beginObject()
+        json.key("estimators")
+        json.beginObject()
+        for (name, figures) in sortedByKey(Array(zip(names, figures.estimators))) {
+            json.key(name)
+            estimator(figures, json)
+        }
+        json.endObject()
+        json.key("incomplete")
+        json.int(figures.incomplete)
+        json.key("records")
+        json.int(figures.records)
+        json.key("unmeasured")
+        json.int(figures.unmeasured)
+        json.key("unpaired")
+        json.int(figures.unpaired)
+        json.key("wire_bytes")
+        json.int(figures.wireBytes)
+        json.endObject()
+    }
+
+    private static func estimator(_ figures: EstimatorFigures, _ json: PrettyJSONWriter) {
+        // Nothing counted: sums and errors are undefined, not zero (as in endpoints.csv);
+        // no record split into components: their errors are unknown.
+        let counted = figures.count > 0
+        let split = figures.splitCount > 0
+        json.beginObject()
+        json.key("body_error")
+        json.int(split ? figures.bodyError : nil)
+        json.key("causes")
+        json.beginArray()
+        for (name, tally) in figures.sortedCauses {
+            json.element()
+            json.beginObject()
+            json.key("bytes")
+            json.int(tally.bytes)
+            json.key("bytes_per_record")
+            json.double(tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
+            json.key("name")
+            json.string(name)
+            json.key("records")
+            json.int(tally.records)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("count")
+        json.int(figures.count)
+        json.key("error")
+        json.int(counted ? figures.error : nil)
+        json.key("error_pct")
+        json.double(rounded(figures.errorPercent))
+        json.key("estimated")
+        json.int(counted ? figures.estimated : nil)
+        json.key("headers_error")
+        json.int(split ? figures.headersError : nil)
+        json.key("line_error")
+        json.int(split ? figures.lineError : nil)
+        json.key("max_abs_rel")
+        json.double(rounded(figures.maxAbsoluteRelativeError))
+        json.key("mean_abs_rel")
+        json.double(rounded(figures.meanAbsoluteRelativeError))
+        json.key("median_abs_rel")
+        json.double(rounded(figures.absoluteRelativeError(quantile: 0.5)))
+        json.key("p95_abs_rel")
+        json.double(rounded(figures.absoluteRelativeError(quantile: 0.95)))
+        json.key("unestimated")
+        json.int(figures.unestimated)
+        json.key("wire")
+        json.int(counted ? figures.wire : nil)
+        json.endObject()
     }
 
     /// A fraction rounded to 6 decimals (never `-0`), so that the text is fixed.
@@ -40,161 +190,131 @@ public enum JSONReport: RunReporter {
         let result = (value * 1_000_000).rounded(.toNearestOrAwayFromZero) / 1_000_000
         return result == 0 ? 0 : result
     }
+}
 
-    struct Document: Encodable {
-        var schema: String
-        var schemaVersion: Int
-        var estimators: [String]
-        var rankingEstimator: String?
-        var settings: [Setting]
-        var inputs: [Input]
-        var totals: [String: Group]
-        var endpoints: [Endpoint]
+/// JSON text in the layout of JSONEncoder's `[.prettyPrinted, .sortedKeys,
+/// .withoutEscapingSlashes]`, written as it is produced: two-space indentation, `"key" : value`,
+/// an empty container as its brackets around a blank line. The caller writes keys in sorted
+/// order. Text goes to `sink` in pieces of about 64 KiB.
+final class PrettyJSONWriter {
+    private var buffer: [UInt8] = []
+    private let sink: ([UInt8]) -> Void
+    /// Per open container: whether it is still empty.
+    private var empty: [Bool] = []
 
-        enum CodingKeys: String, CodingKey {
-            case schema, estimators, settings, inputs, totals, endpoints
-            case schemaVersion = "schema_version", rankingEstimator = "ranking_estimator"
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(schema, forKey: .schema)
-            try container.encode(schemaVersion, forKey: .schemaVersion)
-            try container.encode(estimators, forKey: .estimators)
-            try container.encode(rankingEstimator, forKey: .rankingEstimator)
-            try container.encode(settings, forKey: .settings)
-            try container.encode(inputs, forKey: .inputs)
-            try container.encode(totals, forKey: .totals)
-            try container.encode(endpoints, forKey: .endpoints)
-        }
+    init(sink: @escaping ([UInt8]) -> Void) {
+        self.sink = sink
+        buffer.reserveCapacity(1 << 16)
     }
 
-    struct Setting: Encodable {
-        var name: String
-        var value: String
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        sink(buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 
-    struct Endpoint: Encodable {
-        var rank: Int
-        var endpoint: String
-        var rankAbsError: Int
-        var directions: [String: Group]
-
-        enum CodingKeys: String, CodingKey {
-            case rank, endpoint, directions
-            case rankAbsError = "rank_abs_error"
-        }
+    private func put(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
     }
 
-    struct Group: Encodable {
-        var records: Int
-        var unpaired: Int
-        var incomplete: Int
-        var unmeasured: Int
-        var wireBytes: Int
-        var estimators: [String: Estimator]
-
-        enum CodingKeys: String, CodingKey {
-            case records, unpaired, incomplete, unmeasured, estimators
-            case wireBytes = "wire_bytes"
-        }
-
-        init(_ figures: GroupFigures, names: [String]) {
-            records = figures.records
-            unpaired = figures.unpaired
-            incomplete = figures.incomplete
-            unmeasured = figures.unmeasured
-            wireBytes = figures.wireBytes
-            estimators = Dictionary(zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })
-        }
+    private func indent(_ depth: Int) {
+        buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
     }
 
-    struct Estimator: Encodable {
-        var count: Int
-        var unestimated: Int
-        var wire: Int?
-        var estimated: Int?
-        var error: Int?
-        var errorPct: Double?
-        var meanAbsRel: Double?
-        var medianAbsRel: Double?
-        var p95AbsRel: Double?
-        var maxAbsRel: Double?
-        var lineError: Int?
-        var headersError: Int?
-        var bodyError: Int?
-        var causes: [Cause]
+    /// Starts the next member: a comma after the previous one, a new line, the indentation.
+    private func nextMember() {
+        if empty.last == false { buffer.append(UInt8(ascii: ",")) }
+        if !empty.isEmpty { empty[empty.count - 1] = false }
+        buffer.append(10)
+        indent(empty.count)
+    }
 
-        enum CodingKeys: String, CodingKey {
-            case count, unestimated, wire, estimated, error, causes
-            case errorPct = "error_pct", meanAbsRel = "mean_abs_rel", medianAbsRel = "median_abs_rel"
-            case p95AbsRel = "p95_abs_rel", maxAbsRel = "max_abs_rel"
-            case lineError = "line_error", headersError = "headers_error", bodyError = "body_error"
+    func beginObject() {
+        put("{")
+        empty.append(true)
+    }
+    func beginArray() {
+        put("[")
+        empty.append(true)
+    }
+    func endObject() { close("}") }
+    func endArray() { close("]") }
+
+    private func close(_ bracket: String) {
+        let wasEmpty = empty.removeLast()
+        if wasEmpty { buffer.append(10) }
+        buffer.append(10)
+        indent(empty.count)
+        put(bracket)
+    }
+
+    /// An object's next key; its value follows.
+    func key(_ name: String) {
+        nextMember()
+        quoted(name)
+        put(" : ")
+    }
+
+    /// An array's next element; its value follows.
+    func element() { nextMember() }
+
+    func newline() { put("\n") }
+
+    func int(_ value: Int?) { put(value.map(String.init) ?? "null") }
+
+    /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
+    func double(_ value: Double?) {
+        guard let value else { return put("null") }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        put(text)
+    }
+
+    func string(_ value: String?) {
+        guard let value else { return put("null") }
+        quoted(value)
+    }
+
+    /// JSONEncoder's escapes: quote, backslash, and control characters (`\b \f \n \r \t`
+    /// by name, others as `\u00XX`); slashes and everything else as UTF-8.
+    private func quoted(_ value: String) {
+        buffer.append(UInt8(ascii: "\""))
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+            // Nothing to escape, the usual case: one append.
+            buffer.append(contentsOf: value.utf8)
+            buffer.append(UInt8(ascii: "\""))
+            if buffer.count >= 1 << 16 { flush() }
+            return
         }
-
-        init(_ figures: EstimatorFigures) {
-            let counted = figures.count > 0
-            count = figures.count
-            unestimated = figures.unestimated
-            // Nothing counted: sums and errors are undefined, not zero (as in endpoints.csv).
-            wire = counted ? figures.wire : nil
-            estimated = counted ? figures.estimated : nil
-            error = counted ? figures.error : nil
-            errorPct = JSONReport.rounded(figures.errorPercent)
-            meanAbsRel = JSONReport.rounded(figures.meanAbsoluteRelativeError)
-            medianAbsRel = JSONReport.rounded(figures.absoluteRelativeError(quantile: 0.5))
-            p95AbsRel = JSONReport.rounded(figures.absoluteRelativeError(quantile: 0.95))
-            maxAbsRel = JSONReport.rounded(figures.maxAbsoluteRelativeError)
-            let split = figures.splitCount > 0
-            lineError = split ? figures.lineError : nil
-            headersError = split ? figures.headersError : nil
-            bodyError = split ? figures.bodyError : nil
-            causes = figures.sortedCauses.map {
-                Cause(name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
-                      bytesPerRecord: $0.tally.records > 0
-                          ? JSONReport.rounded(Double($0.tally.bytes) / Double($0.tally.records)) ?? 0 : 0)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])
+            case 92: buffer.append(contentsOf: [92, 92])
+            case 8: buffer.append(contentsOf: [92, UInt8(ascii: "b")])
+            case 12: buffer.append(contentsOf: [92, UInt8(ascii: "f")])
+            case 10: buffer.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 13: buffer.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 9: buffer.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                buffer.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: buffer.append(byte)
             }
         }
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(count, forKey: .count)
-            try container.encode(unestimated, forKey: .unestimated)
-            try container.encode(wire, forKey: .wire)
-            try container.encode(estimated, forKey: .estimated)
-            try container.encode(error, forKey: .error)
-            try container.encode(errorPct, forKey: .errorPct)
-            try container.encode(meanAbsRel, forKey: .meanAbsRel)
-            try container.encode(medianAbsRel, forKey: .medianAbsRel)
-            try container.encode(p95AbsRel, forKey: .p95AbsRel)
-            try container.encode(maxAbsRel, forKey: .maxAbsRel)
-            try container.encode(lineError, forKey: .lineError)
-            try container.encode(headersError, forKey: .headersError)
-            try container.encode(bodyError, forKey: .bodyError)
-            try container.encode(causes, forKey: .causes)
-        }
+        buffer.append(UInt8(ascii: "\""))
+        if buffer.count >= 1 << 16 { flush() }
     }
 
-    struct Cause: Encodable {
-        var name: String
-        var bytes: Int
-        var records: Int
-        var bytesPerRecord: Double
-
-        enum CodingKeys: String, CodingKey {
-            case name, bytes, records
-            case bytesPerRecord = "bytes_per_record"
+    /// A value JSONEncoder already wrote (pretty-printed, from depth 0), indented to where it goes.
+    func encoded(_ text: Data) {
+        var previous: UInt8 = 0
+        for byte in text {
+            // Blank lines (inside an empty container) stay without indentation.
+            if previous == 10 && byte != 10 { indent(empty.count) }
+            buffer.append(byte)
+            previous = byte
         }
-    }
-
-    /// One input's diagnostics, as diagnostics.json writes them.
-    struct Input: Encodable {
-        var diagnostics: InputDiagnostics
-
-        init(_ diagnostics: InputDiagnostics) { self.diagnostics = diagnostics }
-
-        func encode(to encoder: Encoder) throws {
-            try diagnostics.encode(to: encoder)
-        }
+        if buffer.count >= 1 << 16 { flush() }
     }
 }

@@ -1,5 +1,7 @@
 import Analysis
+import Estimation
 import Foundation
+import PacketLayers
 
 /// `report.md`: the run for a reader, on GitHub or in a pager (plain Markdown, pipe tables, no
 /// HTML). Sections: summary, inputs, totals, endpoints, where the error comes from, data
@@ -363,19 +365,19 @@ public enum MarkdownReport: RunReporter {
         addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) { $0.connections.skippedBytes }
         addTotal("Connections still open at the capture's end or idle") { $0.connections.unterminated }
 
-        let notes = inputs.reduce(into: [String: Int]()) { sums, input in
+        let notes = inputs.reduce(into: [DiagnosticNote: Int]()) { sums, input in
             for (kind, count) in input.notes { sums[kind, default: 0] += count }
         }
         if notes.isEmpty {
             lines.append("- Bodies whose content coding could not be removed: none.")
         } else {
-            for kind in notes.keys.sorted() {
-                lines.append("- \(noteDescription(kind)): \(TextFormat.bytes(notes[kind]!))"
+            for kind in notes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                lines.append("- \(kind.description): \(TextFormat.bytes(notes[kind]!))"
                     + perInput { $0.notes[kind] ?? 0 } + ".")
             }
         }
 
-        let unestimated = inputs.reduce(into: [String: [String: Int]]()) { sums, input in
+        let unestimated = inputs.reduce(into: [String: [EstimateUnavailable: Int]]()) { sums, input in
             for (estimator, reasons) in input.unestimated {
                 for (reason, count) in reasons { sums[estimator, default: [:]][reason, default: 0] += count }
             }
@@ -385,8 +387,8 @@ public enum MarkdownReport: RunReporter {
         } else {
             for estimator in orderedEstimators(unestimated.keys, run: run) {
                 let reasons = unestimated[estimator]!
-                for reason in reasons.keys.sorted() {
-                    lines.append("- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason))):"
+                for reason in reasons.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    lines.append("- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason.rawValue))):"
                         + " \(TextFormat.count(reasons[reason]!, "record"))"
                         + perInput { $0.unestimated[estimator]?[reason] ?? 0 } + ".")
                 }
@@ -412,11 +414,12 @@ public enum MarkdownReport: RunReporter {
         addTotal("Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured)", bytes: true) {
             $0.connections.tunnelBytes
         }
-        let skippedPackets = inputs.reduce(into: [String: Int]()) { sums, input in
+        let skippedPackets = inputs.reduce(into: [SkipReason: Int]()) { sums, input in
             for (reason, count) in input.packets.skipped { sums[reason, default: 0] += count }
         }
         if !skippedPackets.isEmpty {
-            let reasons = skippedPackets.keys.sorted().map { "\(MarkdownText.inline($0)) \(TextFormat.bytes(skippedPackets[$0]!))" }
+            let reasons = skippedPackets.keys.sorted(by: { $0.rawValue < $1.rawValue })
+                .map { "\(MarkdownText.inline($0.rawValue)) \(TextFormat.bytes(skippedPackets[$0]!))" }
             lines.append("- Packets not decoded: " + reasons.joined(separator: ", ") + ".")
         }
         for input in inputs {
@@ -430,15 +433,6 @@ public enum MarkdownReport: RunReporter {
             lines.append("- Inputs with errors: \(TextFormat.bytes(failed)) (see Inputs).")
         }
         return lines
-    }
-
-    static func noteDescription(_ kind: String) -> String {
-        switch kind {
-        case "body-coding-unsupported": return "Bodies in a content coding this build does not decode"
-        case "body-decoding-failed": return "Bodies whose content coding failed to decode (damaged or cut)"
-        case "body-decoding-over-limit": return "Bodies whose decoding stopped at a limit"
-        default: return "Note " + MarkdownText.code(kind)
-        }
     }
 
     /// Estimator names in the report's order, unknown names after, by name.

@@ -17,12 +17,9 @@ public struct RunReport: Sendable {
         self.settings = settings
     }
 
-    /// The estimator whose error ranks endpoints: `documented` when the run has it, else the
-    /// run's last estimator; nil without estimators.
-    public var rankingEstimator: Int? {
-        aggregation.estimatorNames.firstIndex(of: "documented")
-            ?? (aggregation.estimatorNames.isEmpty ? nil : aggregation.estimatorNames.count - 1)
-    }
+    /// The estimator whose error ranks endpoints, as the run's `EstimatorSet` declares it;
+    /// nil without estimators.
+    public var rankingEstimator: Int? { aggregation.rankingEstimator }
 
     /// Estimator indices in report order: the ranking estimator first, then the others in
     /// the run's order.
@@ -35,29 +32,62 @@ public struct RunReport: Sendable {
     /// Every endpoint, largest `Σ |error|` of the ranking estimator over its directions
     /// first, ties by endpoint in byte order (docs/FIGURES.md, Order).
     public func rankedEndpoints() -> [RankedEndpoint] {
-        var byEndpoint: [String: [(direction: Direction, figures: GroupFigures)]] = [:]
-        for (key, figures) in aggregation.groups {
-            byEndpoint[key.endpoint, default: []].append((direction: key.direction, figures: figures.orderFree))
+        endpointRanking().map { place in
+            RankedEndpoint(rank: place.rank, endpoint: place.endpoint, directions: figures(of: place),
+                           absoluteError: place.absoluteError)
         }
+    }
+
+    /// The order of `rankedEndpoints()` without the figures, which stay in the aggregation
+    /// until `figures(of:)` asks for one endpoint's: a writer going through every endpoint
+    /// then holds one endpoint's sorted figures at a time, not all of them.
+    public func endpointRanking() -> [EndpointPlace] {
         let ranking = rankingEstimator
-        var endpoints = byEndpoint.map { endpoint, directions -> RankedEndpoint in
-            let sorted = directions.sorted { $0.direction < $1.direction }
-            let absoluteError = ranking.map { index in
-                sorted.reduce(0) { $0 + abs(index < $1.figures.estimators.count ? $1.figures.estimators[index].error : 0) }
-            } ?? 0
-            return RankedEndpoint(rank: 0, endpoint: endpoint, directions: sorted, absoluteError: absoluteError)
+        var byEndpoint: [String: EndpointPlace] = [:]
+        for (key, figures) in aggregation.groups {
+            let error = ranking.map { $0 < figures.estimators.count ? abs(figures.estimators[$0].error) : 0 } ?? 0
+            byEndpoint[key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)]
+                .add(key.direction, absoluteError: error)
         }
-        endpoints.sort {
+        var places = Array(byEndpoint.values)
+        places.sort {
             $0.absoluteError != $1.absoluteError ? $0.absoluteError > $1.absoluteError
                 : Array($0.endpoint.utf8).lexicographicallyPrecedes($1.endpoint.utf8)
         }
-        for index in endpoints.indices { endpoints[index].rank = index + 1 }
-        return endpoints
+        for index in places.indices {
+            places[index].rank = index + 1
+            places[index].directions.sort()
+        }
+        return places
+    }
+
+    /// One endpoint's directions with their order-free figures, in direction order.
+    public func figures(of place: EndpointPlace) -> [(direction: Direction, figures: GroupFigures)] {
+        place.directions.compactMap { direction in
+            aggregation.groups[GroupKey(endpoint: place.endpoint, direction: direction)]
+                .map { (direction: direction, figures: $0.orderFree) }
+        }
     }
 
     /// The totals in direction order, with order-free figures.
     var totals: [(direction: Direction, figures: GroupFigures)] {
         aggregation.sortedTotals.map { (direction: $0.direction, figures: $0.figures.orderFree) }
+    }
+}
+
+/// One endpoint's place in the ranking: its directions and `Σ |error|`, without figures.
+public struct EndpointPlace: Sendable {
+    /// 1-based position in the ranking.
+    public var rank: Int
+    public var endpoint: String
+    /// The directions present, in direction order.
+    public var directions: [Direction]
+    /// `Σ |error|` of the ranking estimator over the directions (bytes).
+    public var absoluteError: Int
+
+    mutating func add(_ direction: Direction, absoluteError error: Int) {
+        directions.append(direction)
+        absoluteError += error
     }
 }
 
@@ -129,44 +159,19 @@ public enum EndpointsReporter: RunReporter {
 
     /// The text `EndpointsCSV.write` writes (RFC 4180, CRLF line ends).
     public static func render(_ run: RunReport) -> String {
-        let aggregation = run.aggregation
-        var rows = [EndpointsCSV.columns(estimators: aggregation.estimatorNames)]
-        for (key, figures) in aggregation.sortedGroups {
-            rows.append(EndpointsCSV.row(endpoint: key.endpoint, direction: key.direction, figures))
-        }
-        for (direction, figures) in aggregation.sortedTotals {
-            rows.append(EndpointsCSV.row(endpoint: "*", direction: direction, figures))
-        }
-        return rows.map { $0.map(csvField).joined(separator: ",") + "\r\n" }.joined()
+        EndpointsCSV.render(run.aggregation)
     }
 
     public static func write(_ run: RunReport, to path: String) throws {
         try EndpointsCSV.write(run.aggregation, to: path)
     }
-
-    private static func csvField(_ field: String) -> String {
-        guard field.utf8.contains(where: { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }
 
-/// Writing a report's text.
+/// Writing a report's text, through a temporary file renamed into place (`OutputFile`).
 public enum ReportFile {
-    public enum Error: Swift.Error, CustomStringConvertible {
-        case cannotWrite(path: String, reason: String)
-
-        public var description: String {
-            switch self {
-            case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
-            }
-        }
-    }
+    public typealias Error = OutputFile.Error
 
     public static func write(_ text: String, to path: String) throws {
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw Error.cannotWrite(path: path, reason: error.localizedDescription)
-        }
+        try OutputFile.write(text, to: path)
     }
 }

@@ -34,6 +34,9 @@ public struct ConnectionAccounting: Sendable {
     /// How the stream of each side ended (nil until it did).
     public var initiatorEnd: StreamEndReason?
     public var responderEnd: StreamEndReason?
+    /// RSTs that did not end the connection because its sender went on afterwards (new data
+    /// or a new acknowledgment): forged, or not taken by the endpoint. An anomaly.
+    public var ignoredResets = 0
 
     public init(info: ConnectionInfo) {
         self.info = info

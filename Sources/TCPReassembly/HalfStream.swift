@@ -29,6 +29,10 @@ struct HalfStream {
     /// the hole fills, which an array would make quadratic.
     var buffered: Deque<BufferedSegment> = []
     var bufferedBytes = 0
+    /// The highest stream end this side has sent (payload end), nil before any payload.
+    var sentEnd: Int64?
+    /// The highest offset of the peer's stream this side has acknowledged, nil before any ACK.
+    var acknowledgedPeer: Int64?
 
     /// Starts the stream so that `sequence` is offset 0.
     mutating func start(at sequence: UInt32) {

@@ -7,6 +7,12 @@ import PacketLayers
 /// A hole is given up as lost, and reported as a gap, when the peer acknowledges data past
 /// it (the receiver had the bytes, so the capture missed them), when the buffers go over
 /// their limits, or when the connection ends.
+///
+/// A RST ends the connection only once its sender has gone quiet: until then it is pending,
+/// and if the sender goes on (new data, or acknowledging more of the peer's stream) the RST
+/// was forged or not taken, and is counted in `ignoredResets` instead. A pending RST takes
+/// effect, at its own time, after `closedLinger` of capture time without such a sign, at a
+/// new SYN on the 4-tuple, or at the end of the capture.
 public final class TCPAssembler {
     public let limits: ReassemblyLimits
     private let factory: TCPStreamHandlerFactory
@@ -20,6 +26,8 @@ public final class TCPAssembler {
     public var connectionCount: Int { nextConnectionNumber }
     /// Packets with no payload that belonged to no known connection (stray ACKs, late RSTs).
     public private(set) var strayControlPackets = 0
+    /// RSTs that did not end their connection because the sender went on (over all connections).
+    public private(set) var ignoredResets = 0
 
     public init(limits: ReassemblyLimits = ReassemblyLimits(), factory: TCPStreamHandlerFactory) {
         self.limits = limits
@@ -34,7 +42,9 @@ public final class TCPAssembler {
 
         var connection = connections[key]
         if let existing = connection, flags.contains(.syn), existing.isReusedBy(segment) {
-            flush(existing, reason: .portReuse, time: segment.timestamp)
+            if !applyPendingReset(existing) {
+                flush(existing, reason: .portReuse, time: segment.timestamp)
+            }
             evict(key, existing)
             connection = nil
         }
@@ -52,11 +62,19 @@ public final class TCPAssembler {
     public func finish() {
         let remaining = connections.sorted { $0.value.info.number < $1.value.info.number }
         for (key, connection) in remaining {
-            if !connection.isFinished {
+            if !applyPendingReset(connection), !connection.isFinished {
                 flush(connection, reason: .endOfCapture, time: connection.accounting.lastPacketTime)
             }
             evict(key, connection)
         }
+    }
+
+    /// Ends `connection` by its pending RST, at the RST's time; false when none is pending.
+    private func applyPendingReset(_ connection: Connection) -> Bool {
+        guard let reset = connection.pendingReset else { return false }
+        connection.pendingReset = nil
+        flush(connection, reason: .reset, time: reset.time)
+        return true
     }
 
     // MARK: - Connections
@@ -88,23 +106,38 @@ public final class TCPAssembler {
     }
 
     private func sweepIdleConnections(now: Int64) {
-        guard now >= lastSweep &+ 1_000_000_000 || now < lastSweep else { return }
+        guard now >= Self.saturatingSum(lastSweep, 1_000_000_000) || now < lastSweep else { return }
         lastSweep = now
         var expired: [(FlowKey, Connection)] = []
         for (key, connection) in connections {
-            let idle = now - connection.accounting.lastPacketTime
-            if idle > limits.idleTimeout || (connection.isFinished && idle > limits.closedLinger) {
+            // Timestamps come from the input: a jump across the Int64 range saturates.
+            let idle = Self.saturatingDifference(now, connection.accounting.lastPacketTime)
+            let closing = connection.isFinished || connection.pendingReset != nil
+            if idle > limits.idleTimeout || (closing && idle > limits.closedLinger) {
                 expired.append((key, connection))
             }
         }
         guard !expired.isEmpty else { return }
         expired.sort { $0.1.info.number < $1.1.info.number }
         for (key, connection) in expired {
-            if !connection.isFinished {
+            if !applyPendingReset(connection), !connection.isFinished {
                 flush(connection, reason: .idle, time: now)
             }
             evict(key, connection)
         }
+    }
+
+    /// `a - b`, saturated at the ends of Int64 instead of trapping.
+    static func saturatingDifference(_ a: Int64, _ b: Int64) -> Int64 {
+        let (difference, overflow) = a.subtractingReportingOverflow(b)
+        // a - b overflows upwards only when a >= 0 > b, downwards only when a < 0 <= b.
+        return overflow ? (a >= 0 ? .max : .min) : difference
+    }
+
+    /// `a + b`, saturated at the ends of Int64 instead of trapping.
+    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     // MARK: - Segments
@@ -119,13 +152,25 @@ public final class TCPAssembler {
             return
         }
 
+        let s = side.rawValue
+        let p = side.peer.rawValue
+        let dataSequence = flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
         if flags.contains(.rst) {
-            flush(connection, reason: .reset, time: time)
+            // Held back (see the type's comment); what the sender had sent and acknowledged
+            // so far is what "going on" is measured against. A second RST changes nothing.
+            if connection.pendingReset == nil {
+                connection.pendingReset = PendingReset(side: side, time: time, sentEnd: connection.halves[s].sentEnd,
+                                                       acknowledgedPeer: connection.halves[s].acknowledgedPeer)
+            }
             return
         }
+        if let reset = connection.pendingReset, reset.side == side,
+           goesOn(segment, dataSequence: dataSequence, in: connection, after: reset) {
+            connection.pendingReset = nil
+            connection.accounting.ignoredResets += 1
+            ignoredResets += 1
+        }
 
-        let s = side.rawValue
-        let dataSequence = flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
         if flags.contains(.syn) {
             if !connection.halves[s].started || connection.halves[s].nextOffset == 0 {
                 connection.halves[s].start(at: dataSequence)
@@ -136,10 +181,10 @@ public final class TCPAssembler {
 
         // The sender's ACK tells how much of the peer's stream really arrived.
         var peerAcknowledged: Int64?
-        let p = side.peer.rawValue
         if flags.contains(.ack), connection.halves[p].started {
             let acknowledged = connection.halves[p].offset(of: segment.acknowledgment)
             peerAcknowledged = acknowledged
+            connection.halves[s].acknowledgedPeer = max(connection.halves[s].acknowledgedPeer ?? acknowledged, acknowledged)
             var limit = acknowledged
             if let fin = connection.halves[p].finOffset { limit = min(limit, fin) }
             if limit > connection.halves[p].nextOffset, !connection.halves[p].ended {
@@ -152,12 +197,36 @@ public final class TCPAssembler {
             return
         }
         let offset = connection.halves[s].offset(of: dataSequence)
+        if segment.payloadLength > 0 {
+            let end = offset + Int64(segment.payloadLength)
+            connection.halves[s].sentEnd = max(connection.halves[s].sentEnd ?? end, end)
+        }
         // Sequence space advances by payloadLength; captured bytes beyond it are not TCP data.
         let bytes = segment.payload.count > segment.payloadLength
             ? UnsafeRawBufferPointer(rebasing: segment.payload[..<max(0, segment.payloadLength)]) : segment.payload
         let incoming = Incoming(offset: offset, bytes: bytes, missingTail: max(0, segment.payloadLength - bytes.count),
                                 fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
         accept(incoming, in: connection, from: side)
+    }
+
+    /// Whether `segment`, from the side that sent the pending RST, shows that side going on:
+    /// payload past all it had sent before the RST, or an ACK of more of the peer's stream
+    /// than it had acknowledged. A genuine RST's sender sends neither; a retransmission or a
+    /// repeated ACK (in flight when the RST left) shows nothing.
+    private func goesOn(_ segment: TCPSegment, dataSequence: UInt32, in connection: Connection,
+                        after reset: PendingReset) -> Bool {
+        let half = connection.halves[reset.side.rawValue]
+        let peer = connection.halves[reset.side.peer.rawValue]
+        if segment.payloadLength > 0, half.started {
+            let end = half.offset(of: dataSequence) + Int64(segment.payloadLength)
+            if end > reset.sentEnd ?? half.nextOffset { return true }
+        }
+        if segment.flags.contains(.ack), peer.started {
+            let acknowledged = peer.offset(of: segment.acknowledgment)
+            if let before = reset.acknowledgedPeer { return acknowledged > before }
+            return true
+        }
+        return false
     }
 
     /// Payload from a side that has ended: the part before its end repeats bytes already
@@ -322,12 +391,23 @@ struct FlowKey: Hashable {
     }
 }
 
+/// A RST waiting to see whether its sender goes on (see `TCPAssembler`).
+struct PendingReset {
+    var side: FlowSide
+    var time: Int64
+    /// The sender's `HalfStream.sentEnd` and `acknowledgedPeer` when the RST came.
+    var sentEnd: Int64?
+    var acknowledgedPeer: Int64?
+}
+
 /// The assembler's state for one connection.
 final class Connection {
     let info: ConnectionInfo
     let handler: TCPStreamHandler
     var halves = [HalfStream(), HalfStream()]
     var accounting: ConnectionAccounting
+    /// A RST not yet taken as the end (see `TCPAssembler`).
+    var pendingReset: PendingReset?
 
     init(info: ConnectionInfo, handler: TCPStreamHandler) {
         self.info = info
@@ -347,10 +427,12 @@ final class Connection {
     func isReusedBy(_ syn: TCPSegment) -> Bool {
         let side = side(sentBy: syn.source)
         let half = halves[side.rawValue]
+        // A RST (even one still pending) ends the connection as far as a new SYN is concerned.
+        let over = isFinished || pendingReset != nil
         if syn.flags.contains(.ack) {
-            return isFinished && (side == .initiator || !half.started || half.baseSequence != syn.sequence &+ 1)
+            return over && (side == .initiator || !half.started || half.baseSequence != syn.sequence &+ 1)
         }
-        if isFinished { return true }
+        if over { return true }
         // Opened by a SYN-ACK that the capture put before its SYN: this is that SYN.
         if side == .initiator, !half.started, info.sawHandshake { return false }
         return side == .responder || !half.started || half.baseSequence != syn.sequence &+ 1

@@ -246,6 +246,24 @@ final class HARReaderTests: XCTestCase {
         XCTAssertNil(try reader.next())
     }
 
+    func testAFieldOfAnUnexpectedTypeThatNoSizeNeedsIsANote() throws {
+        // chrome-har writes a param's value as an object: the entry and its sizes are kept.
+        let reader = try HARReader(path: Fixtures.path("crashers/har-params-object-value.har"))
+        let results = try reader.readAll()
+        XCTAssertEqual(results.count, 2)
+        let form = try XCTUnwrap(results[0].entry)
+        XCTAssertEqual(form.request.headersSize, 120)
+        XCTAssertEqual(form.request.bodySize, 7)
+        XCTAssertEqual(form.request.unexpectedTypes, ["request.postData.params.value"])
+        XCTAssertEqual(form.request.postData?.params, [], "a form rebuilt without one param would be wrong")
+        XCTAssertEqual(form.request.postData?.mimeType, "application/x-www-form-urlencoded")
+        XCTAssertEqual(form.response?.status, 304)
+        XCTAssertEqual(form.response?.headersSize, 60)
+        XCTAssertEqual(form.response?.unexpectedTypes, [])
+        XCTAssertEqual(results[1].entry?.request.url, "http://example.com/next")
+        XCTAssertEqual(results[1].entry?.request.unexpectedTypes, [])
+    }
+
     func testInvalidJSONIsFatalWithPosition() throws {
         let reader = try HARReader(path: Fixtures.path("har/invalid.har"))
         let expected = HARError.invalidJSON(line: 5, column: 36, reason: "expected ',' or '}', found '\"'")

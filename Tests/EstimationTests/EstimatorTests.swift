@@ -1,17 +1,14 @@
 import Estimation
 import HTTP1
-import PacketLayers
 import XCTest
 
-/// Each quirk of METERING §4.1/§4.2 with a figure counted by hand in the comment beside it.
+/// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
 final class EstimatorTests: XCTestCase {
     private let documented = DocumentedEstimator()
     private let naive = NaiveEstimator()
-    private let endpoint = TransportEndpoint(address: IPAddress(ipv4: 0x7f00_0001), port: 8080)
 
     private func request(_ target: String, method: String = "GET", _ fields: [(String, String)] = []) -> HTTPMessage {
-        var message = HTTPMessage(kind: .request, connection: 0, index: 0, time: 0, streamOffset: 0,
-                                  client: endpoint, server: endpoint)
+        var message = HTTPMessage(kind: .request, index: 0)
         message.method = method
         message.target = Array(target.utf8)
         message.startLine = Array("\(method) \(target) HTTP/1.1".utf8)
@@ -20,8 +17,7 @@ final class EstimatorTests: XCTestCase {
     }
 
     private func response(_ statusLine: String = "HTTP/1.1 200 OK", _ fields: [(String, String)] = []) -> HTTPMessage {
-        var message = HTTPMessage(kind: .response, connection: 0, index: 0, time: 0, streamOffset: 0,
-                                  client: endpoint, server: endpoint)
+        var message = HTTPMessage(kind: .response, index: 0)
         message.startLine = Array(statusLine.utf8)
         message.status = Int(statusLine.split(separator: " ")[1])
         message.fields = fields.map { HeaderField($0.0, $0.1) }

@@ -1,6 +1,7 @@
 import CaptureIO
 @testable import HARMessages
 import HTTP1
+import Records
 import XCTest
 
 /// The rules of docs/HAR.md on small entries, with every size counted by hand.
@@ -33,8 +34,8 @@ final class HARMessageBuilderTests: XCTestCase {
         XCTAssertNil(built.response)
         XCTAssertTrue(built.request.message.anomalies.contains(.unpaired))
         // 2024-03-01T10:00:00Z is 1709287200 s after the epoch.
-        XCTAssertEqual(built.request.origin, MessageOrigin(connection: "42", time: 1_709_287_200_123_456_000,
-                                                           client: "", server: "127.0.0.1:8080"))
+        XCTAssertEqual(built.request.source, HAREntrySource(entry: 3, rule: .reportedSizes, connection: "42",
+                                                            time: 1_709_287_200_123_456_000, server: "127.0.0.1:8080"))
     }
 
     func testTransferSizeStandsInWhenHeadersSizeIsUnknown() {
@@ -73,12 +74,12 @@ final class HARMessageBuilderTests: XCTestCase {
                                params: [HARHeader(name: "q", value: "a b"), HARHeader(name: "n", value: "é&")])
         let fromParams = builder.messages(for: entry(postData: form)).request
         XCTAssertEqual(String(decoding: fromParams.body ?? [], as: UTF8.self), "q=a+b&n=%C3%A9%26")
-        XCTAssertEqual(fromParams.notes, ["body-from-params"])
+        XCTAssertEqual(fromParams.notes, [.bodyFromParams])
 
         let multipart = HARPostData(mimeType: "multipart/form-data; boundary=x", text: nil, encoding: nil,
                                     params: [HARHeader(name: "f", value: "v")])
         XCTAssertNil(builder.messages(for: entry(postData: multipart)).request.body)
-        XCTAssertEqual(builder.messages(for: entry(postData: multipart)).request.notes, ["body-unknown"])
+        XCTAssertEqual(builder.messages(for: entry(postData: multipart)).request.notes, [.bodyUnknown])
 
         let announced = entry(requestHeaders: [HARHeader(name: "Content-Length", value: "12")])
         XCTAssertNil(builder.messages(for: announced).request.body, "Content-Length 12 without postData: unknown")
@@ -94,11 +95,65 @@ final class HARMessageBuilderTests: XCTestCase {
         let builder = HARMessageBuilder(rule: .reportedSizes)
         let noText = builder.messages(for: entry(response: response(headers: [], bodySize: 10))).response
         XCTAssertNil(noText?.body)
-        XCTAssertEqual(noText?.notes, ["body-unknown"])
+        XCTAssertEqual(noText?.notes, [.bodyUnknown])
         XCTAssertEqual(builder.messages(for: entry(response: response(status: 304, headers: []))).response?.body, [])
         XCTAssertEqual(builder.messages(for: entry(response: response(headers: [], bodySize: 0))).response?.body, [])
         let cut = builder.messages(for: entry(response: response(headers: [], text: "ab", error: "net::ERR_ABORTED"))).response
         XCTAssertEqual(cut?.message.complete, false)
+    }
+
+    func testSizesBeyondATebibyteAreUnknownNotATrap() {
+        let huge = Int.max  // 2^63 - 1: headersSize + bodySize used to overflow
+        let reported = HARMessageBuilder(rule: .reportedSizes).messages(for: entry(
+            headersSize: huge, bodySize: huge,
+            response: response(headers: [], headersSize: nil, bodySize: 2, text: "ok", transferSize: huge)))
+        XCTAssertEqual(reported.request.wire, WireSize(line: nil, headers: nil, body: nil, total: nil, source: .unknown))
+        // No postData while bodySize > 0: the body is unknown as well.
+        XCTAssertEqual(reported.request.notes, [.bodyUnknown, .sizeOutOfRange])
+        XCTAssertEqual(reported.response?.wire, WireSize(line: nil, headers: nil, body: 2, total: nil, source: .unknown))
+        XCTAssertEqual(reported.response?.notes, [.sizeOutOfRange])
+
+        // 2^40 itself is still a size: "POST /a/b?x=1 HTTP/1.1\r\n" 24, headers 100 - 24 = 76.
+        let largest = HARMessageBuilder(rule: .reportedSizes).messages(for: entry(headersSize: 100, bodySize: 1 << 40))
+        XCTAssertEqual(largest.request.wire, WireSize(line: 24, headers: 76, body: 1 << 40, total: 100 + (1 << 40), source: .har))
+
+        // mitmproxy: the chunk framing and the head are added to bodySize (docs/HAR.md).
+        let reconstructed = HARMessageBuilder(rule: .reconstructedHead).messages(for: entry(
+            bodySize: 0, response: response(headers: [HARHeader(name: "Transfer-Encoding", value: "chunked")], bodySize: huge)))
+        // Request: line 24, no fields → 2, body 0.
+        XCTAssertEqual(reconstructed.request.wire, WireSize(line: 24, headers: 2, body: 0, total: 26, source: .reconstructed))
+        // Response: "HTTP/1.1 200 OK\r\n" 17; "Transfer-Encoding: chunked\r\n" 28 + 2 = 30; body unknown.
+        XCTAssertEqual(reconstructed.response?.wire, WireSize(line: 17, headers: 30, body: nil, total: nil, source: .unknown))
+        XCTAssertEqual(reconstructed.response?.notes, [.bodyUnknown, .sizeOutOfRange])
+    }
+
+    func testTimesOutsideTheNanosecondRangeAreClamped() {
+        // Int64.max ns = 9223372036 s + 854775807 ns; 9223372036 s = 106751 days + 85636 s
+        // (23:47:16), and day 106751 after 1970-01-01 is 2262-04-11.
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775807Z")?.nanoseconds, Int64.max)
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775807Z")?.clamped, false)
+        XCTAssertEqual(ISO8601Time.parse("2262-04-11T23:47:16.854775808Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("9999-12-31T23:59:59Z")?.nanoseconds, Int64.max)
+        XCTAssertEqual(ISO8601Time.parse("9999-12-31T23:59:59Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("0000-01-01T00:00:00Z")?.nanoseconds, 0)
+        XCTAssertEqual(ISO8601Time.parse("1969-12-31T23:59:59Z")?.clamped, true)
+        XCTAssertEqual(ISO8601Time.parse("1970-01-01T00:00:00Z")?.clamped, false)
+
+        var late = entry()
+        late.startedDateTime = "9999-12-31T23:59:59Z"
+        let built = HARMessageBuilder(rule: .reportedSizes).messages(for: late)
+        XCTAssertEqual(built.request.source.time, Int64.max)
+        XCTAssertTrue(built.request.notes.contains(.timeClamped))
+    }
+
+    func testRequestAndResponseNotesFromTheReaderReachTheirOwnRecords() {
+        var noted = entry(response: response(headers: []))
+        noted.request.unexpectedTypes = ["request.postData.params.value"]
+        noted.response?.unexpectedTypes = ["response.content.mimeType"]
+        let built = HARMessageBuilder(rule: .reportedSizes).messages(for: noted)
+        XCTAssertEqual(built.request.notes, [.unexpectedType("request.postData.params.value")])
+        XCTAssertEqual(built.response?.notes, [.unexpectedType("response.content.mimeType"), .bodyUnknown])
+        XCTAssertEqual(built.request.notes.map(\.description), ["unexpected-type:request.postData.params.value"])
     }
 
     func testServerAddressGetsTheURLPortOrTheSchemeDefault() {

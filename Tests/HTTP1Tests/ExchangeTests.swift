@@ -121,7 +121,7 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(head?.framing, BodyFraming.none)
         XCTAssertEqual(head?.request?.method, "HEAD")
         XCTAssertEqual(head?.complete, true)
-        XCTAssertEqual(head?.values(of: "content-length"), [Array("1000".utf8)])
+        XCTAssertEqual(head?.message.values(of: "content-length"), [Array("1000".utf8)])
         assertSizes(outcome.response(2), line: 17, headers: 21, body: 2)
         XCTAssertEqual(outcome.body(of: outcome.response(2)), ObservedBody(bytes: Array("xy".utf8)))
         XCTAssertEqual(outcome.responses.map(\.streamOffset), [0, 41, 82])

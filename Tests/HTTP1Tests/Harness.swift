@@ -25,7 +25,7 @@ final class BodyCounter: BodyObserver {
 }
 
 final class TestSink: HTTPRecordSink {
-    var records: [HTTPMessage] = []
+    var records: [CapturedMessage] = []
     var bodies: [ObservedBody?] = []
     var observersAsked: [HTTPMessage] = []
     var summaries: [HTTPConnectionSummary] = []
@@ -35,7 +35,7 @@ final class TestSink: HTTPRecordSink {
         return BodyCounter()
     }
 
-    func record(_ message: HTTPMessage, body: BodyCounter?) {
+    func record(_ message: CapturedMessage, body: BodyCounter?) {
         records.append(message)
         bodies.append(body?.seen)
     }
@@ -75,7 +75,7 @@ enum Split: CustomStringConvertible {
 
 
 struct Outcome {
-    var records: [HTTPMessage]
+    var records: [CapturedMessage]
     var bodies: [ObservedBody?]
     var summary: HTTPConnectionSummary
     var observersAsked: [HTTPMessage]
@@ -83,12 +83,12 @@ struct Outcome {
     var fedBytes: Int
     var gapBytes: Int
 
-    var requests: [HTTPMessage] { records.filter { $0.kind == .request } }
-    var responses: [HTTPMessage] { records.filter { $0.kind == .response } }
+    var requests: [CapturedMessage] { records.filter { $0.kind == .request } }
+    var responses: [CapturedMessage] { records.filter { $0.kind == .response } }
 
-    func request(_ index: Int) -> HTTPMessage? { requests.first { $0.index == index } }
-    func response(_ index: Int) -> HTTPMessage? { responses.first { $0.index == index } }
-    func body(of message: HTTPMessage?) -> ObservedBody? {
+    func request(_ index: Int) -> CapturedMessage? { requests.first { $0.index == index } }
+    func response(_ index: Int) -> CapturedMessage? { responses.first { $0.index == index } }
+    func body(of message: CapturedMessage?) -> ObservedBody? {
         guard let message, let at = records.firstIndex(where: { $0.kind == message.kind && $0.index == message.index }) else { return nil }
         return bodies[at]
     }
@@ -206,7 +206,7 @@ func verify(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLi
 }
 
 /// Checks a record's size buckets.
-func assertSizes(_ message: HTTPMessage?, line wireLine: Int, headers: Int, body: Int, bodyLength: Int? = nil,
+func assertSizes(_ message: CapturedMessage?, line wireLine: Int, headers: Int, body: Int, bodyLength: Int? = nil,
                  file: StaticString = #filePath, line: UInt = #line) {
     guard let message else { return XCTFail("no such record", file: file, line: line) }
     XCTAssertEqual(message.wireLine, wireLine, "wire_line", file: file, line: line)

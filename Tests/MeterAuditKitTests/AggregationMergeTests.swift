@@ -10,9 +10,8 @@ final class AggregationMergeTests: XCTestCase {
         let captures = try SampleTruthTests.samplePairs().map(\.0)
         XCTAssertGreaterThan(captures.count, 4)
         let analyzer = InputAnalyzer()
-        let names = analyzer.options.estimators.names
         func aggregate(_ paths: [String]) -> Aggregation {
-            var aggregation = Aggregation(estimatorNames: names)
+            var aggregation = Aggregation(estimators: analyzer.options.estimators)
             for path in paths { _ = analyzer.analyze(path: path) { aggregation.add($0) } }
             return aggregation
         }

@@ -33,8 +33,8 @@ final class BadInputTests: XCTestCase {
     private func assertExchange(_ records: [MessageRecord], index: Int, file: StaticString = #filePath, line: UInt = #line) {
         let request = records.first { $0.message.kind == .request && $0.message.index == index }
         let response = records.first { $0.message.kind == .response && $0.message.index == index }
-        XCTAssertEqual(request.map { [$0.message.wireLine, $0.message.wireHeaders, $0.message.wireBody] }, [21, 22, 0], file: file, line: line)
-        XCTAssertEqual(response.map { [$0.message.wireLine, $0.message.wireHeaders, $0.message.wireBody] }, [17, 21, 5], file: file, line: line)
+        XCTAssertEqual(request.map { [$0.wire.line, $0.wire.headers, $0.wire.body] }, [21, 22, 0], file: file, line: line)
+        XCTAssertEqual(response.map { [$0.wire.line, $0.wire.headers, $0.wire.body] }, [17, 21, 5], file: file, line: line)
         XCTAssertEqual(request?.message.pair, index, file: file, line: line)
         XCTAssertEqual(response?.message.pair, index, file: file, line: line)
     }
@@ -99,7 +99,7 @@ final class BadInputTests: XCTestCase {
         let last = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 1 })
         XCTAssertFalse(last.message.complete)
         XCTAssertFalse(last.measured)
-        XCTAssertEqual(last.message.wireBody, 10)
+        XCTAssertEqual(last.wire.body, 10)
         XCTAssertEqual(diagnostics.records.incomplete, 1)
     }
 
@@ -115,7 +115,7 @@ final class BadInputTests: XCTestCase {
         let path = try CaptureFileWriter.temporaryFile(named: "corrupt.pcap", containing: bytes)
         let (records, diagnostics) = analyze(path)
         XCTAssertNil(diagnostics.error)
-        XCTAssertEqual(diagnostics.packets.skipped["malformed-ipv4"], 1)
+        XCTAssertEqual(diagnostics.packets.skipped[.malformedIPv4], 1)
         XCTAssertEqual(records.count, 2)
         assertExchange(records, index: 0)
     }
@@ -132,7 +132,7 @@ final class BadInputTests: XCTestCase {
                                                        containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces))
         let (records, diagnostics) = analyze(path)
         XCTAssertEqual(diagnostics.unsupportedLinkTypes, [.init(interface: 1, linkType: 147)])
-        XCTAssertEqual(diagnostics.packets.skipped["unsupported-link-type"], 3)
+        XCTAssertEqual(diagnostics.packets.skipped[.unsupportedLinkType], 3)
         XCTAssertEqual(records.count, 2)
         assertExchange(records, index: 0)
     }

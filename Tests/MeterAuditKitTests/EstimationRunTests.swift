@@ -34,15 +34,15 @@ final class EstimationRunTests: XCTestCase {
         XCTAssertEqual(records.count, 4)
         let bombRecord = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 0 })
         // "HTTP/1.1 200 OK\r\n" 17; "Content-Encoding: gzip\r\n" 24 + "Content-Length: 65250\r\n" 23 + "\r\n" 2 = 49
-        XCTAssertEqual([bombRecord.message.wireLine, bombRecord.message.wireHeaders, bombRecord.message.wireBody], [17, 49, 65250])
+        XCTAssertEqual([bombRecord.wire.line, bombRecord.wire.headers, bombRecord.wire.body], [17, 49, 65250])
         XCTAssertEqual(bombRecord.decoding, .overLimit)
         XCTAssertEqual(bombRecord.bodyDecoded, 65250, "an undecodable body counts its de-chunked size")
         XCTAssertEqual(try bombRecord.estimates[0].get().total, 65250, "naive takes Content-Length")
         XCTAssertEqual(bombRecord.estimates[1], .failure(.bodyNotDecoded))
-        XCTAssertEqual(diagnostics.notes["body-decoding-over-limit"], 1)
-        XCTAssertEqual(diagnostics.unestimated["documented"], ["body-not-decoded": 1])
+        XCTAssertEqual(diagnostics.notes[.bodyDecodingOverLimit], 1)
+        XCTAssertEqual(diagnostics.unestimated["documented"], [.bodyNotDecoded: 1])
         let after = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 1 })
-        XCTAssertEqual([after.message.wireLine, after.message.wireHeaders, after.message.wireBody], [17, 21, 5])
+        XCTAssertEqual([after.wire.line, after.wire.headers, after.wire.body], [17, 21, 5])
         XCTAssertEqual(after.message.pair, 1)
     }
 

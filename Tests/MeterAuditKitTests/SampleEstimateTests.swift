@@ -7,7 +7,7 @@ import XCTest
 
 /// Every capture in Samples/ against the `naive` and `documented` estimates that
 /// `scripts/expected-estimates` computes from the capture bytes on its own (Python, zlib),
-/// following METERING.md §4 literally: Tests/Fixtures/estimates/<capture>.estimates.jsonl,
+/// following docs/METERING.md §4 literally: Tests/Fixtures/estimates/<capture>.estimates.jsonl,
 /// one line per truth message. A `null` component means "unavailable" and must be a
 /// `.failure` of that estimator.
 final class SampleEstimateTests: XCTestCase {
@@ -55,7 +55,7 @@ final class SampleEstimateTests: XCTestCase {
             XCTAssertEqual(records.count, expected.count, "\(name): record count")
             var byKey: [String: MessageRecord] = [:]
             for record in records {
-                byKey["\(record.message.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
+                byKey["\(record.source.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
             }
             for want in expected {
                 let key = "\(want.client) \(want.kind) \(want.index)"

@@ -4,7 +4,7 @@ import TestSupport
 import XCTest
 
 /// Every `Samples/*.har` through a whole run, row by row against what `scripts/har-expected`
-/// (Python, written from docs/HAR.md and METERING §3-§4, not from this code) expects in
+/// (Python, written from docs/HAR.md and docs/METERING.md §3-§4, not from this code) expects in
 /// Tests/Fixtures/har-expected/: record counts per kind, broken entries, wire_source, every
 /// wire size, body_decoded, notes, and both estimators' components or their absence.
 final class SampleHARTests: XCTestCase {

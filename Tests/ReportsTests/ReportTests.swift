@@ -1,5 +1,6 @@
 import Analysis
 import Foundation
+import TestSupport
 import XCTest
 @testable import Reports
 
@@ -129,7 +130,7 @@ final class MarkdownReportTests: XCTestCase {
     }
 
     func testEmptyRun() {
-        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators))
+        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators, rankingEstimator: ReportFixture.rankingEstimator))
         let text = MarkdownReport.render(run)
         XCTAssertTrue(text.contains("MeterAudit read 0 inputs (0 TCP connections) and found no HTTP message."))
         XCTAssertTrue(text.contains("No endpoints."))
@@ -258,12 +259,22 @@ final class TerminalSummaryTests: XCTestCase {
 }
 
 final class DeterminismTests: XCTestCase {
-    func testSameRunRendersTheSameBytes() {
-        let run = ReportFixture.run
-        for reporter in Reporters.all {
-            XCTAssertEqual(reporter.render(run), reporter.render(run), reporter.name)
+    /// endpoints.csv of the fixture against `scripts/endpoint-figures` (Python, exact
+    /// fractions, docs/FIGURES.md read literally), run on the fixture's own messages.csv:
+    /// Tests/Fixtures/reports/fixture.messages.csv → fixture.endpoints.csv. Regenerate the pair
+    /// when the fixture changes: write the first file from this test's failure output, then
+    /// `scripts/endpoint-figures Tests/Fixtures/reports/fixture.messages.csv --out Tests/Fixtures/reports/fixture.endpoints.csv`.
+    func testEndpointsCSVMatchesTheIndependentFigures() throws {
+        let messages = CSVWriter.text([MessagesCSV.columns(estimators: ReportFixture.estimators)]
+            + ReportFixture.records.map(MessagesCSV.row(for:)))
+        let committedMessages = try String(contentsOfFile: Fixtures.path("reports/fixture.messages.csv"), encoding: .utf8)
+        if messages != committedMessages {
+            let written = NSTemporaryDirectory() + "fixture.messages.csv"
+            try? messages.write(toFile: written, atomically: true, encoding: .utf8)
+            XCTFail("the fixture's messages.csv changed (now in \(written)); regenerate Tests/Fixtures/reports/")
         }
-        XCTAssertEqual(Reporters.terminalSummary(run), Reporters.terminalSummary(run))
+        let oracle = try String(contentsOfFile: Fixtures.path("reports/fixture.endpoints.csv"), encoding: .utf8)
+        XCTAssertEqual(EndpointsReporter.render(ReportFixture.run), oracle)
     }
 
     func testRecordOrderDoesNotMatter() {
@@ -290,7 +301,8 @@ final class DeterminismTests: XCTestCase {
         var records: [MessageRecord] = []
         for copy in 0..<300 {
             for var record in base {
-                record.message.wireBody += copy % 7
+                record.wire.body! += copy % 7
+                record.wire.total! += copy % 7
                 records.append(record)
             }
         }

@@ -99,3 +99,21 @@ final class MarkdownTextTests: XCTestCase {
         XCTAssertEqual(MarkdownText.code("`x"), "`` `x ``")
     }
 }
+
+/// messages.csv's `time`: epoch seconds with six decimals, for every Int64 (readers clamp to
+/// 0 ... Int64.max, but the function must not trap on anything).
+final class FormatTimeTests: XCTestCase {
+    func testTimes() {
+        XCTAssertEqual(MessagesCSV.formatTime(1_700_000_000_123_456_789), "1700000000.123456")
+        XCTAssertEqual(MessagesCSV.formatTime(0), "0.000000")
+        // 9223372036854775807 ns = 9223372036 s + 854775 µs (+ 807 ns cut off).
+        XCTAssertEqual(MessagesCSV.formatTime(.max), "9223372036.854775")
+        // -1.5 ms; -999 ns is less than a microsecond: no sign on zero.
+        XCTAssertEqual(MessagesCSV.formatTime(-1_500_000), "-0.001500")
+        XCTAssertEqual(MessagesCSV.formatTime(-999), "0.000000")
+        // What libpcap made of ts_sec 0x80000000 + 123456 µs: -2147483648 s + 0.123456 s.
+        XCTAssertEqual(MessagesCSV.formatTime(-2_147_483_647_876_544_000), "-2147483647.876544")
+        // -9223372036854775808 ns → -9223372036854775 µs (toward zero).
+        XCTAssertEqual(MessagesCSV.formatTime(.min), "-9223372036.854775")
+    }
+}

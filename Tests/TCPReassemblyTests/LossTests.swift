@@ -101,7 +101,9 @@ final class LossTests: XCTestCase {
         }
     }
 
-    /// Nothing acknowledges the hole until the client's RST: given up there.
+    /// Nothing acknowledges the hole until the client's RST: given up when the RST takes
+    /// effect (here at the end of the capture, the client having sent nothing more), at the
+    /// RST's time.
     func testUnacknowledgedLostSegmentIsReportedAtReset() {
         let flow = exchange.flow
         let lost = 2
@@ -111,24 +113,54 @@ final class LossTests: XCTestCase {
         }
         let reset = script.count
         script.append(flow.rst(.initiator, offset: exchange.request.count))
-        // Anything after the RST is only counted.
-        script.append(flow.data(.responder, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
         let packets = stamped(script)
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
+        // Pending until the client is seen to go quiet.
+        XCTAssertEqual(connection.ends, [nil, nil])
+        harness.finish()
         let hole = exchange.responseSends[lost]
         XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), reset)
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), -1)
         assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [hole]))
         assertSameBytes(connection.stream(.initiator), exchange.request)
         XCTAssertEqual(connection.ends, [.reset, .reset])
         XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
-        harness.finish()
         let accounting = connection.accounting!
         XCTAssertEqual(accounting.initiatorEnd, .reset)
         XCTAssertEqual(accounting.responderEnd, .reset)
+        XCTAssertEqual(accounting.ignoredResets, 0)
+        XCTAssertEqual(harness.assembler.ignoredResets, 0)
         assertAccounting(accounting.responder, sentBy: serverEndpoint, in: packets)
+        harness.assertNoProblems()
+    }
+
+    /// The server's retransmission of the lost segment arrives after the client's RST (it was
+    /// in flight): the capture holds the bytes, so they fill the hole; the RST still stands,
+    /// because its sender, the client, sent nothing new after it.
+    func testPeerDataAfterResetIsDeliveredAndTheResetStands() {
+        let flow = exchange.flow
+        let lost = 2
+        var script = exchange.handshakePackets() + exchange.requestPackets()
+        for (index, cut) in exchange.responseSends.enumerated() where index != lost {
+            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+        }
+        let reset = script.count
+        script.append(flow.rst(.initiator, offset: exchange.request.count))
+        script.append(flow.data(.responder, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
+        // A repeated ACK from the client (offset 0, as with its request) does not revive it either.
+        script.append(flow.packet(.initiator, offset: exchange.request.count, ack: 0))
+        let packets = stamped(script)
+        let harness = Harness()
+        harness.feed(packets)
+        harness.finish()
+        let connection = harness.handlers[0]
+        XCTAssertEqual(connection.gaps(.responder), [])
+        assertSameBytes(connection.stream(.responder), exchange.response)
+        XCTAssertEqual(connection.ends, [.reset, .reset])
+        XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
+        XCTAssertEqual(connection.accounting?.ignoredResets, 0)
         harness.assertNoProblems()
     }
 
@@ -329,13 +361,20 @@ final class LossTests: XCTestCase {
         }
         let reset = script.count
         script.append(flow.rst(.responder, offset: exchange.response.count))
-        let packets = stamped(script)
+        // The RST takes effect once its sender has been quiet for `closedLinger` (5 s): the
+        // sweep at the next packet, 6 s later (a stray ACK once the connection is gone).
+        var packets = stamped(script)
+        let late = packets.count
+        packets += stamped([flow.packet(.initiator, offset: exchange.requestSends[2].offset, ack: exchange.response.count)],
+                           from: packets[reset].time + 6 * second)
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.ends, [.reset, .reset])
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.initiator)), reset)
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), reset)
+        XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.initiator)), late)
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), late)
+        XCTAssertEqual(harness.assembler.strayControlPackets, 1)
         let requestHole = exchange.requestSends[2]
         let responseHoles = [exchange.responseSends[4], exchange.responseSends[7]]
         XCTAssertEqual(connection.gaps(.initiator), [SeenGap(offset: Int64(requestHole.offset), length: requestHole.length)])

@@ -60,6 +60,19 @@ public struct Conversation {
         }
     }
 
+    /// A RST from `side` that the endpoints never act on (forged, or dropped before the host):
+    /// in the window at `side`'s next sequence number plus `advance`, acknowledging what the
+    /// peer sent; the conversation's sequence numbers go on as if it had not been sent.
+    public mutating func forgedReset(from side: Side, advance: UInt32 = 0) {
+        let (from, to) = side == .client ? (client, server) : (server, client)
+        let seq = (side == .client ? clientSeq : serverSeq) &+ advance
+        let ack = side == .client ? serverSeq : clientSeq
+        frames.append(CaptureFileWriter.Frame(
+            timestamp: time,
+            bytes: PacketBuilder.tcp(from: from, to: to, seq: seq, ack: ack, flags: [.rst, .ack], link: link)))
+        time += 1_000_000
+    }
+
     public mutating func close() {
         append(.client, flags: [.fin, .ack])
         append(.server, flags: [.fin, .ack])

@@ -47,6 +47,12 @@ public enum PacketBuilder {
         case raw
         /// Raw IP under another link type: 12, 14, 228 (IPv4 only) or 229 (IPv6 only).
         case rawLinkType(Int32)
+        /// Ethernet, optional VLAN tags, then a PPPoE session header (EtherType 0x8864) and the
+        /// PPP protocol (0x0021 IPv4, 0x0057 IPv6).
+        case pppoe(tags: [VLANTag], session: UInt16)
+        /// Ethernet, then an MPLS label stack (EtherType 0x8847), outermost label first; the
+        /// last entry has the bottom-of-stack bit.
+        case mpls(labels: [UInt32])
 
         /// One 802.1Q tag.
         public static func vlan(_ id: UInt16) -> Link { .ethernetTagged([VLANTag(id: id)]) }
@@ -58,7 +64,7 @@ public enum PacketBuilder {
         /// The capture link type for this framing.
         public var linkType: Int32 {
             switch self {
-            case .ethernet, .ethernetTagged: return LinkType.ethernet
+            case .ethernet, .ethernetTagged, .pppoe, .mpls: return LinkType.ethernet
             case .linuxSLL: return LinkType.linuxSLL
             case .linuxSLL2: return LinkType.linuxSLL2
             case .null, .bsdNull: return LinkType.null
@@ -72,7 +78,9 @@ public enum PacketBuilder {
         public static func all(ipv6: Bool) -> [Link] {
             [.ethernet, .vlan(100), .qinq(outer: 10, inner: 20), .linuxSLL, .linuxSLL2, .null,
              .bsdNull(bigEndian: true, ipv6Family: 28), .bsdNull(bigEndian: false, ipv6Family: 24), .loop,
-             .raw, .rawLinkType(12), .rawLinkType(14), .rawLinkType(ipv6 ? LinkType.ipv6 : LinkType.ipv4)]
+             .raw, .rawLinkType(12), .rawLinkType(14), .rawLinkType(ipv6 ? LinkType.ipv6 : LinkType.ipv4),
+             .pppoe(tags: [], session: 0x1234), .pppoe(tags: [VLANTag(id: 7)], session: 1),
+             .mpls(labels: [16]), .mpls(labels: [100, 200, 300])]
         }
     }
 
@@ -93,6 +101,20 @@ public enum PacketBuilder {
             }
             out += be16(etherType) + ipPacket
             if padToMinimum, out.count < 60 { out += [UInt8](repeating: 0, count: 60 - out.count) }
+        case .pppoe(let tags, let session):
+            out = destinationMAC + sourceMAC
+            for tag in tags { out += be16(tag.tpid) + be16(tag.id & 0x0FFF) }
+            // ver/type 0x11, code 0 (session data), session id, length (PPP protocol + IP).
+            out += be16(0x8864) + [0x11, 0x00] + be16(session) + be16(UInt16(ipPacket.count + 2))
+            out += be16(isIPv6 ? 0x0057 : 0x0021) + ipPacket
+        case .mpls(let labels):
+            out = destinationMAC + sourceMAC + be16(0x8847)
+            for (index, label) in labels.enumerated() {
+                // label (20 bits), traffic class 0, bottom-of-stack on the last, TTL 64.
+                let bottom: UInt32 = index == labels.count - 1 ? 0x100 : 0
+                out += be32(label << 12 | bottom | 64)
+            }
+            out += ipPacket
         case .linuxSLL:
             // packet type 0 (to us), ARPHRD_ETHER, address length 6, address padded to 8.
             out = be16(0) + be16(1) + be16(6) + sourceMAC + [0, 0] + be16(etherType) + ipPacket

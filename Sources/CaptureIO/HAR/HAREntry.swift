@@ -51,6 +51,9 @@ public struct HARRequest: Equatable, Sendable {
     public var bodySize: Int?
     /// Nil when the entry has no `postData` (or it is null).
     public var postData: HARPostData?
+    /// The path of each field of a wrong type that no size or body needs (array indices left
+    /// out): the field was read as absent and the entry kept.
+    public var unexpectedTypes: [String] = []
 
     public init(method: String, url: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, postData: HARPostData? = nil) {
         self.method = method
@@ -97,6 +100,8 @@ public struct HARResponse: Equatable, Sendable {
     public var transferSize: Int?
     /// Chrome's `_error` (e.g. "net::ERR_ABORTED") when present.
     public var error: String?
+    /// As `HARRequest.unexpectedTypes`.
+    public var unexpectedTypes: [String] = []
 
     public init(status: Int, statusText: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, content: HARContent, transferSize: Int? = nil, error: String? = nil) {
         self.status = status

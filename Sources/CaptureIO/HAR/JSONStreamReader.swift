@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Why a JSON file could not be read. Positions are 1-based; `column` counts Unicode scalars
 /// (UTF-8 lead bytes) from the start of the line, a tab counting as one.
@@ -68,8 +72,6 @@ public final class JSONStreamReader {
     public var bytesBuffered: Int { end - position }
     /// Offset in the file of the next unread byte.
     public var bytesConsumed: Int { bytesRead - bytesBuffered }
-    /// Current nesting depth (open objects and arrays).
-    public var depth: Int { stack.count }
 
     private var file: UnsafeMutablePointer<FILE>?
     private let buffer: UnsafeMutablePointer<UInt8>
@@ -336,18 +338,17 @@ public final class JSONStreamReader {
 
     private func readNumber() throws -> JSONNumber {
         var raw: [UInt8] = []
-        func isDigit(_ byte: UInt8?) -> Bool { byte.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
         func take() throws { let byte = try peek()!; raw.append(byte); advance(byte) }
         func digits() throws {
-            guard isDigit(try peek()) else {
+            guard try peek().map(isDigit) == true else {
                 throw invalid(try peek().map { "expected a digit, found \(Self.describe($0))" } ?? "unexpected end of file")
             }
-            while isDigit(try peek()) { try take() }
+            while try peek().map(isDigit) == true { try take() }
         }
         if try peek() == UInt8(ascii: "-") { try take() }
         if try peek() == UInt8(ascii: "0") {
             try take()
-            if isDigit(try peek()) { throw invalid("leading zeros are not allowed in numbers") }
+            if try peek().map(isDigit) == true { throw invalid("leading zeros are not allowed in numbers") }
         } else {
             try digits()
         }

@@ -1,0 +1,251 @@
+import Analysis
+import Foundation
+@testable import Reports
+import XCTest
+
+/// report.json is written by a streaming writer; these tests hold it to the text JSONEncoder
+/// gives for the same document (the encoder wrote report.json before, and is the oracle of
+/// the layout: key order, spacing, number and string forms).
+final class JSONReportStreamingTests: XCTestCase {
+    func testFixtureRunMatchesJSONEncoder() {
+        XCTAssertEqual(JSONReport.render(ReportFixture.run), JSONReportOracle.render(ReportFixture.run))
+    }
+
+    func testEmptyRunMatchesJSONEncoder() {
+        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: [], rankingEstimator: nil))
+        XCTAssertEqual(JSONReport.render(run), JSONReportOracle.render(run))
+        let named = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ["naive", "documented"], rankingEstimator: 1))
+        XCTAssertEqual(JSONReport.render(named), JSONReportOracle.render(named))
+    }
+
+    func testEscapesAndNumbersMatchJSONEncoder() {
+        var run = ReportFixture.run
+        // Every control character, quotes, backslashes, slashes, non-ASCII and U+2028.
+        let awkward = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self) + "\"\\/é\u{2028}\u{7f}"
+        run.settings = [("endpoint rule", awkward), ("gzip level", "6")]
+        run.inputs[0].error = awkward
+        XCTAssertEqual(JSONReport.render(run), JSONReportOracle.render(run))
+        // Fractions in every magnitude JSONEncoder writes differently: 1e-06, 0.000123, 1e+20.
+        let writer = { (values: [Double?]) -> String in
+            var text: [UInt8] = []
+            let json = PrettyJSONWriter { text.append(contentsOf: $0) }
+            json.beginArray()
+            for value in values { json.element(); json.double(value) }
+            json.endArray()
+            json.flush()
+            return String(decoding: text, as: UTF8.self)
+        }
+        let values: [Double?] = [0, 1, -1, 0.5, 1e-06, 0.000123, 123456.789012, 1e20, -2.5e-05, 12345678.5, nil, 4031.984848]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        XCTAssertEqual(writer(values), String(decoding: try! encoder.encode(values), as: UTF8.self))
+    }
+
+    func testLargeRunIsWrittenInPiecesWithTheSameBytes() throws {
+        // Hundreds of endpoints: the writer hands the file many 64 KiB pieces.
+        var records = ReportFixture.records
+        for index in 0..<400 {
+            var record = records[index % records.count]
+            record.endpoint = "GET api.test /generated/\(index)"
+            records.append(record)
+        }
+        let run = RunReport(inputs: ReportFixture.inputs, aggregation: ReportFixture.aggregation(records))
+        let path = NSTemporaryDirectory() + "report-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONReport.write(run, to: path)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertGreaterThan(written.utf8.count, 1 << 17)
+        XCTAssertEqual(written, JSONReportOracle.render(run))
+    }
+}
+
+/// report.json as JSONEncoder writes the whole document at once (the writer before streaming).
+enum JSONReportOracle {
+    static func render(_ run: RunReport) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try! encoder.encode(document(run))
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func document(_ run: RunReport) -> Document {
+        let names = run.aggregation.estimatorNames
+        return Document(
+            schema: "meteraudit-report", schemaVersion: JSONReport.schemaVersion,
+            estimators: names,
+            rankingEstimator: run.rankingEstimator.map { names[$0] },
+            settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
+            inputs: run.inputs.map(Input.init),
+            totals: Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
+            endpoints: run.rankedEndpoints().map { endpoint in
+                Endpoint(rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
+                         directions: Dictionary(uniqueKeysWithValues: endpoint.directions.map {
+                             ($0.direction.rawValue, Group($0.figures, names: names))
+                         }))
+            })
+    }
+
+    /// A fraction rounded to 6 decimals (never `-0`), so that the text is fixed.
+    static func rounded(_ value: Double?) -> Double? {
+        guard let value, value.isFinite else { return nil }
+        let result = (value * 1_000_000).rounded(.toNearestOrAwayFromZero) / 1_000_000
+        return result == 0 ? 0 : result
+    }
+
+    struct Document: Encodable {
+        var schema: String
+        var schemaVersion: Int
+        var estimators: [String]
+        var rankingEstimator: String?
+        var settings: [Setting]
+        var inputs: [Input]
+        var totals: [String: Group]
+        var endpoints: [Endpoint]
+
+        enum CodingKeys: String, CodingKey {
+            case schema, estimators, settings, inputs, totals, endpoints
+            case schemaVersion = "schema_version", rankingEstimator = "ranking_estimator"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(schema, forKey: .schema)
+            try container.encode(schemaVersion, forKey: .schemaVersion)
+            try container.encode(estimators, forKey: .estimators)
+            try container.encode(rankingEstimator, forKey: .rankingEstimator)
+            try container.encode(settings, forKey: .settings)
+            try container.encode(inputs, forKey: .inputs)
+            try container.encode(totals, forKey: .totals)
+            try container.encode(endpoints, forKey: .endpoints)
+        }
+    }
+
+    struct Setting: Encodable {
+        var name: String
+        var value: String
+    }
+
+    struct Endpoint: Encodable {
+        var rank: Int
+        var endpoint: String
+        var rankAbsError: Int
+        var directions: [String: Group]
+
+        enum CodingKeys: String, CodingKey {
+            case rank, endpoint, directions
+            case rankAbsError = "rank_abs_error"
+        }
+    }
+
+    struct Group: Encodable {
+        var records: Int
+        var unpaired: Int
+        var incomplete: Int
+        var unmeasured: Int
+        var wireBytes: Int
+        var estimators: [String: Estimator]
+
+        enum CodingKeys: String, CodingKey {
+            case records, unpaired, incomplete, unmeasured, estimators
+            case wireBytes = "wire_bytes"
+        }
+
+        init(_ figures: GroupFigures, names: [String]) {
+            records = figures.records
+            unpaired = figures.unpaired
+            incomplete = figures.incomplete
+            unmeasured = figures.unmeasured
+            wireBytes = figures.wireBytes
+            estimators = Dictionary(zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    struct Estimator: Encodable {
+        var count: Int
+        var unestimated: Int
+        var wire: Int?
+        var estimated: Int?
+        var error: Int?
+        var errorPct: Double?
+        var meanAbsRel: Double?
+        var medianAbsRel: Double?
+        var p95AbsRel: Double?
+        var maxAbsRel: Double?
+        var lineError: Int?
+        var headersError: Int?
+        var bodyError: Int?
+        var causes: [Cause]
+
+        enum CodingKeys: String, CodingKey {
+            case count, unestimated, wire, estimated, error, causes
+            case errorPct = "error_pct", meanAbsRel = "mean_abs_rel", medianAbsRel = "median_abs_rel"
+            case p95AbsRel = "p95_abs_rel", maxAbsRel = "max_abs_rel"
+            case lineError = "line_error", headersError = "headers_error", bodyError = "body_error"
+        }
+
+        init(_ figures: EstimatorFigures) {
+            let counted = figures.count > 0
+            count = figures.count
+            unestimated = figures.unestimated
+            // Nothing counted: sums and errors are undefined, not zero (as in endpoints.csv).
+            wire = counted ? figures.wire : nil
+            estimated = counted ? figures.estimated : nil
+            error = counted ? figures.error : nil
+            errorPct = JSONReportOracle.rounded(figures.errorPercent)
+            meanAbsRel = JSONReportOracle.rounded(figures.meanAbsoluteRelativeError)
+            medianAbsRel = JSONReportOracle.rounded(figures.absoluteRelativeError(quantile: 0.5))
+            p95AbsRel = JSONReportOracle.rounded(figures.absoluteRelativeError(quantile: 0.95))
+            maxAbsRel = JSONReportOracle.rounded(figures.maxAbsoluteRelativeError)
+            let split = figures.splitCount > 0
+            lineError = split ? figures.lineError : nil
+            headersError = split ? figures.headersError : nil
+            bodyError = split ? figures.bodyError : nil
+            causes = figures.sortedCauses.map {
+                Cause(name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
+                      bytesPerRecord: $0.tally.records > 0
+                          ? JSONReportOracle.rounded(Double($0.tally.bytes) / Double($0.tally.records)) ?? 0 : 0)
+            }
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(count, forKey: .count)
+            try container.encode(unestimated, forKey: .unestimated)
+            try container.encode(wire, forKey: .wire)
+            try container.encode(estimated, forKey: .estimated)
+            try container.encode(error, forKey: .error)
+            try container.encode(errorPct, forKey: .errorPct)
+            try container.encode(meanAbsRel, forKey: .meanAbsRel)
+            try container.encode(medianAbsRel, forKey: .medianAbsRel)
+            try container.encode(p95AbsRel, forKey: .p95AbsRel)
+            try container.encode(maxAbsRel, forKey: .maxAbsRel)
+            try container.encode(lineError, forKey: .lineError)
+            try container.encode(headersError, forKey: .headersError)
+            try container.encode(bodyError, forKey: .bodyError)
+            try container.encode(causes, forKey: .causes)
+        }
+    }
+
+    struct Cause: Encodable {
+        var name: String
+        var bytes: Int
+        var records: Int
+        var bytesPerRecord: Double
+
+        enum CodingKeys: String, CodingKey {
+            case name, bytes, records
+            case bytesPerRecord = "bytes_per_record"
+        }
+    }
+
+    /// One input's diagnostics, as diagnostics.json writes them.
+    struct Input: Encodable {
+        var diagnostics: InputDiagnostics
+
+        init(_ diagnostics: InputDiagnostics) { self.diagnostics = diagnostics }
+
+        func encode(to encoder: Encoder) throws {
+            try diagnostics.encode(to: encoder)
+        }
+    }
+}
