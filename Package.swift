@@ -25,35 +25,53 @@ let package = Package(
         // by default, so its flags come from libbrotlidec.pc.
         .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlidec",
-                       providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
+        .systemLibrary(
+            name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlidec",
+            providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
-        .target(name: "TCPReassembly", dependencies: [
-            "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
-        ]),
-        .target(name: "HTTP1", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", .product(name: "DequeModule", package: "swift-collections"),
-        ]),
+        .target(
+            name: "TCPReassembly",
+            dependencies: [
+                "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
+            ]),
+        .target(
+            name: "HTTP1",
+            dependencies: [
+                "CaptureIO", "PacketLayers", "TCPReassembly",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]),
         .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
-        .target(name: "Analysis", dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
-        .target(name: "Reports", dependencies: ["PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis"]),
-        .target(name: "MeterAuditKit", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "DequeModule", package: "swift-collections"),
-        ]),
+        .target(
+            name: "Analysis",
+            dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
+        .target(
+            name: "Reports",
+            dependencies: ["PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis"]),
+        .target(
+            name: "MeterAuditKit",
+            dependencies: [
+                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
+                "Estimation", "Analysis", "Reports",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]),
         // What each fuzz target runs per input; the crasher-replay tests call it too (docs/FUZZING.md).
-        .target(name: "FuzzEntries", dependencies: [
-            "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
-        ]),
-        .executableTarget(name: "meteraudit", dependencies: [
-            "MeterAuditKit", "Estimation", "Analysis", "Reports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .target(
+            name: "FuzzEntries",
+            dependencies: [
+                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
+            ]),
+        .executableTarget(
+            name: "meteraudit",
+            dependencies: [
+                "MeterAuditKit", "Estimation", "Analysis", "Reports",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
 
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureIOTests", dependencies: ["CaptureIO", "TestSupport"]),
@@ -61,16 +79,21 @@ let package = Package(
         .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
-        .testTarget(name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
+        .testTarget(
+            name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "HTTP1", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "TestSupport"]),
-        .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Analysis", "Estimation", "Records", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
-        ]),
-        .testTarget(name: "MeterAuditKitTests", dependencies: [
-            "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
-        ]),
+        .testTarget(
+            name: "ReportsTests",
+            dependencies: [
+                "Reports", "Analysis", "Estimation", "Records", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
+            ]),
+        .testTarget(
+            name: "MeterAuditKitTests",
+            dependencies: [
+                "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
+            ]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
     ],
     swiftLanguageModes: [.v5]
@@ -86,9 +109,10 @@ let fuzzTargets = [
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))
     for name in fuzzTargets {
-        package.targets.append(.executableTarget(
-            name: name, dependencies: ["FuzzDriver"], path: "Fuzz/\(name)",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+        package.targets.append(
+            .executableTarget(
+                name: name, dependencies: ["FuzzDriver"], path: "Fuzz/\(name)",
+                swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
         package.products.append(.executable(name: name, targets: [name]))
     }
 }

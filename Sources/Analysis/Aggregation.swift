@@ -67,15 +67,18 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     /// Causes, largest absolute share first, ties by name.
     public var sortedCauses: [(name: String, tally: CauseTally)] {
-        causes.sorted { abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key }
-            .map { (name: $0.key, tally: $0.value) }
+        causes.sorted {
+            abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key
+        }
+        .map { (name: $0.key, tally: $0.value) }
     }
 
     /// Signed bytes: estimated − wire.
     public var error: Int { estimated - wire }
     public var errorPercent: Double? { wire == 0 ? nil : 100 * Double(error) / Double(wire) }
     public var meanAbsoluteRelativeError: Double? {
-        absoluteRelativeErrors.isEmpty ? nil : absoluteRelativeErrors.reduce(0, +) / Double(absoluteRelativeErrors.count)
+        absoluteRelativeErrors.isEmpty
+            ? nil : absoluteRelativeErrors.reduce(0, +) / Double(absoluteRelativeErrors.count)
     }
     public var maxAbsoluteRelativeError: Double? { absoluteRelativeErrors.max() }
 
@@ -189,8 +192,9 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: Aggregation) {
-        precondition(other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator,
-                     "aggregations of different estimators")
+        precondition(
+            other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator,
+            "aggregations of different estimators")
         for (key, figures) in other.groups {
             groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }

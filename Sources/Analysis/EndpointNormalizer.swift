@@ -30,7 +30,8 @@ public struct EndpointNormalizer: @unchecked Sendable {
         }
 
         func apply(to path: String) -> String {
-            regex.stringByReplacingMatches(in: path, range: NSRange(path.startIndex..., in: path), withTemplate: template)
+            regex.stringByReplacingMatches(
+                in: path, range: NSRange(path.startIndex..., in: path), withTemplate: template)
         }
     }
 
@@ -45,7 +46,8 @@ public struct EndpointNormalizer: @unchecked Sendable {
             switch self {
             case let .missingEquals(text): return "endpoint rule '\(text)' has no '=': write REGEX=TEMPLATE"
             case .emptyPattern: return "endpoint rule with an empty pattern"
-            case let .invalidPattern(pattern, reason): return "endpoint rule pattern '\(pattern)' is not a valid regular expression: \(reason)"
+            case let .invalidPattern(pattern, reason):
+                return "endpoint rule pattern '\(pattern)' is not a valid regular expression: \(reason)"
             case let .unreadableFile(path, reason): return "\(path): cannot read endpoint rules: \(reason)"
             case let .invalidLine(file, line, reason): return "\(file):\(line): \(reason)"
             }

@@ -63,8 +63,12 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct HARCounts: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case version, creator, entries
-            case creatorVersion = "creator_version", brokenEntries = "broken_entries", noResponse = "no_response"
-            case statusZero = "status_zero", fromCache = "from_cache", webSocketMessages = "websocket_messages"
+            case creatorVersion = "creator_version"
+            case brokenEntries = "broken_entries"
+            case noResponse = "no_response"
+            case statusZero = "status_zero"
+            case fromCache = "from_cache"
+            case webSocketMessages = "websocket_messages"
             case wireSources = "wire_sources"
         }
         public var version: String?
@@ -102,7 +106,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
             case read, tcp, skipped
-            case fragmentsHeld = "fragments_held", strayControl = "stray_control", frameBytes = "frame_bytes"
+            case fragmentsHeld = "fragments_held"
+            case strayControl = "stray_control"
+            case frameBytes = "frame_bytes"
             case fragmentDatagramsEvicted = "fragment_datagrams_evicted"
             case fragmentDatagramsExpired = "fragment_datagrams_expired"
             case clampedTimestamps = "clamped_timestamps"
@@ -134,7 +140,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
             case total, http, tls, other, unterminated
-            case retransmittedBytes = "retransmitted_bytes", tunnelBytes = "tunnel_bytes", skippedBytes = "skipped_bytes"
+            case retransmittedBytes = "retransmitted_bytes"
+            case tunnelBytes = "tunnel_bytes"
+            case skippedBytes = "skipped_bytes"
         }
         public var total = 0
         public var http = 0

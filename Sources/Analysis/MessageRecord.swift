@@ -30,9 +30,11 @@ public struct MessageRecord: Sendable {
     /// Remarks for the `anomalies` column beside the message's own (HAR: `from-cache`, ...).
     public var notes: [RecordNote] = []
 
-    public init(input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
-                bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
-                normalizer: EndpointNormalizer = EndpointNormalizer()) {
+    public init(
+        input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
+        bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
+        normalizer: EndpointNormalizer = EndpointNormalizer()
+    ) {
         self.input = input
         self.source = source
         self.message = message
@@ -54,8 +56,9 @@ public struct MessageRecord: Sendable {
     public var requestSummary: RequestSummary? {
         switch message.kind {
         case .request:
-            return RequestSummary(index: message.index, method: message.method ?? "", target: message.target,
-                                  host: message.requestHost)
+            return RequestSummary(
+                index: message.index, method: message.method ?? "", target: message.target,
+                host: message.requestHost)
         case .response:
             return message.request
         }

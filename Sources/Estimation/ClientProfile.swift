@@ -15,7 +15,9 @@ public struct ClientProfile: Sendable, Equatable {
     /// computed by the stack from the body.
     public static let urlSession = ClientProfile(
         name: "urlsession",
-        stackAddedFields: ["Host", "Connection", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Content-Length"])
+        stackAddedFields: [
+            "Host", "Connection", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Content-Length",
+        ])
 
     public static let known: [ClientProfile] = [.urlSession]
 

@@ -36,9 +36,11 @@ public struct DocumentedEstimator: Estimator {
                 guard let gzipped = body.gzippedTransferDecoded else { return .failure(.bodyUnknown) }
                 bodySize = gzipped
             }
-            return .success(Estimate(line: requestLineLength(message),
-                                     headers: Self.headerBlockLength(visible, separator: 1),
-                                     body: bodySize))
+            return .success(
+                Estimate(
+                    line: requestLineLength(message),
+                    headers: Self.headerBlockLength(visible, separator: 1),
+                    body: bodySize))
         case .response:
             var bodySize = body.decodedLength
             if respondsWithGzip(message) {
@@ -47,18 +49,23 @@ public struct DocumentedEstimator: Estimator {
                 guard let gzipped = body.gzippedDecoded else { return .failure(.bodyUnknown) }
                 bodySize = gzipped
             }
-            return .success(Estimate(line: FoundationText.utf8Length(message.startLine),
-                                     headers: Self.headerBlockLength(message.fields, separator: 2),
-                                     body: bodySize))
+            return .success(
+                Estimate(
+                    line: FoundationText.utf8Length(message.startLine),
+                    headers: Self.headerBlockLength(message.fields, separator: 2),
+                    body: bodySize))
         }
     }
 
-    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
+        -> [ErrorCause]
+    {
         var causes: [ErrorCause] = []
         let headersError = estimate.headers - wire.headers
         switch message.kind {
         case .request:
-            causes.add(.line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
+            causes.add(
+                .line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
             let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
             causes.add(.headers, "stack-added request fields", -stackAdded)
@@ -77,8 +84,11 @@ public struct DocumentedEstimator: Estimator {
         causes.add(framing)
         let contentError = estimate.body - wire.body - framing.bytes
         let recompressed = bodyNeeds(for: message) != []
-        causes.add(.body, recompressed ? "gzip re-compression differs from the body sent (level, settings)"
-                                : "decoded body counted instead of the coded one", contentError)
+        causes.add(
+            .body,
+            recompressed
+                ? "gzip re-compression differs from the body sent (level, settings)"
+                : "decoded body counted instead of the coded one", contentError)
         return causes
     }
 
@@ -88,7 +98,9 @@ public struct DocumentedEstimator: Estimator {
         var counts: [[UInt8]: (name: [UInt8], count: Int)] = [:]
         for field in fields {
             let key = asciiLowercased(field.name)
-            if let seen = counts[key] { counts[key] = (seen.name, seen.count + 1) } else {
+            if let seen = counts[key] {
+                counts[key] = (seen.name, seen.count + 1)
+            } else {
                 counts[key] = (field.name, 1)
                 order.append(key)
             }
@@ -123,7 +135,9 @@ public struct DocumentedEstimator: Estimator {
     /// NSURL `host`: the absolute-form authority or the Host field, without userinfo and
     /// port, IPv6 without brackets; empty without either.
     private func urlHost(_ message: HTTPMessage, target: RequestTarget) -> Int {
-        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else { return 0 }
+        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else {
+            return 0
+        }
         var host = authority[...]
         if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
         if host.first == UInt8(ascii: "[") {

@@ -32,8 +32,10 @@ public struct BodyFacts: Sendable, Equatable {
     /// lengths above are then 0 and mean nothing.
     public var contentKnown: Bool
 
-    public init(transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
-                gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil, contentKnown: Bool = true) {
+    public init(
+        transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
+        gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil, contentKnown: Bool = true
+    ) {
         self.contentKnown = contentKnown
         self.transferDecodedLength = transferDecodedLength
         self.decodedLength = decodedLength
@@ -138,8 +140,10 @@ public struct EstimatorSet: Sendable {
 
     /// Each estimate's causes of `estimate − wire` (empty where there is no estimate or no
     /// known wire size). A wire size known only as a total has one cause for the whole error.
-    public func explain(_ message: HTTPMessage, wire: WireSize, body: BodyFacts,
-                        estimates: [Result<Estimate, EstimateUnavailable>]) -> [[ErrorCause]] {
+    public func explain(
+        _ message: HTTPMessage, wire: WireSize, body: BodyFacts,
+        estimates: [Result<Estimate, EstimateUnavailable>]
+    ) -> [[ErrorCause]] {
         zip(estimators, estimates).map { estimator, estimate in
             guard let estimate = try? estimate.get() else { return [] }
             if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }

@@ -25,14 +25,19 @@ public struct NaiveEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
+        -> [ErrorCause]
+    {
         var causes: [ErrorCause] = []
         causes.add(.line, message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
         causes.add(.headers, "header fields not counted", -wire.headers)
         let bodyError = estimate.body - wire.body
         if message.kind == .response, message.declaredContentLength != nil {
-            causes.add(.body, message.framing == .none ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
-                       bodyError)
+            causes.add(
+                .body,
+                message.framing == .none
+                    ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
+                bodyError)
         } else {
             let framing = Self.chunkFraming(message, wire: wire)
             causes.add(framing)

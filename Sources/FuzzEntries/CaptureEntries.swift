@@ -36,8 +36,9 @@ enum PacketDecoderEntry {
         let linkType = linkTypes[Int(cursor.u8()) % linkTypes.count]
         let cut = Int(cursor.u8())
         let bytes = cursor.rest()
-        let frame = CapturedFrame(number: 1, timestamp: 1_700_000_000_000_000_000, linkType: linkType, interface: 0,
-                                  originalLength: bytes.count + cut, bytes: bytes)
+        let frame = CapturedFrame(
+            number: 1, timestamp: 1_700_000_000_000_000_000, linkType: linkType, interface: 0,
+            originalLength: bytes.count + cut, bytes: bytes)
         let decoder = PacketDecoder(maxPendingFragmentBytes: 64 << 10)
         if case let .segment(segment) = decoder.decode(frame) {
             blackHole(segment.payload.count &+ segment.payloadLength)

@@ -64,6 +64,7 @@ enum ContentDecoderEntry {
         }
         let streamed = streamedSizer.finish()
         let whole = GzipSizer.length(of: Array(body), level: level)
-        precondition(streamed == whole, "GzipSizer streamed in \(pieceSize)-byte pieces: \(streamed), in one call: \(whole)")
+        precondition(
+            streamed == whole, "GzipSizer streamed in \(pieceSize)-byte pieces: \(streamed), in one call: \(whole)")
     }
 }

@@ -64,8 +64,9 @@ enum TCPAssemblerEntry {
     static func run(_ input: UnsafeRawBufferPointer) -> CountingSink {
         let sink = CountingSink()
         let assembler = TCPAssembler(
-            limits: ReassemblyLimits(maxBufferedBytesPerSide: 2048, maxBufferedBytesTotal: 6144,
-                                     idleTimeoutSeconds: 30, closedLingerSeconds: 5),
+            limits: ReassemblyLimits(
+                maxBufferedBytesPerSide: 2048, maxBufferedBytesTotal: 6144,
+                idleTimeoutSeconds: 30, closedLingerSeconds: 5),
             factory: HTTPConnectionFactory(sink: sink, limits: fuzzHTTPLimits))
         // Next sequence number per connection and direction, as the model sees it.
         var next = [UInt32](repeating: 0, count: 8)
@@ -139,8 +140,10 @@ enum HTTP1Entry {
         let gapLength = Int(cursor.u8()) + 1
         let data = cursor.rest()
         let clientEnd = min(split, data.count)
-        let streams = [UnsafeRawBufferPointer(rebasing: data[..<clientEnd]),
-                       UnsafeRawBufferPointer(rebasing: data[clientEnd...])]
+        let streams = [
+            UnsafeRawBufferPointer(rebasing: data[..<clientEnd]),
+            UnsafeRawBufferPointer(rebasing: data[clientEnd...]),
+        ]
 
         let sink = CountingSink()
         let info = ConnectionInfo(
@@ -162,15 +165,17 @@ enum HTTP1Entry {
                 let end = min(start + pieceSize, stream.count)
                 time += 1_000
                 let acknowledged: Int64? = control & 32 != 0 ? nil : offsets[side.peer.rawValue]
-                handler.receive(UnsafeRawBufferPointer(rebasing: stream[start..<end]), from: side,
-                                at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged))
+                handler.receive(
+                    UnsafeRawBufferPointer(rebasing: stream[start..<end]), from: side,
+                    at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged))
                 fed[side.rawValue] = end
                 offsets[side.rawValue] += Int64(end - start)
                 if gapPending {
                     gapPending = false
                     let gapSide: FlowSide = control & 16 != 0 ? .responder : .initiator
-                    handler.gap(gapLength, from: gapSide,
-                                at: StreamPosition(time: time, offset: offsets[gapSide.rawValue], peerAcknowledged: nil))
+                    handler.gap(
+                        gapLength, from: gapSide,
+                        at: StreamPosition(time: time, offset: offsets[gapSide.rawValue], peerAcknowledged: nil))
                     offsets[gapSide.rawValue] += Int64(gapLength)
                     gapped += gapLength
                 }
@@ -183,8 +188,10 @@ enum HTTP1Entry {
         handler.close(accounting)
 
         precondition(sink.connections == 1, "one summary per connection")
-        precondition(sink.recordBytes + sink.tallyBytes == data.count + gapped,
-                     "byte buckets: records \(sink.recordBytes) + tallies \(sink.tallyBytes) != fed \(data.count) + gap \(gapped)")
+        precondition(
+            sink.recordBytes + sink.tallyBytes == data.count + gapped,
+            "byte buckets: records \(sink.recordBytes) + tallies \(sink.tallyBytes) != fed \(data.count) + gap \(gapped)"
+        )
         return sink
     }
 }

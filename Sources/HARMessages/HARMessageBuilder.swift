@@ -36,18 +36,26 @@ public struct HARMessageBuilder: Sendable {
     public func messages(for entry: HAREntry) -> (request: HARMessage, response: HARMessage?) {
         let url = HARURL(entry.request.url)
         let started = entry.startedDateTime.flatMap(ISO8601Time.parse)
-        let source = HAREntrySource(entry: entry.index, rule: rule, connection: entry.connection,
-                                    time: started?.nanoseconds, server: url.server(address: entry.serverIPAddress))
+        let source = HAREntrySource(
+            entry: entry.index, rule: rule, connection: entry.connection,
+            time: started?.nanoseconds, server: url.server(address: entry.serverIPAddress))
         var entryNotes: [RecordNote] = []
         if entry.fromCache { entryNotes.append(.fromCache) }
         if entry.webSocketMessageCount > 0 { entryNotes.append(.webSocketMessages(entry.webSocketMessageCount)) }
         if started?.clamped == true { entryNotes.append(.timeClamped) }
 
         let request = self.request(entry, url: url, source: source, notes: entryNotes)
-        return (request, entry.response.map { response($0, entry: entry, request: request.message, source: source, notes: entryNotes) })
+        return (
+            request,
+            entry.response.map {
+                response($0, entry: entry, request: request.message, source: source, notes: entryNotes)
+            }
+        )
     }
 
-    private func request(_ entry: HAREntry, url: HARURL, source: HAREntrySource, notes entryNotes: [RecordNote]) -> HARMessage {
+    private func request(_ entry: HAREntry, url: HARURL, source: HAREntrySource, notes entryNotes: [RecordNote])
+        -> HARMessage
+    {
         let har = entry.request
         var message = HTTPMessage(kind: .request, index: entry.index)
         message.method = har.method
@@ -64,23 +72,28 @@ public struct HARMessageBuilder: Sendable {
             if let text = postData.text {
                 body = text
             } else if !postData.params.isEmpty,
-                      postData.mimeType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                postData.mimeType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+            {
                 body = FormURLEncoding.body(postData.params)
                 notes.append(.bodyFromParams)
             }
         } else {
             let lengths = message.values(of: "content-length").map { String(httpBytes: $0).trimmingSpaces }
-            let announced = !message.values(of: "transfer-encoding").isEmpty
+            let announced =
+                !message.values(of: "transfer-encoding").isEmpty
                 || lengths.contains { $0 != "0" } || (har.bodySize ?? 0) > 0
             body = announced ? nil : []
         }
         if body == nil { notes.append(.bodyUnknown) }
-        return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: nil,
-                      requestMethod: nil, body: body, source: source, notes: notes)
+        return finish(
+            message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: nil,
+            requestMethod: nil, body: body, source: source, notes: notes)
     }
 
-    private func response(_ har: HARResponse, entry: HAREntry, request: HTTPMessage, source: HAREntrySource,
-                          notes: [RecordNote]) -> HARMessage {
+    private func response(
+        _ har: HARResponse, entry: HAREntry, request: HTTPMessage, source: HAREntrySource,
+        notes: [RecordNote]
+    ) -> HARMessage {
         var message = HTTPMessage(kind: .response, index: entry.index)
         message.status = har.status
         message.reason = Array(har.statusText.utf8)
@@ -89,22 +102,26 @@ public struct HARMessageBuilder: Sendable {
         // docs/METERING.md §3: the documented estimator's status line for a HAR record.
         message.startLine = Array("\(har.httpVersion) \(har.status) \(har.statusText)".utf8)
         message.pair = entry.index
-        message.request = RequestSummary(index: entry.index, method: request.method ?? "", target: request.target,
-                                         host: request.requestHost)
+        message.request = RequestSummary(
+            index: entry.index, method: request.method ?? "", target: request.target,
+            host: request.requestHost)
         // Chrome's `_error` on a response with a status: the transfer was cut.
         message.complete = har.error?.isEmpty ?? true
 
         // The framing rule of a captured response says when there is no body (HEAD, 1xx, 204, 304).
         let bodyless = message.bodyFraming(requestMethod: request.method) == .none
         let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
-        return finish(message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
-                      requestMethod: request.method, body: body, source: source,
-                      notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
+        return finish(
+            message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
+            requestMethod: request.method, body: body, source: source,
+            notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
-    private func finish(_ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
-                        requestMethod: String?, body: [UInt8]?, source: HAREntrySource, notes: [RecordNote]) -> HARMessage {
+    private func finish(
+        _ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
+        requestMethod: String?, body: [UInt8]?, source: HAREntrySource, notes: [RecordNote]
+    ) -> HARMessage {
         var message = message
         var notes = notes
         // Out-of-range sizes are unknown, so every sum below stays far inside Int.
@@ -123,8 +140,9 @@ public struct HARMessageBuilder: Sendable {
             let headers = message.fields.reduce(2) { $0 + $1.name.count + $1.value.count + 4 }
             let wireBody = bodySize.map { chunked ? $0 + Self.oneChunkFraming($0) : $0 }
             let total = wireBody.map { lineLength + headers + $0 }
-            wire = WireSize(line: lineLength, headers: headers, body: wireBody, total: total,
-                            source: total == nil ? .unknown : .reconstructed)
+            wire = WireSize(
+                line: lineLength, headers: headers, body: wireBody, total: total,
+                source: total == nil ? .unknown : .reconstructed)
         case .reportedSizes:
             let split = headersSize.flatMap { $0 >= lineLength ? (lineLength, $0 - lineLength) : nil }
             wire = WireSize(line: split?.0, headers: split?.1, body: bodySize, total: nil, source: .unknown)

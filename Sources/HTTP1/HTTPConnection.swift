@@ -134,11 +134,12 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
         let client = clientSide ?? .initiator
         let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
-        sink.connectionClosed(HTTPConnectionSummary(
-            accounting: accounting, protocolKind: protocolKind,
-            serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
-            clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
-        parsers = []  // break the parsers' references back to this connection
+        sink.connectionClosed(
+            HTTPConnectionSummary(
+                accounting: accounting, protocolKind: protocolKind,
+                serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
+                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
+        parsers = [] // break the parsers' references back to this connection
     }
 
     /// Fixes the protocol (TLS when the first bytes are a TLS record header; HTTP, with
@@ -168,8 +169,10 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return side == clientSide ? .request : .response
     }
 
-    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition,
-                    showsRoles: Bool = true) -> CapturedMessage {
+    func newMessage(
+        kind: MessageKind, from side: FlowSide, at position: StreamPosition,
+        showsRoles: Bool = true
+    ) -> CapturedMessage {
         // The client is who sends requests, whoever opened the TCP connection.
         let client = kind == .request ? side : side.peer
         if showsRoles && !rolesShown {
@@ -178,29 +181,35 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         } else if clientSide == nil {
             clientSide = client
         }
-        let message = CapturedMessage(HTTPMessage(kind: kind, index: messageCounts[side.rawValue]),
-                                      connection: info.number, client: info.endpoint(client),
-                                      server: info.endpoint(client.peer), time: position.time, streamOffset: position.offset)
+        let message = CapturedMessage(
+            HTTPMessage(kind: kind, index: messageCounts[side.rawValue]),
+            connection: info.number, client: info.endpoint(client),
+            server: info.endpoint(client.peer), time: position.time, streamOffset: position.offset)
         messageCounts[side.rawValue] += 1
         return message
     }
 
     /// A head is complete: pair a response with its request, decide the framing, and find
     /// who observes the body.
-    func headParsed(_ message: inout CapturedMessage, startingAt start: StreamPosition,
-                    headComplete: Bool = true) -> (Framing.Decision, Sink.Observer?) {
+    func headParsed(
+        _ message: inout CapturedMessage, startingAt start: StreamPosition,
+        headComplete: Bool = true
+    ) -> (Framing.Decision, Sink.Observer?) {
         var requestMethod: String?
         switch message.kind {
         case .request:
-            awaitingResponse.append(PendingRequest(
-                summary: RequestSummary(index: message.index, method: message.method ?? "",
-                                        target: message.target, host: message.requestHost),
-                streamOffset: message.streamOffset,
-                expectsContinue: message.message.values(of: "expect").contains { value in
-                    // Expectation values are case-insensitive (RFC 9110 §10.1.1).
-                    let expectation = trimmed(value[...])
-                    return expectation.count == 12 && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
-                }))
+            awaitingResponse.append(
+                PendingRequest(
+                    summary: RequestSummary(
+                        index: message.index, method: message.method ?? "",
+                        target: message.target, host: message.requestHost),
+                    streamOffset: message.streamOffset,
+                    expectsContinue: message.message.values(of: "expect").contains { value in
+                        // Expectation values are case-insensitive (RFC 9110 §10.1.1).
+                        let expectation = trimmed(value[...])
+                        return expectation.count == 12
+                            && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
+                    }))
         case .response:
             requestMethod = pairResponse(&message, position: start)
         }

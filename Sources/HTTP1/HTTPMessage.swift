@@ -141,7 +141,9 @@ public struct HTTPMessage: Sendable, Equatable {
     }
 
     /// 1xx responses other than 101: they precede the final response.
-    public var isInterim: Bool { if let status { return status >= 100 && status < 200 && status != 101 } else { return false } }
+    public var isInterim: Bool {
+        if let status { return status >= 100 && status < 200 && status != 101 } else { return false }
+    }
 
     /// Values of every field named `lowercasedName`, in order.
     public func values(of lowercasedName: String) -> [[UInt8]] {
@@ -211,7 +213,8 @@ public struct RequestTarget: Sendable {
         authority = nil
         if let schemeEnd = Self.schemeSeparator(in: target) {
             let afterScheme = target[(schemeEnd + 3)...]
-            let authorityEnd = afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
+            let authorityEnd =
+                afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
             authority = String(httpBytes: Array(target[(schemeEnd + 3)..<authorityEnd]))
             rest = target[authorityEnd...]
         }
@@ -232,7 +235,8 @@ public struct RequestTarget: Sendable {
             if c == UInt8(ascii: ":") {
                 return target[i + 1] == UInt8(ascii: "/") && target[i + 2] == UInt8(ascii: "/") ? i : nil
             }
-            let isSchemeChar = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
+            let isSchemeChar =
+                (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
                 || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
             if !isSchemeChar { return nil }
             i += 1

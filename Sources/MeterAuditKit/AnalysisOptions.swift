@@ -21,8 +21,10 @@ public struct AnalysisOptions: Sendable {
 
     /// The settings a report shows, as (name, value).
     public var settings: [(String, String)] {
-        var settings = [("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
-                        ("gzip level", String(gzipLevel))]
+        var settings = [
+            ("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
+            ("gzip level", String(gzipLevel)),
+        ]
         for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
         return settings
     }

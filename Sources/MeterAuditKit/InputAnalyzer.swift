@@ -18,8 +18,9 @@ public struct InputAnalyzer {
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
-        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding,
-                                 bounds: options.limits.bodyWork)
+        self.worker = BodyWorker(
+            level: options.gzipLevel, limits: options.limits.decoding,
+            bounds: options.limits.bodyWork)
     }
 
     /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
@@ -27,13 +28,16 @@ public struct InputAnalyzer {
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too. HAR or capture is told by content.
-    public func analyze(path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
-                        emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
+    public func analyze(
+        path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
+        emit: @escaping (MessageRecord) -> Void
+    ) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let diagnostics = DiagnosticsCollector(InputDiagnostics(source: source, path: path))
         let builder = RecordBuilder(input: source, estimators: options.estimators, normalizer: options.normalizer)
-        let sink = RecordSink(builder: builder, diagnostics: diagnostics, worker: worker,
-                              maxWaiting: options.limits.maxWaitingRecords, emit: emit)
+        let sink = RecordSink(
+            builder: builder, diagnostics: diagnostics, worker: worker,
+            maxWaiting: options.limits.maxWaitingRecords, emit: emit)
         if Self.looksLikeJSON(path: path) {
             analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         } else {
@@ -55,8 +59,10 @@ public struct InputAnalyzer {
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
     }
 
-    private func analyzeHAR(path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
-                            progress: ((Int, Int) -> Void)?) {
+    private func analyzeHAR(
+        path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+        progress: ((Int, Int) -> Void)?
+    ) {
         let reader: HARReader
         do {
             reader = try HARReader(path: path)
@@ -75,7 +81,11 @@ public struct InputAnalyzer {
                     counts.entries += 1
                     if entry.fromCache { counts.fromCache += 1 }
                     counts.webSocketMessages += entry.webSocketMessageCount
-                    if entry.responseStatus == 0 { counts.statusZero += 1 } else if entry.responseStatus == nil { counts.noResponse += 1 }
+                    if entry.responseStatus == 0 {
+                        counts.statusZero += 1
+                    } else if entry.responseStatus == nil {
+                        counts.noResponse += 1
+                    }
                     let (request, response) = builder.messages(for: entry)
                     for message in [request] + (response.map { [$0] } ?? []) {
                         counts.wireSources[message.wire.source, default: 0] += 1
@@ -84,7 +94,9 @@ public struct InputAnalyzer {
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 { progress(reader.bytesRead, fileSize) }
+                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
+                    progress(reader.bytesRead, fileSize)
+                }
             }
         } catch {
             collector.fail("\(path): \(error)", readable: true)
@@ -94,8 +106,10 @@ public struct InputAnalyzer {
         collector.setHAR(counts)
     }
 
-    private func analyzeCapture(path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
-                                progress: ((Int, Int) -> Void)?) {
+    private func analyzeCapture(
+        path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+        progress: ((Int, Int) -> Void)?
+    ) {
         let limits = options.limits
         let reader: CaptureReader
         do {
@@ -107,8 +121,9 @@ public struct InputAnalyzer {
         collector.setFormat(reader.format.rawValue + (reader.isCompressed ? ".gz" : ""))
 
         let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
-        let assembler = TCPAssembler(limits: limits.reassembly,
-                                     factory: HTTPConnectionFactory(sink: sink, limits: limits.http))
+        let assembler = TCPAssembler(
+            limits: limits.reassembly,
+            factory: HTTPConnectionFactory(sink: sink, limits: limits.http))
         var packets = InputDiagnostics.PacketCounts()
         var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
         do {
@@ -131,7 +146,8 @@ public struct InputAnalyzer {
                 case let .skipped(reason):
                     packets.skipped[reason, default: 0] += 1
                     if reason == .unsupportedLinkType,
-                       !unsupported.contains(where: { $0.interface == frame.interface }) {
+                        !unsupported.contains(where: { $0.interface == frame.interface })
+                    {
                         unsupported.append(.init(interface: frame.interface, linkType: frame.linkType))
                     }
                 }

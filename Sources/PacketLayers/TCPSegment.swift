@@ -35,10 +35,12 @@ public struct TCPSegment {
     /// The frame number in its file (the last fragment's, for a reassembled datagram).
     public var frameNumber: Int
 
-    public init(source: TransportEndpoint, destination: TransportEndpoint, sequence: UInt32,
-                acknowledgment: UInt32, flags: TCPFlags, window: UInt16,
-                payload: UnsafeRawBufferPointer, payloadLength: Int, frameLength: Int,
-                ipLength: Int, timestamp: Int64, frameNumber: Int) {
+    public init(
+        source: TransportEndpoint, destination: TransportEndpoint, sequence: UInt32,
+        acknowledgment: UInt32, flags: TCPFlags, window: UInt16,
+        payload: UnsafeRawBufferPointer, payloadLength: Int, frameLength: Int,
+        ipLength: Int, timestamp: Int64, frameNumber: Int
+    ) {
         self.source = source
         self.destination = destination
         self.sequence = sequence

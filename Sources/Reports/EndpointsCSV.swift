@@ -37,8 +37,10 @@ public enum EndpointsCSV {
     }
 
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
-        var row = [endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
-                   String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes)]
+        var row = [
+            endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
+            String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes),
+        ]
         // Sorted values: means then do not depend on the order records arrived in.
         for estimator in figures.orderFree.estimators {
             row += [String(estimator.count), String(estimator.unestimated)]
@@ -56,7 +58,9 @@ public enum EndpointsCSV {
                 Format.ratio(estimator.maxAbsoluteRelativeError),
             ]
             // No record split into components: their errors are unknown, not zero.
-            row += estimator.splitCount == 0 ? ["", "", ""]
+            row +=
+                estimator.splitCount == 0
+                ? ["", "", ""]
                 : [String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError)]
         }
         return row

@@ -74,8 +74,10 @@ public final class MessagesCSV {
         ]
         let estimates = record.estimates.map { try? $0.get() }
         row += estimates.map { $0.map { String($0.total) } ?? "" }
-        row += [wire.source.rawValue, String(message.missingBytes), decodingName(record),
-                (message.anomalies.names + record.notes.map(\.description)).joined(separator: " ")]
+        row += [
+            wire.source.rawValue, String(message.missingBytes), decodingName(record),
+            (message.anomalies.names + record.notes.map(\.description)).joined(separator: " "),
+        ]
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
         }

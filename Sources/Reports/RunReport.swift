@@ -33,8 +33,9 @@ public struct RunReport: Sendable {
     /// first, ties by endpoint in byte order (docs/FIGURES.md, Order).
     public func rankedEndpoints() -> [RankedEndpoint] {
         endpointRanking().map { place in
-            RankedEndpoint(rank: place.rank, endpoint: place.endpoint, directions: figures(of: place),
-                           absoluteError: place.absoluteError)
+            RankedEndpoint(
+                rank: place.rank, endpoint: place.endpoint, directions: figures(of: place),
+                absoluteError: place.absoluteError)
         }
     }
 
@@ -46,12 +47,15 @@ public struct RunReport: Sendable {
         var byEndpoint: [String: EndpointPlace] = [:]
         for (key, figures) in aggregation.groups {
             let error = ranking.map { $0 < figures.estimators.count ? abs(figures.estimators[$0].error) : 0 } ?? 0
-            byEndpoint[key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)]
-                .add(key.direction, absoluteError: error)
+            byEndpoint[
+                key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)
+            ]
+            .add(key.direction, absoluteError: error)
         }
         var places = Array(byEndpoint.values)
         places.sort {
-            $0.absoluteError != $1.absoluteError ? $0.absoluteError > $1.absoluteError
+            $0.absoluteError != $1.absoluteError
+                ? $0.absoluteError > $1.absoluteError
                 : Array($0.endpoint.utf8).lexicographicallyPrecedes($1.endpoint.utf8)
         }
         for index in places.indices {

@@ -25,8 +25,9 @@ final class EstimatorTests: XCTestCase {
     }
 
     private func body(_ length: Int, decoded: Int? = nil, gzipped: Int? = nil, gzippedRaw: Int? = nil) -> BodyFacts {
-        BodyFacts(transferDecodedLength: length, decodedLength: decoded ?? length, decodedExactly: true,
-                  bytesMissing: false, gzippedTransferDecoded: gzippedRaw, gzippedDecoded: gzipped)
+        BodyFacts(
+            transferDecodedLength: length, decodedLength: decoded ?? length, decodedExactly: true,
+            bytesMissing: false, gzippedTransferDecoded: gzippedRaw, gzippedDecoded: gzipped)
     }
 
     private func documentedEstimate(_ message: HTTPMessage, _ facts: BodyFacts) throws -> Estimate {
@@ -85,9 +86,13 @@ final class EstimatorTests: XCTestCase {
     // MARK: - documented, request headers and body
 
     func testStackAddedFieldsAreLeftOutAndCookieIsKept() throws {
-        let message = request("/", [("Host", "h"), ("User-Agent", "x"), ("Accept", "*/*"), ("Accept-Encoding", "gzip"),
-                                    ("Accept-Language", "en"), ("Connection", "keep-alive"), ("Content-Length", "3"),
-                                    ("Cookie", "a=1"), ("X-Token", "abc")])
+        let message = request(
+            "/",
+            [
+                ("Host", "h"), ("User-Agent", "x"), ("Accept", "*/*"), ("Accept-Encoding", "gzip"),
+                ("Accept-Language", "en"), ("Connection", "keep-alive"), ("Content-Length", "3"),
+                ("Cookie", "a=1"), ("X-Token", "abc"),
+            ])
         // Cookie: 6+2+3+2 = 13; X-Token: 7+2+3+2 = 14; final CRLF 2 → 29
         XCTAssertEqual(try documentedEstimate(message, body(3)).headers, 29)
         XCTAssertEqual(try documentedEstimate(message, body(3)).body, 3)
@@ -128,7 +133,8 @@ final class EstimatorTests: XCTestCase {
     }
 
     func testSetCookieFieldsMergeWithCommaSpace() throws {
-        let message = response("HTTP/1.1 200 OK", [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=22")])
+        let message = response(
+            "HTTP/1.1 200 OK", [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=22")])
         // "Set-Cookie: a=1, b=22": 10+2+9+2 = 23; Content-Type: 12+2+10+2 = 26; + 2 → 51
         XCTAssertEqual(try documentedEstimate(message, body(0)).headers, 51)
     }
@@ -157,15 +163,22 @@ final class EstimatorTests: XCTestCase {
     // MARK: - naive
 
     func testNaiveRequestIsTheBody() throws {
-        XCTAssertEqual(try naive.estimate(request("/", method: "POST"), body: body(123)).get(), Estimate(line: 0, headers: 0, body: 123))
+        XCTAssertEqual(
+            try naive.estimate(request("/", method: "POST"), body: body(123)).get(),
+            Estimate(line: 0, headers: 0, body: 123))
     }
 
     func testNaiveResponseTakesContentLengthAsItIs() throws {
         // A HEAD or 304 response's Content-Length counts, though no body followed.
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 304 Not Modified", [("Content-Length", "100")]), body: body(0)).get().total, 100)
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 5")]), body: body(5)).get().total, 5)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 304 Not Modified", [("Content-Length", "100")]), body: body(0)).get()
+                .total, 100)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 5")]), body: body(5)).get().total, 5)
         // Not one number: absent, so the decoded body.
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 6")]), body: body(9, decoded: 30)).get().total, 30)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 6")]), body: body(9, decoded: 30))
+                .get().total, 30)
         XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK"), body: body(40, decoded: 100)).get().total, 100)
     }
 

@@ -12,7 +12,9 @@ final class CrasherReplayTests: XCTestCase {
     /// Regular files under `directory`, recursively, sorted; README.md and `.expect` sidecars
     /// are notes, not inputs.
     static func inputs(under directory: URL) -> [URL] {
-        guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
+        guard
+            let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
+        else { return [] }
         return walker.compactMap { $0 as? URL }
             .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
             .filter { $0.pathExtension != "expect" && $0.lastPathComponent != "README.md" }
@@ -69,7 +71,8 @@ final class CrasherReplayTests: XCTestCase {
             XCTAssertFalse(seeds.isEmpty, target)
             for seed in seeds {
                 let sink = [UInt8](try Data(contentsOf: seed)).withUnsafeBytes { run($0) }
-                XCTAssertGreaterThan(sink.records, 0, "\(seed.lastPathComponent) gives no HTTP record through \(target)")
+                XCTAssertGreaterThan(
+                    sink.records, 0, "\(seed.lastPathComponent) gives no HTTP record through \(target)")
             }
         }
     }

@@ -17,8 +17,10 @@ final class EntryFormatTests: XCTestCase {
     }
 
     func testTCPSegmentsCarryAnExchange() {
-        let client: UInt8 = 0x08, server: UInt8 = 0x09  // acknowledge all; bit 0 the direction
-        let input = segment(client, 0x02) + segment(server, 0x12) + segment(client, 0x10)
+        let client: UInt8 = 0x08
+        let server: UInt8 = 0x09 // acknowledge all; bit 0 the direction
+        let input =
+            segment(client, 0x02) + segment(server, 0x12) + segment(client, 0x10)
             + segment(client, 0x18, request) + segment(server, 0x18, response)
             + segment(client, 0x11) + segment(server, 0x11)
         let sink = input.withUnsafeBytes { TCPAssemblerEntry.run($0) }
@@ -29,9 +31,11 @@ final class EntryFormatTests: XCTestCase {
     }
 
     func testANegativeSequenceDeltaIsARetransmission() {
-        let client: UInt8 = 0x08, server: UInt8 = 0x09
+        let client: UInt8 = 0x08
+        let server: UInt8 = 0x09
         // The request sent twice: the second copy starts 27 bytes back, at the first's start.
-        let input = segment(client, 0x02) + segment(server, 0x12) + segment(client, 0x10)
+        let input =
+            segment(client, 0x02) + segment(server, 0x12) + segment(client, 0x10)
             + segment(client, 0x18, request) + segment(client, 0x18, delta: -27, request)
             + segment(server, 0x18, response) + segment(client, 0x11) + segment(server, 0x11)
         let sink = input.withUnsafeBytes { TCPAssemblerEntry.run($0) }

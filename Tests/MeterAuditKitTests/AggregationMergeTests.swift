@@ -17,7 +17,7 @@ final class AggregationMergeTests: XCTestCase {
         }
         let whole = aggregate(captures)
         let middle = captures.count / 2
-        var merged = aggregate(Array(captures[middle...]))  // the second half first: order must not matter
+        var merged = aggregate(Array(captures[middle...])) // the second half first: order must not matter
         merged.merge(aggregate(Array(captures[..<middle])))
         XCTAssertEqual(merged.orderFree, whole.orderFree)
         XCTAssertFalse(whole.groups.isEmpty)

@@ -10,7 +10,8 @@ import XCTest
 /// (Tests/Fixtures/contentcoding/manifest.json).
 final class EstimationRunTests: XCTestCase {
     private func analyze(_ conversation: Conversation, options: AnalysisOptions = AnalysisOptions()) throws
-        -> ([MessageRecord], InputDiagnostics) {
+        -> ([MessageRecord], InputDiagnostics)
+    {
         let path = try CaptureFileWriter.temporaryFile(named: "estimates.pcap", containing: conversation.pcap())
         var records: [MessageRecord] = []
         let diagnostics = InputAnalyzer(options: options).analyze(path: path) { records.append($0) }
@@ -22,7 +23,7 @@ final class EstimationRunTests: XCTestCase {
     }
 
     func testGzipBombIsStoppedAndTheOtherRecordsStayExact() throws {
-        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip")  // 65,250 B → 64 MiB of zeros
+        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip") // 65,250 B → 64 MiB of zeros
         var conversation = Conversation()
         conversation.handshake()
         conversation.send(.client, BadInputTests.request)
@@ -47,7 +48,7 @@ final class EstimationRunTests: XCTestCase {
     }
 
     func testGzipLevelReachesTheRecompression() throws {
-        let gzipped = try Fixtures.bytes("contentcoding/body.gzip")  // plain.txt, 107,636 B decoded
+        let gzipped = try Fixtures.bytes("contentcoding/body.gzip") // plain.txt, 107,636 B decoded
         var conversation = Conversation()
         conversation.handshake()
         conversation.send(.client, BadInputTests.request)
@@ -67,7 +68,7 @@ final class EstimationRunTests: XCTestCase {
     func testClientProfileDecidesTheVisibleRequestFields() throws {
         var conversation = Conversation()
         conversation.handshake()
-        conversation.send(.client, BadInputTests.request)  // only field: "Host: example.test"
+        conversation.send(.client, BadInputTests.request) // only field: "Host: example.test"
         conversation.send(.server, BadInputTests.response)
         conversation.close()
         // "example.test GET /a HTTP/1.1 x=1\n": 12+1+3+1+2+1+8+1+3+1 = 33

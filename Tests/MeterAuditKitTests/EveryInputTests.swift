@@ -18,7 +18,8 @@ final class EveryInputTests: XCTestCase {
         let bundle = Bundle(for: Self.self).bundleURL
         let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("meteraudit") }
         guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            XCTFail("meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
+            XCTFail(
+                "meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
             throw CocoaError(.fileNoSuchFile)
         }
         return binary
@@ -33,10 +34,12 @@ final class EveryInputTests: XCTestCase {
         var files: [URL] = []
         for directory in ["Samples", "Tests/Fixtures"] {
             let root = Fixtures.root.appendingPathComponent(directory)
-            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else {
+            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+            else {
                 throw CocoaError(.fileReadNoSuchFile)
             }
-            for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            for case let file as URL in walker
+            where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
                 // Also the fuzz seeds in harness formats: any bytes can be handed to the tool.
                 // Not the crashers waiting for their fix (docs/FUZZING.md): they crash today.
                 if !isNote(file) && !file.path.contains("/fuzz-crashers-pending/") { files.append(file) }
@@ -49,7 +52,9 @@ final class EveryInputTests: XCTestCase {
     /// the file's name or its name without the extension.
     static func expectation(for file: URL) -> String? {
         guard file.path.contains("/Tests/Fixtures/crashers/") else { return nil }
-        for sidecar in [file.appendingPathExtension("expect"), file.deletingPathExtension().appendingPathExtension("expect")] {
+        for sidecar in [
+            file.appendingPathExtension("expect"), file.deletingPathExtension().appendingPathExtension("expect"),
+        ] {
             if let text = try? String(contentsOf: sidecar, encoding: .utf8) {
                 return text.trimmingCharacters(in: .whitespacesAndNewlines)
             }
@@ -59,18 +64,20 @@ final class EveryInputTests: XCTestCase {
 
     /// Runs the tool on `file`; returns what went wrong, or nil.
     private static func check(_ file: URL, executable: URL) -> String? {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("meteraudit-every-input-\(UUID().uuidString)")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "meteraudit-every-input-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let stderrFile = output.appendingPathExtension("stderr")
         defer { try? FileManager.default.removeItem(at: stderrFile) }
         guard FileManager.default.createFile(atPath: stderrFile.path, contents: nil),
-              let stderrHandle = try? FileHandle(forWritingTo: stderrFile) else { return "cannot create \(stderrFile.path)" }
+            let stderrHandle = try? FileHandle(forWritingTo: stderrFile)
+        else { return "cannot create \(stderrFile.path)" }
 
         let process = Process()
         process.executableURL = executable
         process.arguments = ["analyze", file.path, "--out", output.path, "--quiet"]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderrHandle  // a file, not a pipe: a long error list cannot block the tool
+        process.standardError = stderrHandle // a file, not a pipe: a long error list cannot block the tool
         do { try process.run() } catch { return "cannot start meteraudit: \(error)" }
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while process.isRunning && Date() < deadline { usleep(5_000) }
@@ -92,7 +99,8 @@ final class EveryInputTests: XCTestCase {
                 try? String(contentsOf: output.appendingPathComponent($0), encoding: .utf8)
             }
             if !(written + [stderr]).contains(where: { $0.contains(expected) }) {
-                return "expected \"\(expected)\" in diagnostics.json, messages.csv or stderr; stderr:\n\(stderr.suffix(2000))"
+                return
+                    "expected \"\(expected)\" in diagnostics.json, messages.csv or stderr; stderr:\n\(stderr.suffix(2000))"
             }
         }
         return nil
@@ -131,7 +139,11 @@ final class EveryInputTests: XCTestCase {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: crashers.path)) ?? []
         for sidecar in names where sidecar.hasSuffix(".expect") {
             let stem = String(sidecar.dropLast(".expect".count))
-            let hasInput = names.contains { $0 == stem || ($0 != sidecar && !$0.hasSuffix(".expect") && URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent == stem) }
+            let hasInput = names.contains {
+                $0 == stem
+                    || ($0 != sidecar && !$0.hasSuffix(".expect")
+                        && URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent == stem)
+            }
             XCTAssertTrue(hasInput, "\(sidecar) has no input file beside it")
         }
     }

@@ -81,20 +81,24 @@ final class SampleEstimateTests: XCTestCase {
                 }
                 // documented: any null component makes the whole estimate unavailable
                 if let line = want.est_documented_line, let headers = want.est_documented_headers,
-                   let body = want.est_documented_body {
+                    let body = want.est_documented_body
+                {
                     switch record.estimates[documentedAt] {
                     case let .success(got):
                         XCTAssertEqual(got.line, line, "\(context) documented line")
                         XCTAssertEqual(got.headers, headers, "\(context) documented headers")
                         XCTAssertEqual(got.body, body, "\(context) documented body")
                     case let .failure(why):
-                        XCTFail("\(context) documented: expected \(line)/\(headers)/\(body), got unavailable (\(why.rawValue))")
+                        XCTFail(
+                            "\(context) documented: expected \(line)/\(headers)/\(body), got unavailable (\(why.rawValue))"
+                        )
                     }
                 } else {
                     if case let .success(got) = record.estimates[documentedAt] {
-                        XCTFail("\(context) documented: expected unavailable "
-                            + "(\(String(describing: want.est_documented_line))/\(String(describing: want.est_documented_headers))/"
-                            + "\(String(describing: want.est_documented_body))), got \(got)")
+                        XCTFail(
+                            "\(context) documented: expected unavailable "
+                                + "(\(String(describing: want.est_documented_line))/\(String(describing: want.est_documented_headers))/"
+                                + "\(String(describing: want.est_documented_body))), got \(got)")
                     } else {
                         unavailable += 1
                     }

@@ -68,7 +68,9 @@ final class SampleTruthTests: XCTestCase {
                 XCTAssertEqual(record.wire.body, truth.wire_body, "\(context) wire_body")
                 XCTAssertEqual(record.bodyDecoded, truth.body_decoded, "\(context) body_decoded")
                 XCTAssertEqual(message.complete, truth.complete, "\(context) complete")
-                if let method = truth.method { XCTAssertEqual(message.method ?? record.requestSummary?.method, method, context) }
+                if let method = truth.method {
+                    XCTAssertEqual(message.method ?? record.requestSummary?.method, method, context)
+                }
                 if let status = truth.status { XCTAssertEqual(message.status, status, context) }
                 checked += 1
             }

@@ -14,7 +14,8 @@ final class JSONReportStreamingTests: XCTestCase {
     func testEmptyRunMatchesJSONEncoder() {
         let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: [], rankingEstimator: nil))
         XCTAssertEqual(JSONReport.render(run), JSONReportOracle.render(run))
-        let named = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ["naive", "documented"], rankingEstimator: 1))
+        let named = RunReport(
+            inputs: [], aggregation: Aggregation(estimatorNames: ["naive", "documented"], rankingEstimator: 1))
         XCTAssertEqual(JSONReport.render(named), JSONReportOracle.render(named))
     }
 
@@ -30,12 +31,17 @@ final class JSONReportStreamingTests: XCTestCase {
             var text: [UInt8] = []
             let json = PrettyJSONWriter { text.append(contentsOf: $0) }
             json.beginArray()
-            for value in values { json.element(); json.double(value) }
+            for value in values {
+                json.element()
+                json.double(value)
+            }
             json.endArray()
             json.flush()
             return String(decoding: text, as: UTF8.self)
         }
-        let values: [Double?] = [0, 1, -1, 0.5, 1e-06, 0.000123, 123456.789012, 1e20, -2.5e-05, 12345678.5, nil, 4031.984848]
+        let values: [Double?] = [
+            0, 1, -1, 0.5, 1e-06, 0.000123, 123456.789012, 1e20, -2.5e-05, 12345678.5, nil, 4031.984848,
+        ]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         XCTAssertEqual(writer(values), String(decoding: try! encoder.encode(values), as: UTF8.self))
@@ -76,12 +82,15 @@ enum JSONReportOracle {
             rankingEstimator: run.rankingEstimator.map { names[$0] },
             settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
             inputs: run.inputs.map(Input.init),
-            totals: Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
+            totals: Dictionary(
+                uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
             endpoints: run.rankedEndpoints().map { endpoint in
-                Endpoint(rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
-                         directions: Dictionary(uniqueKeysWithValues: endpoint.directions.map {
-                             ($0.direction.rawValue, Group($0.figures, names: names))
-                         }))
+                Endpoint(
+                    rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
+                    directions: Dictionary(
+                        uniqueKeysWithValues: endpoint.directions.map {
+                            ($0.direction.rawValue, Group($0.figures, names: names))
+                        }))
             })
     }
 
@@ -156,7 +165,8 @@ enum JSONReportOracle {
             incomplete = figures.incomplete
             unmeasured = figures.unmeasured
             wireBytes = figures.wireBytes
-            estimators = Dictionary(zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })
+            estimators = Dictionary(
+                zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })
         }
     }
 
@@ -201,9 +211,10 @@ enum JSONReportOracle {
             headersError = split ? figures.headersError : nil
             bodyError = split ? figures.bodyError : nil
             causes = figures.sortedCauses.map {
-                Cause(name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
-                      bytesPerRecord: $0.tally.records > 0
-                          ? JSONReportOracle.rounded(Double($0.tally.bytes) / Double($0.tally.records)) ?? 0 : 0)
+                Cause(
+                    name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
+                    bytesPerRecord: $0.tally.records > 0
+                        ? JSONReportOracle.rounded(Double($0.tally.bytes) / Double($0.tally.records)) ?? 0 : 0)
             }
         }
 

@@ -36,8 +36,10 @@ enum ReportFixture {
         var wire: (Int, Int, Int)
     }
 
-    static func request(conn: Int, index: Int, method: String = "GET", target: String, pair: Int?,
-                        wire: (Int, Int, Int)) -> Sized {
+    static func request(
+        conn: Int, index: Int, method: String = "GET", target: String, pair: Int?,
+        wire: (Int, Int, Int)
+    ) -> Sized {
         var message = HTTPMessage(kind: .request, index: index)
         message.method = method
         message.target = Array(target.utf8)
@@ -50,8 +52,10 @@ enum ReportFixture {
         return Sized(message: message, connection: conn, wire: wire)
     }
 
-    static func response(conn: Int, index: Int, status: Int = 200, answering sizedRequest: Sized?, pair: Int?,
-                         wire: (Int, Int, Int), complete: Bool = true) -> Sized {
+    static func response(
+        conn: Int, index: Int, status: Int = 200, answering sizedRequest: Sized?, pair: Int?,
+        wire: (Int, Int, Int), complete: Bool = true
+    ) -> Sized {
         let request = sizedRequest?.message
         var message = HTTPMessage(kind: .response, index: index)
         message.status = status
@@ -66,21 +70,29 @@ enum ReportFixture {
         return Sized(message: message, connection: conn, wire: wire)
     }
 
-    static func record(_ sized: Sized, measured: Bool = true,
-                       naive: (Int, Int, Int), naiveCauses: [(WireComponent, String, Int)],
-                       documented: (Int, Int, Int)?, documentedCauses: [(WireComponent, String, Int)] = []) -> MessageRecord {
+    static func record(
+        _ sized: Sized, measured: Bool = true,
+        naive: (Int, Int, Int), naiveCauses: [(WireComponent, String, Int)],
+        documented: (Int, Int, Int)?, documentedCauses: [(WireComponent, String, Int)] = []
+    ) -> MessageRecord {
         let estimates: [Result<Estimate, EstimateUnavailable>] = [
             .success(Estimate(line: naive.0, headers: naive.1, body: naive.2)),
             documented.map { .success(Estimate(line: $0.0, headers: $0.1, body: $0.2)) } ?? .failure(.bodyNotDecoded),
         ]
-        let wire = WireSize(line: sized.wire.0, headers: sized.wire.1, body: sized.wire.2,
-                            total: sized.wire.0 + sized.wire.1 + sized.wire.2, source: .capture)
-        let source = RecordSource.capture(CaptureFlow(connection: sized.connection, client: client, server: server,
-                                                      time: 1_700_000_000_000_000_000))
-        var record = MessageRecord(input: "fixture.pcap", source: source, message: sized.message, wire: wire,
-                                   measured: measured, bodyDecoded: sized.wire.2, decoding: .identity, estimates: estimates)
-        record.causes = [naiveCauses.map { ErrorCause($0.0, $0.1, $0.2) },
-                         documented == nil ? [] : documentedCauses.map { ErrorCause($0.0, $0.1, $0.2) }]
+        let wire = WireSize(
+            line: sized.wire.0, headers: sized.wire.1, body: sized.wire.2,
+            total: sized.wire.0 + sized.wire.1 + sized.wire.2, source: .capture)
+        let source = RecordSource.capture(
+            CaptureFlow(
+                connection: sized.connection, client: client, server: server,
+                time: 1_700_000_000_000_000_000))
+        var record = MessageRecord(
+            input: "fixture.pcap", source: source, message: sized.message, wire: wire,
+            measured: measured, bodyDecoded: sized.wire.2, decoding: .identity, estimates: estimates)
+        record.causes = [
+            naiveCauses.map { ErrorCause($0.0, $0.1, $0.2) },
+            documented == nil ? [] : documentedCauses.map { ErrorCause($0.0, $0.1, $0.2) },
+        ]
         return record
     }
 
@@ -97,34 +109,60 @@ enum ReportFixture {
         let x1 = request(conn: 3, index: 0, target: longPath, pair: 0, wire: (80, 120, 0))
         let m1 = response(conn: 3, index: 0, answering: x1, pair: 0, wire: (17, 50, 10), complete: false)
 
-        let documentedRequest: [(WireComponent, String, Int)] = [(.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
-                                 (.headers, "stack-added request fields", -120),
-                                 (.headers, "header formatting (merged fields, spacing, line ends)", 10)]
+        let documentedRequest: [(WireComponent, String, Int)] = [
+            (.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
+            (.headers, "stack-added request fields", -120),
+            (.headers, "header formatting (merged fields, spacing, line ends)", 10),
+        ]
         return [
-            record(r1, naive: (0, 0, 0), naiveCauses: [(.line, "request line not counted", -30), (.headers, "header fields not counted", -170)],
-                   documented: (40, 60, 0), documentedCauses: documentedRequest),
-            record(r2, naive: (0, 0, 0), naiveCauses: [(.line, "request line not counted", -30), (.headers, "header fields not counted", -170)],
-                   documented: (40, 60, 0), documentedCauses: documentedRequest),
-            record(s1, naive: (0, 0, 800), naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -183)],
-                   documented: (15, 183, 900),
-                   documentedCauses: [(.line, "status-line CRLF", -2), (.body, "decoded body counted instead of the coded one", 100)]),
-            record(s2, naive: (0, 0, 300), naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -183)],
-                   documented: (15, 183, 300), documentedCauses: [(.line, "status-line CRLF", -2)]),
-            record(r3, naive: (0, 0, 4800), naiveCauses: [(.line, "request line not counted", -40), (.headers, "header fields not counted", -160)],
-                   documented: (50, 100, 4800),
-                   documentedCauses: [(.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
-                                      (.headers, "stack-added request fields", -70),
-                                      (.headers, "header formatting (merged fields, spacing, line ends)", 10)]),
-            record(i1, naive: (0, 0, 0), naiveCauses: [(.line, "status line not counted", -25), (.headers, "header fields not counted", -2)],
-                   documented: (23, 2, 0), documentedCauses: [(.line, "status-line CRLF", -2)]),
-            record(s3, naive: (0, 0, 0), naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -83)],
-                   documented: (15, 83, 0), documentedCauses: [(.line, "status-line CRLF", -2)]),
-            record(u1, naive: (0, 0, 20), naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -63)],
-                   documented: nil),
-            record(x1, naive: (0, 0, 0), naiveCauses: [(.line, "request line not counted", -80), (.headers, "header fields not counted", -120)],
-                   documented: (90, 100, 0),
-                   documentedCauses: [(.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
-                                      (.headers, "stack-added request fields", -20)]),
+            record(
+                r1, naive: (0, 0, 0),
+                naiveCauses: [(.line, "request line not counted", -30), (.headers, "header fields not counted", -170)],
+                documented: (40, 60, 0), documentedCauses: documentedRequest),
+            record(
+                r2, naive: (0, 0, 0),
+                naiveCauses: [(.line, "request line not counted", -30), (.headers, "header fields not counted", -170)],
+                documented: (40, 60, 0), documentedCauses: documentedRequest),
+            record(
+                s1, naive: (0, 0, 800),
+                naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -183)],
+                documented: (15, 183, 900),
+                documentedCauses: [
+                    (.line, "status-line CRLF", -2), (.body, "decoded body counted instead of the coded one", 100),
+                ]),
+            record(
+                s2, naive: (0, 0, 300),
+                naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -183)],
+                documented: (15, 183, 300), documentedCauses: [(.line, "status-line CRLF", -2)]),
+            record(
+                r3, naive: (0, 0, 4800),
+                naiveCauses: [(.line, "request line not counted", -40), (.headers, "header fields not counted", -160)],
+                documented: (50, 100, 4800),
+                documentedCauses: [
+                    (.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
+                    (.headers, "stack-added request fields", -70),
+                    (.headers, "header formatting (merged fields, spacing, line ends)", 10),
+                ]),
+            record(
+                i1, naive: (0, 0, 0),
+                naiveCauses: [(.line, "status line not counted", -25), (.headers, "header fields not counted", -2)],
+                documented: (23, 2, 0), documentedCauses: [(.line, "status-line CRLF", -2)]),
+            record(
+                s3, naive: (0, 0, 0),
+                naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -83)],
+                documented: (15, 83, 0), documentedCauses: [(.line, "status-line CRLF", -2)]),
+            record(
+                u1, naive: (0, 0, 20),
+                naiveCauses: [(.line, "status line not counted", -17), (.headers, "header fields not counted", -63)],
+                documented: nil),
+            record(
+                x1, naive: (0, 0, 0),
+                naiveCauses: [(.line, "request line not counted", -80), (.headers, "header fields not counted", -120)],
+                documented: (90, 100, 0),
+                documentedCauses: [
+                    (.line, "request line written as \"host method path HTTP/1.1 query\\n\"", 10),
+                    (.headers, "stack-added request fields", -20),
+                ]),
             record(m1, measured: false, naive: (0, 0, 10), naiveCauses: [], documented: (15, 50, 10)),
         ]
     }
@@ -167,7 +205,8 @@ enum ReportFixture {
     }
 
     static var run: RunReport {
-        RunReport(inputs: inputs, aggregation: aggregation(records),
-                  settings: [("profile", "urlsession"), ("gzip level", "6")])
+        RunReport(
+            inputs: inputs, aggregation: aggregation(records),
+            settings: [("profile", "urlsession"), ("gzip level", "6")])
     }
 }

@@ -51,7 +51,10 @@ public final class HARReader {
         if let failure { throw failure }
         if finished { return nil }
         do {
-            guard let token = try stream.next() else { throw JSONStreamError.invalidJSON(line: stream.line, column: stream.column, reason: "unexpected end of file") }
+            guard let token = try stream.next() else {
+                throw JSONStreamError.invalidJSON(
+                    line: stream.line, column: stream.column, reason: "unexpected end of file")
+            }
             if token == .endArray {
                 try finish()
                 finished = true
