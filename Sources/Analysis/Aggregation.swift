@@ -67,15 +67,18 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     /// Causes, largest absolute share first, ties by name.
     public var sortedCauses: [(name: String, tally: CauseTally)] {
-        causes.sorted { abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key }
-            .map { (name: $0.key, tally: $0.value) }
+        causes.sorted {
+            abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key
+        }
+        .map { (name: $0.key, tally: $0.value) }
     }
 
     /// Signed bytes: estimated − wire.
     public var error: Int { estimated - wire }
     public var errorPercent: Double? { wire == 0 ? nil : 100 * Double(error) / Double(wire) }
     public var meanAbsoluteRelativeError: Double? {
-        absoluteRelativeErrors.isEmpty ? nil : absoluteRelativeErrors.reduce(0, +) / Double(absoluteRelativeErrors.count)
+        absoluteRelativeErrors.isEmpty
+            ? nil : absoluteRelativeErrors.reduce(0, +) / Double(absoluteRelativeErrors.count)
     }
     public var maxAbsoluteRelativeError: Double? { absoluteRelativeErrors.max() }
 
@@ -163,15 +166,23 @@ public struct GroupKey: Hashable, Sendable, Comparable {
     }
 }
 
-/// Every figure of METERING §5 over a run: per endpoint and direction, and in total.
+/// Every figure of docs/METERING.md §5 over a run: per endpoint and direction, and in total.
 /// Aggregations of disjoint record sets merge into the aggregation of their union.
 public struct Aggregation: Sendable, Equatable {
     public let estimatorNames: [String]
+    /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
+    public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
 
-    public init(estimatorNames: [String]) {
+    public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
+        self.rankingEstimator = rankingEstimator
+    }
+
+    /// An empty aggregation for a run's estimators.
+    public init(estimators: EstimatorSet) {
+        self.init(estimatorNames: estimators.names, rankingEstimator: estimators.ranking)
     }
 
     public mutating func add(_ record: MessageRecord) {
@@ -181,7 +192,9 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: Aggregation) {
-        precondition(other.estimatorNames == estimatorNames, "aggregations of different estimators")
+        precondition(
+            other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator,
+            "aggregations of different estimators")
         for (key, figures) in other.groups {
             groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }

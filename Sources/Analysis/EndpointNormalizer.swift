@@ -1,3 +1,4 @@
+import CaptureIO
 import Foundation
 
 /// Groups request paths into endpoints. The user's rewrite rules run first, in order, each
@@ -29,7 +30,8 @@ public struct EndpointNormalizer: @unchecked Sendable {
         }
 
         func apply(to path: String) -> String {
-            regex.stringByReplacingMatches(in: path, range: NSRange(path.startIndex..., in: path), withTemplate: template)
+            regex.stringByReplacingMatches(
+                in: path, range: NSRange(path.startIndex..., in: path), withTemplate: template)
         }
     }
 
@@ -44,7 +46,8 @@ public struct EndpointNormalizer: @unchecked Sendable {
             switch self {
             case let .missingEquals(text): return "endpoint rule '\(text)' has no '=': write REGEX=TEMPLATE"
             case .emptyPattern: return "endpoint rule with an empty pattern"
-            case let .invalidPattern(pattern, reason): return "endpoint rule pattern '\(pattern)' is not a valid regular expression: \(reason)"
+            case let .invalidPattern(pattern, reason):
+                return "endpoint rule pattern '\(pattern)' is not a valid regular expression: \(reason)"
             case let .unreadableFile(path, reason): return "\(path): cannot read endpoint rules: \(reason)"
             case let .invalidLine(file, line, reason): return "\(file):\(line): \(reason)"
             }
@@ -92,7 +95,7 @@ public struct EndpointNormalizer: @unchecked Sendable {
         guard !bytes.isEmpty else { return false }
         if bytes.allSatisfy(isDigit) { return true }
         if isUUID(bytes) { return true }
-        if bytes.count >= 16 && bytes.allSatisfy(isHex) { return true }
+        if bytes.count >= 16 && bytes.allSatisfy({ hexValue($0) != nil }) { return true }
         // base64 / base64url tokens: long, mixed letters and digits, no dots (file names keep theirs).
         let base64 = bytes.allSatisfy { isAlphanumeric($0) || $0 == 43 || $0 == 45 || $0 == 95 || $0 == 61 }
         return base64 && bytes.count >= 20 && bytes.contains(where: isDigit) && bytes.contains(where: isLetter)
@@ -101,13 +104,11 @@ public struct EndpointNormalizer: @unchecked Sendable {
     private static func isUUID(_ b: [UInt8]) -> Bool {
         guard b.count == 36 else { return false }
         for (i, c) in b.enumerated() {
-            if [8, 13, 18, 23].contains(i) { if c != 45 { return false } } else if !isHex(c) { return false }
+            if [8, 13, 18, 23].contains(i) { if c != 45 { return false } } else if hexValue(c) == nil { return false }
         }
         return true
     }
 
-    private static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
     private static func isLetter(_ c: UInt8) -> Bool { (c | 0x20) >= 97 && (c | 0x20) <= 122 }
-    private static func isHex(_ c: UInt8) -> Bool { isDigit(c) || ((c | 0x20) >= 97 && (c | 0x20) <= 102) }
     private static func isAlphanumeric(_ c: UInt8) -> Bool { isDigit(c) || isLetter(c) }
 }

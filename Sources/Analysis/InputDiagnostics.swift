@@ -1,3 +1,8 @@
+import ContentCoding
+import Estimation
+import PacketLayers
+import Records
+
 /// What happened while reading one input: the file's own account of packets, connections,
 /// gaps and records, written to `diagnostics.json` and summarized on stderr.
 public struct InputDiagnostics: Codable, Sendable, Equatable {
@@ -18,9 +23,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     /// Link types we do not decode, once per interface.
     public var unsupportedLinkTypes: [UnsupportedLinkType] = []
     /// Records an estimator could give no figure for: estimator → reason → count.
-    public var unestimated: [String: [String: Int]] = [:]
+    public var unestimated: [String: [EstimateUnavailable: Int]] = [:]
     /// Other notes worth a reader's eye (undecodable bodies and the like), counted by kind.
-    public var notes: [String: Int] = [:]
+    public var notes: [DiagnosticNote: Int] = [:]
     /// What a HAR input held; nil for captures.
     public var har: HARCounts?
 
@@ -58,8 +63,12 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct HARCounts: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case version, creator, entries
-            case creatorVersion = "creator_version", brokenEntries = "broken_entries", noResponse = "no_response"
-            case statusZero = "status_zero", fromCache = "from_cache", webSocketMessages = "websocket_messages"
+            case creatorVersion = "creator_version"
+            case brokenEntries = "broken_entries"
+            case noResponse = "no_response"
+            case statusZero = "status_zero"
+            case fromCache = "from_cache"
+            case webSocketMessages = "websocket_messages"
             case wireSources = "wire_sources"
         }
         public var version: String?
@@ -76,7 +85,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// `_webSocketMessages` counted, not sized: they are not HTTP messages.
         public var webSocketMessages = 0
         /// Records by `wire_source`.
-        public var wireSources: [String: Int] = [:]
+        public var wireSources: [WireSource: Int] = [:]
 
         public init(version: String?) {
             self.version = version
@@ -97,7 +106,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
             case read, tcp, skipped
-            case fragmentsHeld = "fragments_held", strayControl = "stray_control", frameBytes = "frame_bytes"
+            case fragmentsHeld = "fragments_held"
+            case strayControl = "stray_control"
+            case frameBytes = "frame_bytes"
             case fragmentDatagramsEvicted = "fragment_datagrams_evicted"
             case fragmentDatagramsExpired = "fragment_datagrams_expired"
             case clampedTimestamps = "clamped_timestamps"
@@ -108,8 +119,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var tcp = 0
         /// IPv4 fragments stored until their datagram was complete.
         public var fragmentsHeld = 0
-        /// Frames skipped, by reason (see PacketLayers.SkipReason).
-        public var skipped: [String: Int] = [:]
+        /// Frames skipped, by reason.
+        public var skipped: [SkipReason: Int] = [:]
         /// Payload-less packets of no known connection (late ACKs and RSTs).
         public var strayControl = 0
         public var frameBytes = 0
@@ -129,7 +140,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
             case total, http, tls, other, unterminated
-            case retransmittedBytes = "retransmitted_bytes", tunnelBytes = "tunnel_bytes", skippedBytes = "skipped_bytes"
+            case retransmittedBytes = "retransmitted_bytes"
+            case tunnelBytes = "tunnel_bytes"
+            case skippedBytes = "skipped_bytes"
         }
         public var total = 0
         public var http = 0
@@ -190,6 +203,32 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public init(interface: Int, linkType: Int32) {
             self.interface = interface
             self.linkType = linkType
+        }
+    }
+}
+
+/// A note on an input's bodies, counted in `InputDiagnostics.notes`; the raw value is its key
+/// in diagnostics.json, `description` its line in report.md.
+public enum DiagnosticNote: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    case bodyCodingUnsupported = "body-coding-unsupported"
+    case bodyDecodingFailed = "body-decoding-failed"
+    case bodyDecodingOverLimit = "body-decoding-over-limit"
+
+    /// The note a body's decoding outcome calls for; nil when it came off (or there was none).
+    public init?(_ outcome: DecodingOutcome) {
+        switch outcome {
+        case .identity, .decoded: return nil
+        case .unsupported: self = .bodyCodingUnsupported
+        case .failed: self = .bodyDecodingFailed
+        case .overLimit: self = .bodyDecodingOverLimit
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .bodyCodingUnsupported: return "Bodies in a content coding this build does not decode"
+        case .bodyDecodingFailed: return "Bodies whose content coding failed to decode (damaged or cut)"
+        case .bodyDecodingOverLimit: return "Bodies whose decoding stopped at a limit"
         }
     }
 }

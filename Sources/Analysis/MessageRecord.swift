@@ -1,12 +1,18 @@
 import ContentCoding
 import Estimation
 import HTTP1
+import Records
 
 /// One HTTP message with everything measured about it: the unit every output counts.
 public struct MessageRecord: Sendable {
     /// The input file's name.
-    public var source: String
+    public var input: String
+    /// Where in the input it came from: a capture's connection or a HAR's entry.
+    public var source: RecordSource
     public var message: HTTPMessage
+    /// What the message cost on the wire: the one size the figures, the estimators' causes
+    /// and the outputs read.
+    public var wire: WireSize
     /// Whether the wire size is known (pcap: the message's framing end was reached; HAR:
     /// `wire.total` is known). Unmeasured records stay out of every error figure.
     public var measured: Bool
@@ -21,20 +27,18 @@ public struct MessageRecord: Sendable {
     public var causes: [[ErrorCause]] = []
     /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
     public var endpoint: String
-    /// The sizes a HAR reported; nil for captured records, whose sizes are the message's own.
-    public var reportedWire: WireSize?
-    /// Connection, time and peers as a HAR names them; nil for captured records.
-    public var reportedOrigin: MessageOrigin?
     /// Remarks for the `anomalies` column beside the message's own (HAR: `from-cache`, ...).
-    public var notes: [String] = []
+    public var notes: [RecordNote] = []
 
-    public init(source: String, message: HTTPMessage, measured: Bool, bodyDecoded: Int?, decoding: DecodingOutcome,
-                estimates: [Result<Estimate, EstimateUnavailable>] = [], normalizer: EndpointNormalizer = EndpointNormalizer(),
-                reportedWire: WireSize? = nil, reportedOrigin: MessageOrigin? = nil) {
+    public init(
+        input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
+        bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
+        normalizer: EndpointNormalizer = EndpointNormalizer()
+    ) {
+        self.input = input
         self.source = source
         self.message = message
-        self.reportedWire = reportedWire
-        self.reportedOrigin = reportedOrigin
+        self.wire = wire
         self.measured = measured
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
@@ -42,9 +46,6 @@ public struct MessageRecord: Sendable {
         self.endpoint = ""
         self.endpoint = normalizedEndpoint(using: normalizer)
     }
-
-    public var wire: WireSize { reportedWire ?? WireSize(captured: message) }
-    public var origin: MessageOrigin { reportedOrigin ?? MessageOrigin(captured: message) }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
     public var direction: Direction {
@@ -55,8 +56,9 @@ public struct MessageRecord: Sendable {
     public var requestSummary: RequestSummary? {
         switch message.kind {
         case .request:
-            return RequestSummary(index: message.index, method: message.method ?? "", target: message.target,
-                                  host: message.requestHost)
+            return RequestSummary(
+                index: message.index, method: message.method ?? "", target: message.target,
+                host: message.requestHost)
         case .response:
             return message.request
         }
@@ -65,7 +67,7 @@ public struct MessageRecord: Sendable {
     /// `METHOD host /normalized/path`; `?` stands for what an unpaired response cannot tell.
     public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
         guard let request = requestSummary else {
-            return "? \(origin.server) ?"
+            return "? \(source.server) ?"
         }
         let target = RequestTarget(request.target)
         let host = (request.host ?? "").lowercased()

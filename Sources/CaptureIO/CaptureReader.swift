@@ -1,8 +1,8 @@
 import CCaptureSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Which container the file uses.
@@ -52,7 +52,8 @@ public final class CaptureReader {
             magic = try CaptureReader.peekDecompressed(path: path)
         }
         guard !magic.isEmpty else {
-            throw CaptureError.notACapture(path: path, reason: isCompressed ? "decompressed content is empty" : "empty file")
+            throw CaptureError.notACapture(
+                path: path, reason: isCompressed ? "decompressed content is empty" : "empty file")
         }
         guard magic.count == 4 else {
             throw CaptureError.notACapture(path: path, reason: "only \(magic.count) bytes long")

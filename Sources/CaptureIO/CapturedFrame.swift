@@ -18,8 +18,10 @@ public struct CapturedFrame {
     /// How the reader had to adjust `timestamp`; empty for a timestamp read as written.
     public var timestampFlags: TimestampFlags
 
-    public init(number: Int, timestamp: Int64, linkType: Int32, interface: Int,
-                originalLength: Int, bytes: UnsafeRawBufferPointer, timestampFlags: TimestampFlags = []) {
+    public init(
+        number: Int, timestamp: Int64, linkType: Int32, interface: Int,
+        originalLength: Int, bytes: UnsafeRawBufferPointer, timestampFlags: TimestampFlags = []
+    ) {
         self.number = number
         self.timestamp = timestamp
         self.linkType = linkType

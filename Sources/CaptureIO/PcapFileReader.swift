@@ -1,8 +1,8 @@
 import CPcap
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Classic pcap through libpcap, which already knows every byte order, timestamp precision and
@@ -36,7 +36,7 @@ final class PcapFileReader {
     }
 
     deinit {
-        pcap_close(handle)  // closes the stream too
+        pcap_close(handle) // closes the stream too
         stream.close(fileAlreadyClosed: true)
     }
 
@@ -71,7 +71,8 @@ final class PcapFileReader {
         }
         let message = status == 1 ? "libpcap returned no packet" : String(cString: pcap_geterr(handle))
         // libpcap has no separate code for a cut file; its message says "truncated dump file".
-        let error: CaptureError = message.contains("truncated")
+        let error: CaptureError =
+            message.contains("truncated")
             ? .truncated(path: path, frame: frameNumber + 1, reason: message)
             : .corrupt(path: path, frame: frameNumber + 1, reason: message)
         failure = error

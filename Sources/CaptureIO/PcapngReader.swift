@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// pcapng block types this reader interprets; every other block is skipped by its length.
@@ -93,7 +93,9 @@ final class PcapngReader {
 
     /// Takes ownership of `stream`, which must start with a Section Header Block; throws
     /// `.notACapture` when that header is unusable. `maximumBufferedBlock` is at least 64 bytes.
-    init(path: String, stream: CaptureStream, maximumBufferedBlock: Int = PcapngReader.defaultMaximumBufferedBlock) throws {
+    init(path: String, stream: CaptureStream, maximumBufferedBlock: Int = PcapngReader.defaultMaximumBufferedBlock)
+        throws
+    {
         self.path = path
         self.stream = stream
         self.maximumBufferedBlock = max(64, maximumBufferedBlock)
@@ -130,7 +132,7 @@ final class PcapngReader {
                 case BlockType.enhancedPacket: return try enhancedPacket()
                 case BlockType.simplePacket: return try simplePacket()
                 case BlockType.obsoletePacket: return try obsoletePacket()
-                default: continue  // already skipped by readBlock
+                default: continue // already skipped by readBlock
                 }
             }
             finished = true
@@ -178,9 +180,11 @@ final class PcapngReader {
 
         switch type {
         case BlockType.sectionHeader, BlockType.interfaceDescription, BlockType.enhancedPacket,
-             BlockType.simplePacket, BlockType.obsoletePacket:
+            BlockType.simplePacket, BlockType.obsoletePacket:
             guard length <= maximumBufferedBlock else {
-                throw corrupt("block length \(length) (type \(type)) exceeds the \(maximumBufferedBlock) bytes accepted (maximum block size)")
+                throw corrupt(
+                    "block length \(length) (type \(type)) exceeds the \(maximumBufferedBlock) bytes accepted (maximum block size)"
+                )
             }
             reserve(length)
             let got = fill(at: headerLength, count: length - headerLength)
@@ -197,7 +201,9 @@ final class PcapngReader {
                 guard got == piece else { throw try cut("block of \(length) bytes (type \(type)) cut short") }
                 remaining -= piece
             }
-            guard fill(at: 0, count: 4) == 4 else { throw try cut("block of \(length) bytes (type \(type)) cut before its trailer") }
+            guard fill(at: 0, count: 4) == 4 else {
+                throw try cut("block of \(length) bytes (type \(type)) cut before its trailer")
+            }
             try checkTrailer(field32(0))
         }
         return type
@@ -219,7 +225,7 @@ final class PcapngReader {
 
     private func readInterfaceDescription() throws {
         guard blockLength >= 20 else { throw corrupt("interface description block of \(blockLength) bytes, below 20") }
-        var resolution: UInt8 = 6  // microseconds unless if_tsresol says otherwise
+        var resolution: UInt8 = 6 // microseconds unless if_tsresol says otherwise
         var offsetSeconds: Int64 = 0
         var offset = 16
         let end = blockLength - 4
@@ -227,7 +233,7 @@ final class PcapngReader {
             let code = field16(offset)
             let valueLength = Int(field16(offset + 2))
             let value = offset + 4
-            if code == 0 { break }  // opt_endofopt
+            if code == 0 { break } // opt_endofopt
             guard valueLength <= end - value else {
                 throw corrupt("interface option \(code) of \(valueLength) bytes overruns its block")
             }
@@ -236,7 +242,7 @@ final class PcapngReader {
             case 14 where valueLength >= 8: offsetSeconds = Int64(bitPattern: field64(value))
             default: break
             }
-            offset = value + ((valueLength + 3) & ~3)  // values are padded to 32 bits
+            offset = value + ((valueLength + 3) & ~3) // values are padded to 32 bits
         }
 
         // An unusable resolution loses the times, not the packets: microseconds (the pcapng
@@ -244,11 +250,12 @@ final class PcapngReader {
         let units = PcapngInterface.unitsPerSecond(resolution: resolution)
         let unitsPerSecond = units ?? 1_000_000
         let exact = 1_000_000_000 % unitsPerSecond == 0
-        interfaces.append(PcapngInterface(
-            linkType: Int32(field16(8)), snaplen: field32(12), unitsPerSecond: unitsPerSecond,
-            nanosecondsPerUnit: exact ? 1_000_000_000 / unitsPerSecond : 0,
-            offsetNanoseconds: Int128(offsetSeconds) * 1_000_000_000,
-            resolutionAssumed: units == nil))
+        interfaces.append(
+            PcapngInterface(
+                linkType: Int32(field16(8)), snaplen: field32(12), unitsPerSecond: unitsPerSecond,
+                nanosecondsPerUnit: exact ? 1_000_000_000 / unitsPerSecond : 0,
+                offsetNanoseconds: Int128(offsetSeconds) * 1_000_000_000,
+                resolutionAssumed: units == nil))
     }
 
     private func enhancedPacket() throws -> CapturedFrame {
@@ -265,7 +272,8 @@ final class PcapngReader {
     /// (high, low), captured length, original length, data.
     private func packet(interfaceID: Int) throws -> CapturedFrame {
         guard interfaceID < interfaces.count else {
-            throw corrupt("packet on interface \(interfaceID), but the section describes \(interfaces.count) interface(s)")
+            throw corrupt(
+                "packet on interface \(interfaceID), but the section describes \(interfaces.count) interface(s)")
         }
         let interface = interfaces[interfaceID]
         let capturedLength = Int(field32(20))

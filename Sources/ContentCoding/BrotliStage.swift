@@ -14,8 +14,10 @@ final class BrotliStage: DecodingStage {
         state = nil
     }
 
-    func decode(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                emit: (UnsafeRawBufferPointer) -> Bool) -> String? {
+    func decode(
+        _ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        emit: (UnsafeRawBufferPointer) -> Bool
+    ) -> String? {
         // Bytes after the end of the stream are ignored, as trailing garbage after gzip is:
         // brotli has no members to concatenate.
         guard !finished, let base = input.baseAddress, !input.isEmpty else { return nil }

@@ -25,6 +25,17 @@ public enum DecodingOutcome: Equatable, Sendable {
     case failed(String)
     /// A limit stopped the decoding.
     case overLimit
+
+    /// Short name for outputs: `identity`, `decoded`, `unsupported:br`, `failed`, `over-limit`.
+    public var name: String {
+        switch self {
+        case .identity: return "identity"
+        case .decoded: return "decoded"
+        case let .unsupported(coding): return "unsupported:\(coding)"
+        case .failed: return "failed"
+        case .overLimit: return "over-limit"
+        }
+    }
 }
 
 /// Streams a body through its content codings (applied in order, so decoded in reverse)
@@ -76,7 +87,6 @@ public final class ContentDecoder {
         for buffer in ownedOutputs { buffer.deallocate() }
     }
 
-
     public func feed(_ bytes: UnsafeRawBufferPointer) {
         encodedLength += bytes.count
         switch outcome {
@@ -100,8 +110,10 @@ public final class ContentDecoder {
     /// Ends the body; tells how decoding went.
     public func finish() -> DecodingOutcome {
         if outcome == .decoded, let open = stages.firstIndex(where: { !$0.finished }) {
-            fail(stages[open].consumedAny ? "data ends before the end of the \(stages[open].name) stream"
-                                          : "empty \(stages[open].name) data")
+            fail(
+                stages[open].consumedAny
+                    ? "data ends before the end of the \(stages[open].name) stream"
+                    : "empty \(stages[open].name) data")
         }
         for stage in stages { stage.release() }
         stages = []
@@ -119,7 +131,8 @@ public final class ContentDecoder {
             decodedLength += input.count
             sink?(input)
             if decodedLength > limits.maxDecodedBytes
-                || (decodedLength > limits.ratioGrace && decodedLength / max(encodedLength, 1) > limits.maxRatio) {
+                || (decodedLength > limits.ratioGrace && decodedLength / max(encodedLength, 1) > limits.maxRatio)
+            {
                 outcome = .overLimit
             }
             return

@@ -11,8 +11,10 @@ protocol DecodingStage: AnyObject {
     /// `emit` returns false to stop at once: then the rest of `input` is dropped, so a bomb
     /// over the limits costs no more decompression work. Returns an error text when the data
     /// is damaged.
-    func decode(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                emit: (UnsafeRawBufferPointer) -> Bool) -> String?
+    func decode(
+        _ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        emit: (UnsafeRawBufferPointer) -> Bool
+    ) -> String?
     /// Frees the decompressor; idempotent.
     func release()
 }

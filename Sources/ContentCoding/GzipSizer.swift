@@ -4,7 +4,7 @@ import CZlib
 ///
 /// That method returns empty data, and data starting with the gzip magic `1f 8b`, unchanged;
 /// anything else it compresses with `deflateInit2(level, Z_DEFLATED, 31, 8,
-/// Z_DEFAULT_STRATEGY)` and `deflate(Z_FINISH)` (METERING.md §4.1). At levels 1–9 deflate's
+/// Z_DEFAULT_STRATEGY)` and `deflate(Z_FINISH)` (docs/METERING.md §4.1). At levels 1–9 deflate's
 /// output does not depend on how its input arrives when nothing is flushed, so the body is
 /// fed in pieces with `Z_NO_FLUSH` and only the output is counted, through one fixed buffer:
 /// neither the input nor the compressed data is held (at most the first byte, until the
@@ -45,8 +45,9 @@ public final class GzipSizer {
         self.level = level
         stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        let status = deflateInit2_(stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2 failed: \(status)")
         output = UnsafeMutableRawBufferPointer.allocate(byteCount: GzipSizer.outputSize, alignment: 16)
     }
@@ -116,9 +117,12 @@ public final class GzipSizer {
         precondition(isStreamable(level), "gzip level \(level) is not -1 or 1...9")
         if bytes.isEmpty || (bytes.count >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) { return bytes.count }
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
-                            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            return 0  // as the category: no zlib, nil data, length 0
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
+                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
+            return 0 // as the category: no zlib, nil data, length 0
         }
         defer { deflateEnd(&stream) }
         var chunk = [UInt8](repeating: 0, count: 16384)
@@ -157,7 +161,8 @@ public final class GzipSizer {
         var rest = bytes
         while !rest.isEmpty {
             let piece = UnsafeRawBufferPointer(rebasing: rest.prefix(1 << 30))
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: piece.baseAddress!.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.next_in = UnsafeMutablePointer(
+                mutating: piece.baseAddress!.assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = uInt(piece.count)
             length += run(flush: Z_NO_FLUSH)
             rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(piece.count))
@@ -185,7 +190,8 @@ public final class GzipSizer {
                     return produced
                 }
                 // Z_FINISH with room always gets somewhere; guard against a loop regardless.
-                precondition(wrote > 0 || stream.pointee.avail_in > 0 || flush == Z_NO_FLUSH, "deflate made no progress")
+                precondition(
+                    wrote > 0 || stream.pointee.avail_in > 0 || flush == Z_NO_FLUSH, "deflate made no progress")
             default:
                 preconditionFailure("deflate failed: \(status)")
             }

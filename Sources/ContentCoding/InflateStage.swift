@@ -30,8 +30,10 @@ final class InflateStage: DecodingStage {
         stream = nil
     }
 
-    func decode(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                emit: (UnsafeRawBufferPointer) -> Bool) -> String? {
+    func decode(
+        _ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        emit: (UnsafeRawBufferPointer) -> Bool
+    ) -> String? {
         guard !input.isEmpty else { return nil }
         if finished {
             // Bytes after the end: another gzip member, or trailing garbage that is ignored.
@@ -80,8 +82,10 @@ final class InflateStage: DecodingStage {
     }
 
     /// Sets `stopped` when `emit` asked to stop.
-    private func run(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-                     stopped: inout Bool, emit: (UnsafeRawBufferPointer) -> Bool) -> String? {
+    private func run(
+        _ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        stopped: inout Bool, emit: (UnsafeRawBufferPointer) -> Bool
+    ) -> String? {
         guard let stream, let base = input.baseAddress else { return nil }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
@@ -110,7 +114,8 @@ final class InflateStage: DecodingStage {
                 guard next.first == 0x1f else { return nil }
                 finished = false
                 inflateReset(stream)
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: next.baseAddress!.assumingMemoryBound(to: Bytef.self))
+                stream.pointee.next_in = UnsafeMutablePointer(
+                    mutating: next.baseAddress!.assumingMemoryBound(to: Bytef.self))
                 stream.pointee.avail_in = uInt(rest)
             default:
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"

@@ -1,5 +1,5 @@
 /// Which request fields a client's network stack adds itself, so that the app's view of the
-/// request (`allHTTPHeaderFields`) lacks them (METERING §4.4).
+/// request (`allHTTPHeaderFields`) lacks them (docs/METERING.md §4.4).
 public struct ClientProfile: Sendable, Equatable {
     public var name: String
     /// Lowercased field names.
@@ -15,7 +15,9 @@ public struct ClientProfile: Sendable, Equatable {
     /// computed by the stack from the body.
     public static let urlSession = ClientProfile(
         name: "urlsession",
-        stackAddedFields: ["Host", "Connection", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Content-Length"])
+        stackAddedFields: [
+            "Host", "Connection", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Content-Length",
+        ])
 
     public static let known: [ClientProfile] = [.urlSession]
 

@@ -1,6 +1,7 @@
 import HTTP1
+import Records
 
-/// The estimator of seed 001, reproduced exactly, quirks included (METERING §4.1).
+/// The estimator of seed 001, reproduced exactly, quirks included (docs/METERING.md §4.1).
 ///
 /// Request line: `"{host} {method} {path} HTTP/1.1 {query}\n"`; headers: the app-visible
 /// fields (the client profile's stack-added ones removed, Cookie kept) as
@@ -35,9 +36,11 @@ public struct DocumentedEstimator: Estimator {
                 guard let gzipped = body.gzippedTransferDecoded else { return .failure(.bodyUnknown) }
                 bodySize = gzipped
             }
-            return .success(Estimate(line: requestLineLength(message),
-                                     headers: Self.headerBlockLength(visible, separator: 1),
-                                     body: bodySize))
+            return .success(
+                Estimate(
+                    line: requestLineLength(message),
+                    headers: Self.headerBlockLength(visible, separator: 1),
+                    body: bodySize))
         case .response:
             var bodySize = body.decodedLength
             if respondsWithGzip(message) {
@@ -46,38 +49,46 @@ public struct DocumentedEstimator: Estimator {
                 guard let gzipped = body.gzippedDecoded else { return .failure(.bodyUnknown) }
                 bodySize = gzipped
             }
-            return .success(Estimate(line: FoundationText.utf8Length(message.startLine),
-                                     headers: Self.headerBlockLength(message.fields, separator: 2),
-                                     body: bodySize))
+            return .success(
+                Estimate(
+                    line: FoundationText.utf8Length(message.startLine),
+                    headers: Self.headerBlockLength(message.fields, separator: 2),
+                    body: bodySize))
         }
     }
 
-    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
+        -> [ErrorCause]
+    {
         var causes: [ErrorCause] = []
-        let headersError = estimate.headers - message.wireHeaders
+        let headersError = estimate.headers - wire.headers
         switch message.kind {
         case .request:
-            causes.add("request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - message.wireLine)
+            causes.add(
+                .line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
             let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
-            causes.add("stack-added request fields", -stackAdded)
-            causes.add("header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
+            causes.add(.headers, "stack-added request fields", -stackAdded)
+            causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
         case .response:
-            causes.add("status-line CRLF", estimate.line - message.wireLine)
+            causes.add(.line, "status-line CRLF", estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
-                causes.add("merged \(String(httpBytes: name)) fields", -saved)
+                causes.add(.headers, "merged \(String(httpBytes: name)) fields", -saved)
                 merged += saved
             }
-            causes.add("header formatting (spacing, line ends)", headersError + merged)
+            causes.add(.headers, "header formatting (spacing, line ends)", headersError + merged)
         }
-        let framing = Self.chunkFraming(message)
-        causes.add(framing.name, framing.bytes)
-        let contentError = estimate.body - message.wireBody - framing.bytes
+        let framing = Self.chunkFraming(message, wire: wire)
+        causes.add(framing)
+        let contentError = estimate.body - wire.body - framing.bytes
         let recompressed = bodyNeeds(for: message) != []
-        causes.add(recompressed ? "gzip re-compression differs from the body sent (level, settings)"
-                                : "decoded body counted instead of the coded one", contentError)
+        causes.add(
+            .body,
+            recompressed
+                ? "gzip re-compression differs from the body sent (level, settings)"
+                : "decoded body counted instead of the coded one", contentError)
         return causes
     }
 
@@ -87,7 +98,9 @@ public struct DocumentedEstimator: Estimator {
         var counts: [[UInt8]: (name: [UInt8], count: Int)] = [:]
         for field in fields {
             let key = asciiLowercased(field.name)
-            if let seen = counts[key] { counts[key] = (seen.name, seen.count + 1) } else {
+            if let seen = counts[key] {
+                counts[key] = (seen.name, seen.count + 1)
+            } else {
                 counts[key] = (field.name, 1)
                 order.append(key)
             }
@@ -122,7 +135,9 @@ public struct DocumentedEstimator: Estimator {
     /// NSURL `host`: the absolute-form authority or the Host field, without userinfo and
     /// port, IPv6 without brackets; empty without either.
     private func urlHost(_ message: HTTPMessage, target: RequestTarget) -> Int {
-        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else { return 0 }
+        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else {
+            return 0
+        }
         var host = authority[...]
         if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
         if host.first == UInt8(ascii: "[") {

@@ -1,22 +1,11 @@
 import HTTP1
+import Records
 
-/// A size estimate in the three parts reports compare separately.
-public struct Estimate: Sendable, Equatable {
-    public var line: Int
-    public var headers: Int
-    public var body: Int
-
-    public init(line: Int, headers: Int, body: Int) {
-        self.line = line
-        self.headers = headers
-        self.body = body
-    }
-
-    public var total: Int { line + headers + body }
-}
+/// A meter's size estimate, in the parts the wire size is compared in.
+public typealias Estimate = ComponentSizes
 
 /// Why an estimator could give no figure for a record.
-public enum EstimateUnavailable: String, Error, Sendable, CaseIterable {
+public enum EstimateUnavailable: String, Error, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     /// The estimate needs body bytes the capture lacks (a gap, snaplen).
     case bodyBytesMissing = "body-bytes-missing"
     /// The estimate needs the decoded body, and the content coding could not be decoded.
@@ -43,8 +32,10 @@ public struct BodyFacts: Sendable, Equatable {
     /// lengths above are then 0 and mean nothing.
     public var contentKnown: Bool
 
-    public init(transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
-                gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil, contentKnown: Bool = true) {
+    public init(
+        transferDecodedLength: Int, decodedLength: Int, decodedExactly: Bool, bytesMissing: Bool,
+        gzippedTransferDecoded: Int? = nil, gzippedDecoded: Int? = nil, contentKnown: Bool = true
+    ) {
         self.contentKnown = contentKnown
         self.transferDecodedLength = transferDecodedLength
         self.decodedLength = decodedLength
@@ -66,13 +57,23 @@ public struct BodyNeeds: OptionSet, Sendable {
     public static let gzipDecoded = BodyNeeds(rawValue: 2)
 }
 
-/// A named share of an estimate's error (estimate − wire), for reports that say why.
+/// The part of a message a cause of error lies in.
+public enum WireComponent: Sendable, Equatable, CaseIterable {
+    case line, headers, body
+    /// The whole message, when the wire size is known only as a total.
+    case total
+}
+
+/// A named share of an estimate's error (estimate − wire), for reports that say why. The
+/// causes of one component add up to that component's error.
 public struct ErrorCause: Sendable, Equatable {
+    public var component: WireComponent
     public var name: String
     /// Signed bytes this cause adds to the error.
     public var bytes: Int
 
-    public init(_ name: String, _ bytes: Int) {
+    public init(_ component: WireComponent, _ name: String, _ bytes: Int) {
+        self.component = component
         self.name = name
         self.bytes = bytes
     }
@@ -87,34 +88,44 @@ public protocol Estimator: Sendable {
     func bodyNeeds(for message: HTTPMessage) -> BodyNeeds
     func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
     /// Splits `estimate − wire` into causes whose bytes add up to it, component by component.
-    func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
+    func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
 }
 
 extension Estimator {
     /// The body's wire share that is transfer coding rather than content.
-    static func chunkFraming(_ message: HTTPMessage) -> ErrorCause {
-        ErrorCause("chunk framing", message.bodyLength - message.wireBody)
+    static func chunkFraming(_ message: HTTPMessage, wire: ComponentSizes) -> ErrorCause {
+        ErrorCause(.body, "chunk framing", message.bodyLength - wire.body)
     }
 }
 
 extension Array where Element == ErrorCause {
     /// Adds `bytes` under `name` unless it is zero.
-    mutating func add(_ name: String, _ bytes: Int) {
-        if bytes != 0 { append(ErrorCause(name, bytes)) }
+    mutating func add(_ component: WireComponent, _ name: String, _ bytes: Int) {
+        if bytes != 0 { append(ErrorCause(component, name, bytes)) }
+    }
+
+    mutating func add(_ cause: ErrorCause) {
+        add(cause.component, cause.name, cause.bytes)
     }
 }
 
-/// The estimators a run applies, in output order.
+/// The estimators a run applies, in output order, and the one whose error ranks endpoints.
 public struct EstimatorSet: Sendable {
     public let estimators: [any Estimator]
+    /// Index of the estimator whose error ranks endpoints in the reports; nil without estimators.
+    public let ranking: Int?
 
-    public init(_ estimators: [any Estimator]) {
+    /// `ranking` defaults to the last estimator.
+    public init(_ estimators: [any Estimator], ranking: Int? = nil) {
+        precondition(ranking.map { estimators.indices.contains($0) } ?? true, "ranking estimator out of range")
         self.estimators = estimators
+        self.ranking = ranking ?? (estimators.isEmpty ? nil : estimators.count - 1)
     }
 
-    /// Every estimator we ship, for one client profile.
+    /// Every estimator we ship, for one client profile; the documented meter (the one apps
+    /// ship) ranks endpoints.
     public static func standard(profile: ClientProfile = .urlSession) -> EstimatorSet {
-        EstimatorSet([NaiveEstimator(), DocumentedEstimator(profile: profile)])
+        EstimatorSet([NaiveEstimator(), DocumentedEstimator(profile: profile)], ranking: 1)
     }
 
     public var names: [String] { estimators.map(\.name) }
@@ -127,11 +138,20 @@ public struct EstimatorSet: Sendable {
         estimators.map { $0.estimate(message, body: body) }
     }
 
-    /// Each estimate's causes (empty where there is no estimate).
-    public func explain(_ message: HTTPMessage, body: BodyFacts,
-                        estimates: [Result<Estimate, EstimateUnavailable>]) -> [[ErrorCause]] {
+    /// Each estimate's causes of `estimate − wire` (empty where there is no estimate or no
+    /// known wire size). A wire size known only as a total has one cause for the whole error.
+    public func explain(
+        _ message: HTTPMessage, wire: WireSize, body: BodyFacts,
+        estimates: [Result<Estimate, EstimateUnavailable>]
+    ) -> [[ErrorCause]] {
         zip(estimators, estimates).map { estimator, estimate in
-            (try? estimate.get()).map { estimator.explain(message, body: body, estimate: $0) } ?? []
+            guard let estimate = try? estimate.get() else { return [] }
+            if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }
+            guard let total = wire.total else { return [] }
+            return [ErrorCause(.total, Self.totalOnlyCause, estimate.total - total)]
         }
     }
+
+    /// The one cause of a record whose wire size is a total only.
+    public static let totalOnlyCause = "wire split unknown (HAR gives the total only)"
 }

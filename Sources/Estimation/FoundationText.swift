@@ -1,4 +1,6 @@
-/// Byte counts as Foundation strings would give them (METERING §4.1): text that is valid
+import CaptureIO
+
+/// Byte counts as Foundation strings would give them (docs/METERING.md §4.1): text that is valid
 /// UTF-8 counts its bytes; otherwise NSString reads the bytes as ISO-8859-1, and every byte
 /// of 0x80 or above becomes a two-byte UTF-8 character.
 enum FoundationText {
@@ -26,14 +28,5 @@ enum FoundationText {
             }
         }
         return String(validating: out, as: UTF8.self) == nil ? nil : out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
     }
 }

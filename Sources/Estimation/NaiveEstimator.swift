@@ -1,7 +1,8 @@
 import HTTP1
+import Records
 
 /// The body-only meter seed 001 criticizes: `HTTPBody.length` up, `expectedContentLength`
-/// down (METERING §4.2). No line, no headers.
+/// down (docs/METERING.md §4.2). No line, no headers.
 public struct NaiveEstimator: Estimator {
     public let name = "naive"
 
@@ -24,18 +25,23 @@ public struct NaiveEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, body: BodyFacts, estimate: Estimate) -> [ErrorCause] {
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
+        -> [ErrorCause]
+    {
         var causes: [ErrorCause] = []
-        causes.add(message.kind == .request ? "request line not counted" : "status line not counted", -message.wireLine)
-        causes.add("header fields not counted", -message.wireHeaders)
-        let bodyError = estimate.body - message.wireBody
+        causes.add(.line, message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
+        causes.add(.headers, "header fields not counted", -wire.headers)
+        let bodyError = estimate.body - wire.body
         if message.kind == .response, message.declaredContentLength != nil {
-            causes.add(message.framing == .none ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
-                       bodyError)
+            causes.add(
+                .body,
+                message.framing == .none
+                    ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
+                bodyError)
         } else {
-            let framing = Self.chunkFraming(message)
-            causes.add(framing.name, framing.bytes)
-            causes.add("decoded body counted instead of the coded one", bodyError - framing.bytes)
+            let framing = Self.chunkFraming(message, wire: wire)
+            causes.add(framing)
+            causes.add(.body, "decoded body counted instead of the coded one", bodyError - framing.bytes)
         }
         return causes
     }

@@ -79,9 +79,10 @@ enum ISO8601Time {
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
-              let second = number(2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+            let second = number(2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
         var nanos: Int64 = 0
         if expect(".,") {
             var scale: Int64 = 100_000_000
@@ -107,7 +108,8 @@ enum ISO8601Time {
             guard position == bytes.count else { return nil }
         }
         // Four-digit years keep these seconds far inside Int64; only the nanoseconds can overflow.
-        let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        let seconds =
+            Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
             + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
         if seconds < 0 { return (0, true) }
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
@@ -145,8 +147,8 @@ enum FormURLEncoding {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"),
-                 UInt8(ascii: "."), UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "_"):
                 body.append(byte)
             case UInt8(ascii: " "):
                 body.append(UInt8(ascii: "+"))

@@ -17,7 +17,7 @@ public protocol HTTPRecordSink: AnyObject {
     func bodyObserver(for message: HTTPMessage) -> Observer?
     /// A finished record, with the observer that saw its body. Requests come once their
     /// pairing is settled, so `pair` is final.
-    func record(_ message: HTTPMessage, body: Observer?)
+    func record(_ message: CapturedMessage, body: Observer?)
     /// The connection is over: what it carried besides messages.
     func connectionClosed(_ summary: HTTPConnectionSummary)
 }
@@ -80,7 +80,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Requests whose head was parsed and whose final response has not come yet.
     private var awaitingResponse: Deque<PendingRequest> = []
     /// Finished requests not yet handed to the sink, by index: waiting for their pairing.
-    private var heldRequests: [Int: (message: HTTPMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
+    private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
     /// Response index for each request index paired so far (until the request is emitted).
     private var pairs: [Int: Int] = [:]
 
@@ -134,11 +134,12 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
         let client = clientSide ?? .initiator
         let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
-        sink.connectionClosed(HTTPConnectionSummary(
-            accounting: accounting, protocolKind: protocolKind,
-            serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
-            clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
-        parsers = []  // break the parsers' references back to this connection
+        sink.connectionClosed(
+            HTTPConnectionSummary(
+                accounting: accounting, protocolKind: protocolKind,
+                serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
+                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
+        parsers = [] // break the parsers' references back to this connection
     }
 
     /// Fixes the protocol (TLS when the first bytes are a TLS record header; HTTP, with
@@ -168,8 +169,10 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return side == clientSide ? .request : .response
     }
 
-    func newMessage(kind: MessageKind, from side: FlowSide, at position: StreamPosition,
-                    showsRoles: Bool = true) -> HTTPMessage {
+    func newMessage(
+        kind: MessageKind, from side: FlowSide, at position: StreamPosition,
+        showsRoles: Bool = true
+    ) -> CapturedMessage {
         // The client is who sends requests, whoever opened the TCP connection.
         let client = kind == .request ? side : side.peer
         if showsRoles && !rolesShown {
@@ -178,35 +181,41 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         } else if clientSide == nil {
             clientSide = client
         }
-        let message = HTTPMessage(kind: kind, connection: info.number, index: messageCounts[side.rawValue],
-                                  time: position.time, streamOffset: position.offset,
-                                  client: info.endpoint(client), server: info.endpoint(client.peer))
+        let message = CapturedMessage(
+            HTTPMessage(kind: kind, index: messageCounts[side.rawValue]),
+            connection: info.number, client: info.endpoint(client),
+            server: info.endpoint(client.peer), time: position.time, streamOffset: position.offset)
         messageCounts[side.rawValue] += 1
         return message
     }
 
     /// A head is complete: pair a response with its request, decide the framing, and find
     /// who observes the body.
-    func headParsed(_ message: inout HTTPMessage, startingAt start: StreamPosition,
-                    headComplete: Bool = true) -> (Framing.Decision, Sink.Observer?) {
+    func headParsed(
+        _ message: inout CapturedMessage, startingAt start: StreamPosition,
+        headComplete: Bool = true
+    ) -> (Framing.Decision, Sink.Observer?) {
         var requestMethod: String?
         switch message.kind {
         case .request:
-            awaitingResponse.append(PendingRequest(
-                summary: RequestSummary(index: message.index, method: message.method ?? "",
-                                        target: message.target, host: message.requestHost),
-                streamOffset: message.streamOffset,
-                expectsContinue: message.values(of: "expect").contains { value in
-                    // Expectation values are case-insensitive (RFC 9110 §10.1.1).
-                    let expectation = trimmed(value[...])
-                    return expectation.count == 12 && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
-                }))
+            awaitingResponse.append(
+                PendingRequest(
+                    summary: RequestSummary(
+                        index: message.index, method: message.method ?? "",
+                        target: message.target, host: message.requestHost),
+                    streamOffset: message.streamOffset,
+                    expectsContinue: message.message.values(of: "expect").contains { value in
+                        // Expectation values are case-insensitive (RFC 9110 §10.1.1).
+                        let expectation = trimmed(value[...])
+                        return expectation.count == 12
+                            && zip(expectation, "100-continue".utf8).allSatisfy { asciiLower($0) == $1 }
+                    }))
         case .response:
             requestMethod = pairResponse(&message, position: start)
         }
         guard headComplete else { return (Framing.Decision(framing: .none), nil) }
-        let decision = Framing.decide(for: message, requestMethod: requestMethod)
-        var observed = message
+        let decision = Framing.decide(for: message.message, requestMethod: requestMethod)
+        var observed = message.message
         observed.framing = decision.framing
         let observer = decision.framing == .none ? nil : sink.bodyObserver(for: observed)
         return (decision, observer)
@@ -215,7 +224,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Pairs a response with the oldest request still waiting, when the server can have
     /// received that request (it starts before what the response's packet acknowledges).
     /// Returns the request's method, which decides the response's framing.
-    private func pairResponse(_ response: inout HTTPMessage, position: StreamPosition) -> String? {
+    private func pairResponse(_ response: inout CapturedMessage, position: StreamPosition) -> String? {
         guard let front = awaitingResponse.first else { return nil }
         if let acknowledged = position.peerAcknowledged, front.streamOffset >= acknowledged { return nil }
         response.request = front.summary
@@ -233,13 +242,16 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return front.summary.method
     }
 
-    func messageFinished(_ message: HTTPMessage, observer: Sink.Observer?, from side: FlowSide) {
+    func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
         switch message.kind {
         case .response:
             var response = message
             if response.pair == nil && !response.isInterim { response.anomalies.insert(.unpaired) }
             sink.record(response, body: observer)
         case .request:
+            // Indexes count per side, and without the handshake both sides can send request
+            // lines: a request held under the same index is handed on, never overwritten.
+            if heldRequests[message.index] != nil { emitHeldRequest(message.index) }
             heldRequests[message.index] = (message, observer, side)
             if pairs[message.index] != nil { emitHeldRequest(message.index) }
         }

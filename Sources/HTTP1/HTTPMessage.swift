@@ -1,5 +1,3 @@
-import PacketLayers
-
 /// Whether a record is a request or a response.
 public enum MessageKind: String, Sendable {
     case request, response
@@ -98,19 +96,14 @@ public struct RequestSummary: Sendable, Equatable {
     }
 }
 
-/// One HTTP/1.x message: a record of its own, request or response, paired or not.
+/// One HTTP message as its producer found it (this module's parser, or a reader of another
+/// format): its head, how its body is framed and what is known of the body, and its pairing.
+/// Where it was seen and how many bytes it took on the wire are not the message's own: the
+/// parser hands them alongside (`CapturedMessage`), other producers their own way.
 public struct HTTPMessage: Sendable, Equatable {
     public var kind: MessageKind
-    /// The connection's number in its file (order of first packet, from 0).
-    public var connection: Int
-    /// 0-based position among the sender's messages on the connection.
+    /// 0-based position among the sender's messages on its connection, or in its producer's input.
     public var index: Int
-    /// Capture time of the packet holding the first byte (ns since the epoch).
-    public var time: Int64
-    /// Offset of the first byte in the sender's stream.
-    public var streamOffset: Int64
-    public var client: TransportEndpoint
-    public var server: TransportEndpoint
 
     /// The start line as sent, without its terminator.
     public var startLine: [UInt8] = []
@@ -126,18 +119,12 @@ public struct HTTPMessage: Sendable, Equatable {
     public var fields: [HeaderField] = []
     public var trailers: [HeaderField] = []
 
-    /// Start line with its terminator.
-    public var wireLine = 0
-    /// Field lines with terminators and the empty line that ends the head.
-    public var wireHeaders = 0
-    /// The body as transmitted, framing included.
-    public var wireBody = 0
     /// Body length without transfer coding (content coding still applied), missing bytes included.
     public var bodyLength = 0
-    /// Bytes of the message that the capture lacks (lost segments, snaplen), counted in
-    /// `wireBody`. When a gap cut the head or the chunk framing, how much of it was the
-    /// message's is unknown: those bytes go to the stream's `lostBytes`, and only
-    /// `bytesMissing` and `complete=false` tell.
+    /// Body bytes that the capture lacks (lost segments, snaplen), counted in the wire body.
+    /// When a gap cut the head or the chunk framing, how much of it was the message's is
+    /// unknown: those bytes go to the stream's `lostBytes`, and only `bytesMissing` and
+    /// `complete=false` tell.
     public var missingBytes = 0
     public var framing: BodyFraming = .none
     /// True once the message's framing end was reached.
@@ -148,21 +135,15 @@ public struct HTTPMessage: Sendable, Equatable {
     /// For a response: the request it answers (for an interim response, the request it relates to).
     public var request: RequestSummary?
 
-    public init(kind: MessageKind, connection: Int, index: Int, time: Int64, streamOffset: Int64,
-                client: TransportEndpoint, server: TransportEndpoint) {
+    public init(kind: MessageKind, index: Int) {
         self.kind = kind
-        self.connection = connection
         self.index = index
-        self.time = time
-        self.streamOffset = streamOffset
-        self.client = client
-        self.server = server
     }
 
-    public var wireTotal: Int { wireLine + wireHeaders + wireBody }
-
     /// 1xx responses other than 101: they precede the final response.
-    public var isInterim: Bool { if let status { return status >= 100 && status < 200 && status != 101 } else { return false } }
+    public var isInterim: Bool {
+        if let status { return status >= 100 && status < 200 && status != 101 } else { return false }
+    }
 
     /// Values of every field named `lowercasedName`, in order.
     public func values(of lowercasedName: String) -> [[UInt8]] {
@@ -218,7 +199,7 @@ extension String {
     }
 }
 
-/// A request-target split as §6 of the metering contract wants it.
+/// A request-target split as docs/METERING.md §6 wants it.
 public struct RequestTarget: Sendable {
     /// Authority of an absolute-form target (`http://host:port/...`), nil otherwise.
     public var authority: String?
@@ -232,7 +213,8 @@ public struct RequestTarget: Sendable {
         authority = nil
         if let schemeEnd = Self.schemeSeparator(in: target) {
             let afterScheme = target[(schemeEnd + 3)...]
-            let authorityEnd = afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
+            let authorityEnd =
+                afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
             authority = String(httpBytes: Array(target[(schemeEnd + 3)..<authorityEnd]))
             rest = target[authorityEnd...]
         }
@@ -253,7 +235,8 @@ public struct RequestTarget: Sendable {
             if c == UInt8(ascii: ":") {
                 return target[i + 1] == UInt8(ascii: "/") && target[i + 2] == UInt8(ascii: "/") ? i : nil
             }
-            let isSchemeChar = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
+            let isSchemeChar =
+                (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57)
                 || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
             if !isSchemeChar { return nil }
             i += 1

@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// A parsed start line.
 enum StartLine: Equatable {
     case request(method: [UInt8], target: [UInt8], version: [UInt8])
@@ -29,7 +31,8 @@ enum StartLine: Equatable {
         var index = line.startIndex + 1
         while index < line.endIndex {
             let rest = line[index...]
-            let candidate = (kind != .request && rest.starts(with: httpSlash))
+            let candidate =
+                (kind != .request && rest.starts(with: httpSlash))
                 || (kind != .response && knownMethods.contains { rest.starts(with: $0) })
             if candidate, let start = parse(rest), kind == nil || start.kind == kind {
                 return (start, index - line.startIndex)
@@ -84,13 +87,15 @@ enum StartLine: Equatable {
         guard !line.starts(with: httpSlash), !line.contains(where: { $0 < 32 || $0 == 127 }) else { return nil }
         let parts = line.split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ !$0.isEmpty }),
-              parts[0].allSatisfy({ isTokenChar($0) || $0 >= 0x80 }) else { return nil }
+            parts[0].allSatisfy({ isTokenChar($0) || $0 >= 0x80 })
+        else { return nil }
         if parts.count == 3 {
             guard parts[2].starts(with: httpSlash) else { return nil }
         } else {
             guard parts[1].first == UInt8(ascii: "/") else { return nil }
         }
-        return .request(method: Array(parts[0]), target: Array(parts[1]), version: parts.count == 3 ? Array(parts[2]) : [])
+        return .request(
+            method: Array(parts[0]), target: Array(parts[1]), version: parts.count == 3 ? Array(parts[2]) : [])
     }
 
     /// The beginning of a start line that a hole or snaplen cut short: a status line once its
@@ -116,7 +121,8 @@ enum StartLine: Equatable {
     private static func parseStatusLine(_ line: ArraySlice<UInt8>) -> StartLine? {
         let b = line.startIndex
         guard line.count >= 12, isVersion(line[b..<(b + 8)]), line[b + 8] == UInt8(ascii: " "),
-              isDigit(line[b + 9]), isDigit(line[b + 10]), isDigit(line[b + 11]) else { return nil }
+            isDigit(line[b + 9]), isDigit(line[b + 10]), isDigit(line[b + 11])
+        else { return nil }
         if line.count > 12, line[b + 12] != UInt8(ascii: " ") { return nil }
         let status = Int(line[b + 9] - 48) * 100 + Int(line[b + 10] - 48) * 10 + Int(line[b + 11] - 48)
         let reason = line.count > 13 ? Array(line[(b + 13)...]) : []
@@ -125,25 +131,25 @@ enum StartLine: Equatable {
 
     private static func parseRequestLine(_ line: ArraySlice<UInt8>) -> StartLine? {
         guard let firstSpace = line.firstIndex(of: UInt8(ascii: " ")), firstSpace > line.startIndex,
-              let lastSpace = line.lastIndex(of: UInt8(ascii: " ")), lastSpace > firstSpace + 1 else { return nil }
+            let lastSpace = line.lastIndex(of: UInt8(ascii: " ")), lastSpace > firstSpace + 1
+        else { return nil }
         let method = line[line.startIndex..<firstSpace]
         let target = line[(firstSpace + 1)..<lastSpace]
         let version = line[(lastSpace + 1)...]
         guard method.allSatisfy(isTokenChar), isVersion(version),
-              target.allSatisfy({ $0 > 32 && $0 != 127 }) else { return nil }
+            target.allSatisfy({ $0 > 32 && $0 != 127 })
+        else { return nil }
         return .request(method: Array(method), target: Array(target), version: Array(version))
     }
 }
-
-@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// RFC 9110 tchar.
 @inline(__always) func isTokenChar(_ c: UInt8) -> Bool {
     switch c {
     case 48...57, 65...90, 97...122: return true
     case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-         UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-         UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
         return true
     default: return false
     }
@@ -162,7 +168,10 @@ struct FieldBlock {
         for line in lines {
             if let first = line.first, isHorizontalSpace(first) {
                 anomalies.insert(.obsFold)
-                guard !fields.isEmpty else { anomalies.insert(.malformedField); continue }
+                guard !fields.isEmpty else {
+                    anomalies.insert(.malformedField)
+                    continue
+                }
                 let continuation = trimmed(line)
                 if !continuation.isEmpty {
                     if !fields[fields.count - 1].value.isEmpty { fields[fields.count - 1].value.append(32) }
@@ -174,8 +183,10 @@ struct FieldBlock {
                 anomalies.insert(.malformedField)
                 continue
             }
-            fields.append(HeaderField(name: Array(line[line.startIndex..<colon]),
-                                      value: Array(trimmed(line[(colon + 1)...]))))
+            fields.append(
+                HeaderField(
+                    name: Array(line[line.startIndex..<colon]),
+                    value: Array(trimmed(line[(colon + 1)...]))))
         }
     }
 }
@@ -262,14 +273,5 @@ enum Framing {
         while index < line.endIndex, isHorizontalSpace(line[index]) { index += 1 }
         guard index == line.endIndex || line[index] == UInt8(ascii: ";") else { return nil }
         return size
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
     }
 }

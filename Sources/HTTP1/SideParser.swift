@@ -1,8 +1,8 @@
 import TCPReassembly
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where the bytes of one side's stream went that belong to no message.
@@ -81,7 +81,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var trailerLines: [Range<Int>] = []
 
     /// The message being read, once its start line is known.
-    private(set) var current: HTTPMessage?
+    private(set) var current: CapturedMessage?
     private var observer: Sink.Observer?
     /// Whether any byte of the current message's body (framing included) has been seen.
     private var bodyStarted = false
@@ -176,8 +176,15 @@ final class SideParser<Sink: HTTPRecordSink> {
         case let .body(remaining):
             let covered = min(missing, remaining)
             bodyMissing(Int(covered))
-            if covered == remaining { finishMessage(complete: true) } else { state = .body(remaining: remaining - covered) }
-            if missing > covered { tally.lostBytes += Int(missing - covered); seekAfterGap() }
+            if covered == remaining {
+                finishMessage(complete: true)
+            } else {
+                state = .body(remaining: remaining - covered)
+            }
+            if missing > covered {
+                tally.lostBytes += Int(missing - covered)
+                seekAfterGap()
+            }
         case let .chunkData(remaining):
             let covered = min(missing, remaining)
             bodyMissing(Int(covered))
@@ -219,7 +226,7 @@ final class SideParser<Sink: HTTPRecordSink> {
             if bodyMayBeOmitted && !bodyStarted {
                 finishOmittedBody()
             } else {
-                current?.wireBody += lineLength  // a partial chunk-size or trailer line
+                current?.wireBody += lineLength // a partial chunk-size or trailer line
                 finishMessage(complete: false)
             }
         case .head:
@@ -273,15 +280,20 @@ final class SideParser<Sink: HTTPRecordSink> {
     /// Moves bytes up to and including the next LF (looking at no more than `scanLimit` bytes)
     /// into `line`; returns where it stopped and whether the line is complete. Outside a head,
     /// a line keeps its first `maxLineBytes` bytes and only the length of the rest.
-    private func takeLine(_ bytes: UnsafeRawBufferPointer, from start: Int, _ position: StreamPosition,
-                          scanLimit: Int = .max) -> (next: Int, complete: Bool) {
-        let here = StreamPosition(time: position.time, offset: position.offset + Int64(start),
-                                  peerAcknowledged: position.peerAcknowledged)
+    private func takeLine(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, _ position: StreamPosition,
+        scanLimit: Int = .max
+    ) -> (next: Int, complete: Bool) {
+        let here = StreamPosition(
+            time: position.time, offset: position.offset + Int64(start),
+            peerAcknowledged: position.peerAcknowledged)
         if lineLength == 0 {
             lineStart = here
             lineMarks.removeAll(keepingCapacity: true)
         }
-        if !lineOverflowed, lineMarks.last.map({ $0.time != here.time || $0.peerAcknowledged != here.peerAcknowledged }) ?? true {
+        if !lineOverflowed,
+            lineMarks.last.map({ $0.time != here.time || $0.peerAcknowledged != here.peerAcknowledged }) ?? true
+        {
             lineMarks.append(here)
         }
         let available = min(bytes.count - start, max(1, scanLimit))
@@ -383,8 +395,9 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     private func readHead(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
-        let (next, complete) = takeLine(bytes, from: index, position,
-                                        scanLimit: limits.maxHeadBytes - head.count - line.count)
+        let (next, complete) = takeLine(
+            bytes, from: index, position,
+            scanLimit: limits.maxHeadBytes - head.count - line.count)
         if !complete && head.count + line.count >= limits.maxHeadBytes {
             // The head stops at the limit exactly, wherever the packets cut it.
             if startLine == nil {
@@ -412,7 +425,8 @@ final class SideParser<Sink: HTTPRecordSink> {
                 // unless a response answers it.
                 beginHead(with: malformed, skipping: 0)
                 pendingAnomalies.insert(.malformedStartLine)
-                if case let .request(_, _, version) = malformed, version.isEmpty { completeHead() }  // HTTP/0.9: no fields
+                // HTTP/0.9 has no header section.
+                if case let .request(_, _, version) = malformed, version.isEmpty { completeHead() }
             } else {
                 tally.skippedBytes += line.count
                 discardLine()
@@ -421,7 +435,8 @@ final class SideParser<Sink: HTTPRecordSink> {
             }
             return next
         }
-        if pendingAnomalies.contains(.malformedStartLine), let start = StartLine.parse(content), start.kind == .request {
+        if pendingAnomalies.contains(.malformedStartLine), let start = StartLine.parse(content), start.kind == .request
+        {
             // A well-formed request line among a malformed one's fields: that was no head.
             tally.skippedBytes += head.count
             head.removeAll(keepingCapacity: true)
@@ -463,10 +478,11 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     /// The message from what the head buffer holds; nil without a start line.
-    private func makeMessage() -> HTTPMessage? {
+    private func makeMessage() -> CapturedMessage? {
         guard let start = startLine else { return nil }
-        var message = connection.newMessage(kind: start.kind, from: side, at: messageStart,
-                                            showsRoles: !pendingAnomalies.contains(.malformedStartLine))
+        var message = connection.newMessage(
+            kind: start.kind, from: side, at: messageStart,
+            showsRoles: !pendingAnomalies.contains(.malformedStartLine))
         message.wireLine = startLineLength
         message.wireHeaders = head.count - startLineLength
         var lineEnd = startLineLength
@@ -520,7 +536,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         let count = Int(min(Int64(bytes.count - index), limit))
         observer?.bodyBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)]))
         current?.wireBody += count
-        current?.bodyLength += count
+        current?.message.bodyLength += count // per packet: no key-path lookup
         if count > 0 { bodyStarted = true }
         return count
     }
@@ -529,16 +545,18 @@ final class SideParser<Sink: HTTPRecordSink> {
         guard length > 0 else { return }
         observer?.bodyGap(length)
         current?.wireBody += length
-        current?.bodyLength += length
-        current?.missingBytes += length
+        current?.message.bodyLength += length
+        current?.message.missingBytes += length
         current?.anomalies.insert(.bytesMissing)
         bodyStarted = true
     }
 
     /// Takes a chunk-size, chunk-end or trailer line: all of it is body framing. Returns the
     /// line without its terminator once complete (nil while partial).
-    private func takeFramingLine(_ bytes: UnsafeRawBufferPointer, from index: Int,
-                                 _ position: StreamPosition) -> (next: Int, content: ArraySlice<UInt8>?) {
+    private func takeFramingLine(
+        _ bytes: UnsafeRawBufferPointer, from index: Int,
+        _ position: StreamPosition
+    ) -> (next: Int, content: ArraySlice<UInt8>?) {
         let (next, complete) = takeLine(bytes, from: index, position)
         guard complete else { return (next, nil) }
         current?.wireBody += lineLength
@@ -604,8 +622,13 @@ final class SideParser<Sink: HTTPRecordSink> {
     /// Holds bytes until they show whether they begin a request line, then replays them.
     private func hold(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) {
         let run = UnsafeRawBufferPointer(rebasing: bytes[index...])
-        held.append((Array(run), StreamPosition(time: position.time, offset: position.offset + Int64(index),
-                                                 peerAcknowledged: position.peerAcknowledged)))
+        held.append(
+            (
+                Array(run),
+                StreamPosition(
+                    time: position.time, offset: position.offset + Int64(index),
+                    peerAcknowledged: position.peerAcknowledged)
+            ))
         heldCount += run.count
         heldPrefix.append(contentsOf: run.prefix(max(0, limits.maxLineBytes - heldPrefix.count)))
         switch omissionVerdict() {

@@ -35,20 +35,24 @@ struct TLSHelloSniffer {
         buffer = []
     }
 
-    enum Outcome: Equatable { case needMore, found(String), absent }
+    enum Outcome: Equatable {
+        case needMore
+        case found(String)
+        case absent
+    }
 
     /// Walks record → handshake → ClientHello → extensions → server_name.
     static func parseServerName(_ b: [UInt8]) -> Outcome {
         func u16(_ i: Int) -> Int? { i + 1 < b.count ? Int(b[i]) << 8 | Int(b[i + 1]) : nil }
-        guard b.count >= 6 else { return .needMore }  // record header and handshake type
-        guard b[0] == 22, b[5] == 1 else { return .absent }  // not a ClientHello
-        var i = 5 + 4 + 2 + 32  // headers, client version, random
+        guard b.count >= 6 else { return .needMore } // record header and handshake type
+        guard b[0] == 22, b[5] == 1 else { return .absent } // not a ClientHello
+        var i = 5 + 4 + 2 + 32 // headers, client version, random
         guard i < b.count else { return .needMore }
-        i += 1 + Int(b[i])  // session id
+        i += 1 + Int(b[i]) // session id
         guard let suites = u16(i) else { return .needMore }
         i += 2 + suites
         guard i < b.count else { return .needMore }
-        i += 1 + Int(b[i])  // compression methods
+        i += 1 + Int(b[i]) // compression methods
         guard let extensionsLength = u16(i) else { return .needMore }
         i += 2
         let end = i + extensionsLength

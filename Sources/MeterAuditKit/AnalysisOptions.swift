@@ -6,7 +6,9 @@ import Estimation
 public struct AnalysisOptions: Sendable {
     public var limits = Limits()
     /// Which request fields the client's network stack adds (the app never sees them).
-    public var profile = ClientProfile.urlSession
+    public var profile = ClientProfile.urlSession {
+        didSet { estimators = .standard(profile: profile) }
+    }
     /// zlib level of the `gzippedData` emulation (the GZIP category uses Z_DEFAULT_COMPRESSION, 6).
     public var gzipLevel: Int32 = 6
     /// Groups paths into endpoints (default identifier rules plus the user's).
@@ -14,13 +16,15 @@ public struct AnalysisOptions: Sendable {
 
     public init() {}
 
-    /// Every estimator, for this profile.
-    public var estimators: EstimatorSet { .standard(profile: profile) }
+    /// Every estimator, for this profile: built when the profile is set, once per run, not per message.
+    public private(set) var estimators = EstimatorSet.standard(profile: .urlSession)
 
     /// The settings a report shows, as (name, value).
     public var settings: [(String, String)] {
-        var settings = [("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
-                        ("gzip level", String(gzipLevel))]
+        var settings = [
+            ("client profile", profile.name + ": " + profile.stackAddedFields.sorted().joined(separator: ", ")),
+            ("gzip level", String(gzipLevel)),
+        ]
         for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
         return settings
     }

@@ -1,7 +1,7 @@
 import Analysis
 import Dispatch
 import Foundation
-import HTTP1
+import Records
 import Reports
 
 /// A whole run: every input through the pipeline, outputs written to one directory.
@@ -13,8 +13,10 @@ public struct AuditRun {
     /// `diagnostics.json` is always written.
     public var formats: [String]?
 
-    public init(inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions(),
-                formats: [String]? = nil) {
+    public init(
+        inputs: [String], outputDirectory: String, options: AnalysisOptions = AnalysisOptions(),
+        formats: [String]? = nil
+    ) {
         self.inputs = inputs
         self.outputDirectory = outputDirectory
         self.options = options
@@ -76,7 +78,7 @@ public struct AuditRun {
         // Created first, so an unwritable directory is reported before any input is read.
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimatorNames: options.estimators.names)
+        var aggregation = Aggregation(estimators: options.estimators)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
@@ -184,7 +186,8 @@ extension InputDiagnostics {
     public var summaryLine: String {
         guard readable else { return "\(source): unreadable: \(error ?? "unknown error")" }
         if let har { return harSummaryLine(har) }
-        var line = "\(source): \(packets.read) packets, \(connections.total) connections"
+        var line =
+            "\(source): \(packets.read) packets, \(connections.total) connections"
             + " (\(connections.http) http, \(connections.tls) tls, \(connections.other) other),"
             + " \(records.requests) requests, \(records.responses) responses"
             + " (\(records.incomplete) incomplete, \(records.unpaired) unpaired)"
@@ -193,16 +196,18 @@ extension InputDiagnostics {
         if skippedTotal > 0 { line += ", \(skippedTotal) packets skipped" }
         if let error { line += "\n  error: \(error)" }
         for unsupported in unsupportedLinkTypes {
-            line += "\n  note: link type \(unsupported.linkType) on interface \(unsupported.interface) is not decoded; its packets were skipped"
+            line +=
+                "\n  note: link type \(unsupported.linkType) on interface \(unsupported.interface) is not decoded; its packets were skipped"
         }
         return line
     }
 
     private func harSummaryLine(_ har: HARCounts) -> String {
         let creator = [har.creator, har.creatorVersion].compactMap { $0 }.joined(separator: " ")
-        var line = "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
+        var line =
+            "\(source): HAR\(har.version.map { " " + $0 } ?? "")\(creator.isEmpty ? "" : " by \(creator)"), \(har.entries) entries,"
             + " \(records.requests) requests, \(records.responses) responses"
-            + " (\(har.wireSources[WireSource.unknown.rawValue] ?? 0) of unknown wire size)"
+            + " (\(har.wireSources[.unknown] ?? 0) of unknown wire size)"
         if har.webSocketMessages > 0 { line += ", \(har.webSocketMessages) WebSocket messages (not sized)" }
         if let error { line += "\n  error: \(error)" }
         for broken in har.brokenEntries {

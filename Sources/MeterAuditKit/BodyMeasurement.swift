@@ -51,8 +51,9 @@ final class StreamingMeasurer {
         let outcome = decoder.finish()
         let exact = outcome == .decoded || outcome == .identity
         // Missing bytes or an undecodable body leave nothing exact to re-compress.
-        return BodyMeasurement(outcome: outcome, decodedLength: decoder.decodedLength,
-                               gzippedTransferDecoded: bytesMissing ? nil : transferDecodedGzip?.finish(),
-                               gzippedDecoded: bytesMissing || !exact ? nil : decodedGzip?.finish())
+        return BodyMeasurement(
+            outcome: outcome, decodedLength: decoder.decodedLength,
+            gzippedTransferDecoded: bytesMissing ? nil : transferDecodedGzip?.finish(),
+            gzippedDecoded: bytesMissing || !exact ? nil : decodedGzip?.finish())
     }
 }

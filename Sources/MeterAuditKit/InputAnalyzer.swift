@@ -4,6 +4,7 @@ import Foundation
 import HARMessages
 import HTTP1
 import PacketLayers
+import Records
 import TCPReassembly
 
 /// Runs one input file through the pipeline. A capture goes frames → segments → streams →
@@ -17,8 +18,9 @@ public struct InputAnalyzer {
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
         self.options = options
-        self.worker = BodyWorker(level: options.gzipLevel, limits: options.limits.decoding,
-                                 bounds: options.limits.bodyWork)
+        self.worker = BodyWorker(
+            level: options.gzipLevel, limits: options.limits.decoding,
+            bounds: options.limits.bodyWork)
     }
 
     /// Bodies measured on the worker, answered from its memo, and streamed (too big to collect) so far.
@@ -26,18 +28,23 @@ public struct InputAnalyzer {
 
     /// Reads `path` to its end (or to the fault that stops it) and returns its diagnostics.
     /// Records found before a fault are emitted too. HAR or capture is told by content.
-    public func analyze(path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
-                        emit: @escaping (MessageRecord) -> Void) -> InputDiagnostics {
+    public func analyze(
+        path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
+        emit: @escaping (MessageRecord) -> Void
+    ) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
-        let collector = RecordCollector(diagnostics: InputDiagnostics(source: source, path: path),
-                                        options: options, worker: worker, emit: emit)
+        let diagnostics = DiagnosticsCollector(InputDiagnostics(source: source, path: path))
+        let builder = RecordBuilder(input: source, estimators: options.estimators, normalizer: options.normalizer)
+        let sink = RecordSink(
+            builder: builder, diagnostics: diagnostics, worker: worker,
+            maxWaiting: options.limits.maxWaitingRecords, emit: emit)
         if Self.looksLikeJSON(path: path) {
-            analyzeHAR(path: path, collector: collector, progress: progress)
+            analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         } else {
-            analyzeCapture(path: path, collector: collector, progress: progress)
+            analyzeCapture(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         }
-        collector.emitReady(waitingForAll: true)
-        return collector.diagnostics
+        sink.emitReady(waitingForAll: true)
+        return diagnostics.diagnostics
     }
 
     /// A HAR starts with `{` (or, malformed, `[`) after an optional byte-order mark and white
@@ -52,7 +59,10 @@ public struct InputAnalyzer {
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
     }
 
-    private func analyzeHAR(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+    private func analyzeHAR(
+        path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+        progress: ((Int, Int) -> Void)?
+    ) {
         let reader: HARReader
         do {
             reader = try HARReader(path: path)
@@ -71,16 +81,22 @@ public struct InputAnalyzer {
                     counts.entries += 1
                     if entry.fromCache { counts.fromCache += 1 }
                     counts.webSocketMessages += entry.webSocketMessageCount
-                    if entry.responseStatus == 0 { counts.statusZero += 1 } else if entry.responseStatus == nil { counts.noResponse += 1 }
+                    if entry.responseStatus == 0 {
+                        counts.statusZero += 1
+                    } else if entry.responseStatus == nil {
+                        counts.noResponse += 1
+                    }
                     let (request, response) = builder.messages(for: entry)
                     for message in [request] + (response.map { [$0] } ?? []) {
-                        counts.wireSources[message.wire.source.rawValue, default: 0] += 1
-                        collector.record(message)
+                        counts.wireSources[message.wire.source, default: 0] += 1
+                        sink.record(message)
                     }
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 { progress(reader.bytesRead, fileSize) }
+                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
+                    progress(reader.bytesRead, fileSize)
+                }
             }
         } catch {
             collector.fail("\(path): \(error)", readable: true)
@@ -90,7 +106,10 @@ public struct InputAnalyzer {
         collector.setHAR(counts)
     }
 
-    private func analyzeCapture(path: String, collector: RecordCollector, progress: ((Int, Int) -> Void)?) {
+    private func analyzeCapture(
+        path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+        progress: ((Int, Int) -> Void)?
+    ) {
         let limits = options.limits
         let reader: CaptureReader
         do {
@@ -102,10 +121,10 @@ public struct InputAnalyzer {
         collector.setFormat(reader.format.rawValue + (reader.isCompressed ? ".gz" : ""))
 
         let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
-        let assembler = TCPAssembler(limits: limits.reassembly,
-                                     factory: HTTPConnectionFactory(sink: collector, limits: limits.http))
+        let assembler = TCPAssembler(
+            limits: limits.reassembly,
+            factory: HTTPConnectionFactory(sink: sink, limits: limits.http))
         var packets = InputDiagnostics.PacketCounts()
-        var skipped: [SkipReason: Int] = [:]
         var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
         do {
             while let frame = try reader.next() {
@@ -125,9 +144,10 @@ public struct InputAnalyzer {
                 case .fragmentHeld:
                     packets.fragmentsHeld += 1
                 case let .skipped(reason):
-                    skipped[reason, default: 0] += 1
+                    packets.skipped[reason, default: 0] += 1
                     if reason == .unsupportedLinkType,
-                       !unsupported.contains(where: { $0.interface == frame.interface }) {
+                        !unsupported.contains(where: { $0.interface == frame.interface })
+                    {
                         unsupported.append(.init(interface: frame.interface, linkType: frame.linkType))
                     }
                 }
@@ -140,7 +160,6 @@ public struct InputAnalyzer {
         packets.ignoredResets = assembler.ignoredResets
         packets.fragmentDatagramsEvicted = decoder.evictedFragmentDatagrams
         packets.fragmentDatagramsExpired = decoder.expiredFragmentDatagrams
-        packets.skipped = Dictionary(uniqueKeysWithValues: skipped.map { ($0.key.rawValue, $0.value) })
         collector.finishPackets(packets, unsupported: unsupported)
     }
 }

@@ -16,13 +16,20 @@ extension IPAddress: LosslessStringConvertible {
             groups[index + 4] = UInt16(truncatingIfNeeded: low >> (48 - 16 * index))
         }
         // The longest run of zero groups, at least two long; the first wins ties.
-        var bestStart = -1, bestLength = 1
+        var bestStart = -1
+        var bestLength = 1
         var index = 0
         while index < 8 {
-            guard groups[index] == 0 else { index += 1; continue }
+            guard groups[index] == 0 else {
+                index += 1
+                continue
+            }
             var end = index
             while end < 8, groups[end] == 0 { end += 1 }
-            if end - index > bestLength { bestStart = index; bestLength = end - index }
+            if end - index > bestLength {
+                bestStart = index
+                bestLength = end - index
+            }
             index = end
         }
         func hex(_ range: Range<Int>) -> String {
@@ -41,7 +48,8 @@ extension IPAddress: LosslessStringConvertible {
             return
         }
         guard let groups = Self.parseIPv6Groups(text) else { return nil }
-        var high: UInt64 = 0, low: UInt64 = 0
+        var high: UInt64 = 0
+        var low: UInt64 = 0
         for index in 0..<4 {
             high = high << 16 | UInt64(groups[index])
             low = low << 16 | UInt64(groups[index + 4])
@@ -59,7 +67,8 @@ extension IPAddress: LosslessStringConvertible {
         var value: UInt32 = 0
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let octet = UInt32(part), octet <= 255 else { return nil }
+                let octet = UInt32(part), octet <= 255
+            else { return nil }
             value = value << 8 | octet
         }
         return value
@@ -80,7 +89,8 @@ extension IPAddress: LosslessStringConvertible {
                     result.append(UInt16(value & 0xFFFF))
                 } else {
                     guard (1...4).contains(field.count), field.allSatisfy({ $0.isHexDigit }),
-                          let group = UInt16(field, radix: 16) else { return nil }
+                        let group = UInt16(field, radix: 16)
+                    else { return nil }
                     result.append(group)
                 }
             }
@@ -91,8 +101,9 @@ extension IPAddress: LosslessStringConvertible {
             return all
         }
         guard let head = groups(halves[0], allowIPv4: false),
-              let tail = groups(halves[1], allowIPv4: true),
-              head.count + tail.count <= 7 else { return nil }
+            let tail = groups(halves[1], allowIPv4: true),
+            head.count + tail.count <= 7
+        else { return nil }
         return head + [UInt16](repeating: 0, count: 8 - head.count - tail.count) + tail
     }
 
@@ -126,7 +137,8 @@ extension TransportEndpoint: LosslessStringConvertible {
 
     /// Parses `192.0.2.1:80` or `[2001:db8::1]:8080`. Nil when the text is not an endpoint.
     public init?(_ text: String) {
-        let addressText: Substring, portText: Substring
+        let addressText: Substring
+        let portText: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }
             addressText = text[text.index(after: text.startIndex)..<close]
@@ -140,7 +152,7 @@ extension TransportEndpoint: LosslessStringConvertible {
             guard !addressText.contains(":") else { return nil } // IPv6 needs brackets
         }
         guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let port = UInt16(portText), let address = IPAddress(String(addressText))
+            let port = UInt16(portText), let address = IPAddress(String(addressText))
         else { return nil }
         self.init(address: address, port: port)
     }

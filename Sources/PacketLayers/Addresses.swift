@@ -43,7 +43,8 @@ extension IPAddress {
     /// An IPv6 address from its 16 bytes in network order; nil unless there are exactly 16.
     public init?<Bytes: Collection>(ipv6Bytes bytes: Bytes) where Bytes.Element == UInt8 {
         guard bytes.count == 16 else { return nil }
-        var high: UInt64 = 0, low: UInt64 = 0
+        var high: UInt64 = 0
+        var low: UInt64 = 0
         for (index, byte) in bytes.enumerated() {
             if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
         }

@@ -35,12 +35,12 @@ enum IPv4 {
         let headerLength = Int(versionIHL & 0x0F) &* 4
         guard headerLength >= minimumHeaderLength else { return .skip(.malformedIPv4) }
         guard r.has(minimumHeaderLength, at: offset),
-              let length = r.u16(at: offset + 2),
-              let identification = r.u16(at: offset + 4),
-              let flagsOffset = r.u16(at: offset + 6),
-              let protocolNumber = r.u8(at: offset + 9),
-              let source = r.u32(at: offset + 12),
-              let destination = r.u32(at: offset + 16)
+            let length = r.u16(at: offset + 2),
+            let identification = r.u16(at: offset + 4),
+            let flagsOffset = r.u16(at: offset + 6),
+            let protocolNumber = r.u8(at: offset + 9),
+            let source = r.u32(at: offset + 12),
+            let destination = r.u32(at: offset + 16)
         else { return .skip(.truncatedHeader) }
 
         var totalLength = Int(length)
@@ -57,9 +57,10 @@ enum IPv4 {
         // Options must be captured too: the payload starts after them.
         guard r.has(headerLength, at: offset) else { return .skip(.truncatedHeader) }
 
-        return .ok(IPv4Header(
-            source: source, destination: destination, headerLength: headerLength,
-            totalLength: totalLength, identification: identification, protocolNumber: protocolNumber,
-            moreFragments: flagsOffset & 0x2000 != 0, fragmentOffset: Int(flagsOffset & 0x1FFF) &* 8))
+        return .ok(
+            IPv4Header(
+                source: source, destination: destination, headerLength: headerLength,
+                totalLength: totalLength, identification: identification, protocolNumber: protocolNumber,
+                moreFragments: flagsOffset & 0x2000 != 0, fragmentOffset: Int(flagsOffset & 0x1FFF) &* 8))
     }
 }

@@ -95,8 +95,10 @@ final class IPv4Defragmenter {
 
     /// Adds one fragment. `payload` is the fragment's data (the bytes after its IP header, all of
     /// them: a snaplen-cut fragment must be rejected by the caller via `discard`).
-    func add(_ key: FragmentKey, headerLength: Int, offset: Int, moreFragments: Bool,
-             payload: UnsafeRawBufferPointer, frameLength: Int, time: Int64) -> DefragmentOutcome {
+    func add(
+        _ key: FragmentKey, headerLength: Int, offset: Int, moreFragments: Bool,
+        payload: UnsafeRawBufferPointer, frameLength: Int, time: Int64
+    ) -> DefragmentOutcome {
         expire(now: time)
 
         var datagram: PendingDatagram
@@ -119,7 +121,7 @@ final class IPv4Defragmenter {
         // RFC 791: every fragment but the last carries a multiple of 8 bytes; no datagram
         // exceeds 65535 bytes; empty fragments carry nothing and only cost bookkeeping.
         guard !payload.isEmpty, !moreFragments || payload.count % 8 == 0,
-              headerLength + end <= Self.maximumDatagramLength
+            headerLength + end <= Self.maximumDatagramLength
         else { return reject(key) }
         if let total = datagram.totalLength {
             // The end is known: nothing may go past it, and a second "last" must agree.
@@ -134,7 +136,8 @@ final class IPv4Defragmenter {
         // Overlaps must repeat the same bytes (duplicates); different bytes mean we cannot
         // know which copy the receiver used.
         for range in datagram.ranges where range.overlaps(start..<end) {
-            let lower = max(range.lowerBound, start), upper = min(range.upperBound, end)
+            let lower = max(range.lowerBound, start)
+            let upper = min(range.upperBound, end)
             for index in lower..<upper where datagram.buffer[index] != payload[index - start] {
                 return reject(key)
             }
@@ -168,8 +171,9 @@ final class IPv4Defragmenter {
         remove(key)
         output.baseAddress?.deallocate()
         output = datagram.takeBuffer()
-        return .complete(payload: UnsafeRawBufferPointer(rebasing: output[0..<total]),
-                         headerLength: header, frameLength: datagram.frameLength)
+        return .complete(
+            payload: UnsafeRawBufferPointer(rebasing: output[0..<total]),
+            headerLength: header, frameLength: datagram.frameLength)
     }
 
     /// Drops the datagram `key` (e.g. a fragment was cut by snaplen, so it can never complete).
@@ -241,7 +245,8 @@ final class IPv4Defragmenter {
 
     /// Adds `range` to sorted, disjoint `ranges`, merging what it overlaps or touches.
     private func insert(_ range: Range<Int>, into ranges: inout [Range<Int>]) {
-        var lower = range.lowerBound, upper = range.upperBound
+        var lower = range.lowerBound
+        var upper = range.upperBound
         var index = 0
         while index < ranges.count, ranges[index].upperBound < lower { index += 1 }
         var last = index

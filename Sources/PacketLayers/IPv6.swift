@@ -33,12 +33,12 @@ enum IPv6 {
         guard let version = r.u8(at: offset) else { return .skip(.truncatedHeader) }
         guard version >> 4 == 6 else { return .skip(.malformedIPv6) }
         guard r.has(headerLength, at: offset),
-              let length = r.u16(at: offset + 4),
-              let first = r.u8(at: offset + 6),
-              let sourceHigh = r.u64(at: offset + 8),
-              let sourceLow = r.u64(at: offset + 16),
-              let destinationHigh = r.u64(at: offset + 24),
-              let destinationLow = r.u64(at: offset + 32)
+            let length = r.u16(at: offset + 4),
+            let first = r.u8(at: offset + 6),
+            let sourceHigh = r.u64(at: offset + 8),
+            let sourceLow = r.u64(at: offset + 16),
+            let destinationHigh = r.u64(at: offset + 24),
+            let destinationLow = r.u64(at: offset + 32)
         else { return .skip(.truncatedHeader) }
 
         let payloadLength = Int(length)
@@ -59,10 +59,11 @@ enum IPv6 {
         while true {
             switch next {
             case tcp:
-                return .ok(IPv6Header(
-                    sourceHigh: sourceHigh, sourceLow: sourceLow,
-                    destinationHigh: destinationHigh, destinationLow: destinationLow,
-                    payloadLength: payloadLength, tcpOffset: cursor))
+                return .ok(
+                    IPv6Header(
+                        sourceHigh: sourceHigh, sourceLow: sourceLow,
+                        destinationHigh: destinationHigh, destinationLow: destinationLow,
+                        payloadLength: payloadLength, tcpOffset: cursor))
             case hopByHop, routing, destinationOptions, authentication, fragment:
                 guard cursor &+ 8 <= end else { return .skip(.malformedIPv6) }
                 guard let nextHeader = r.u8(at: cursor), let lengthField = r.u8(at: cursor + 1)

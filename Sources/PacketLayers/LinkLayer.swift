@@ -58,7 +58,8 @@ enum LinkLayer {
     /// PPPoE session header or an MPLS label stack when there is one.
     @inline(__always)
     static func etherType(_ first: UInt16, payloadOffset: Int, _ r: ByteReader)
-        -> Parsed<(offset: Int, proto: NetworkProtocol)> {
+        -> Parsed<(offset: Int, proto: NetworkProtocol)>
+    {
         var type = first
         var offset = payloadOffset
         while type == 0x8100 || type == 0x88A8 || type == 0x9100 {
@@ -83,12 +84,13 @@ enum LinkLayer {
     @inline(__always)
     static func pppoeSession(at offset: Int, _ r: ByteReader) -> Parsed<(offset: Int, proto: NetworkProtocol)> {
         guard let versionType = r.u8(at: offset), let code = r.u8(at: offset + 1),
-              let proto = r.u16(at: offset + 6) else { return .skip(.truncatedHeader) }
+            let proto = r.u16(at: offset + 6)
+        else { return .skip(.truncatedHeader) }
         guard versionType == 0x11, code == 0 else { return .skip(.malformedPPPoE) }
         switch proto {
         case pppIPv4: return .ok((offset + 8, .ipv4))
         case pppIPv6: return .ok((offset + 8, .ipv6))
-        default: return .skip(.pppNotIP)  // LCP, IPCP, authentication...
+        default: return .skip(.pppNotIP) // LCP, IPCP, authentication...
         }
     }
 

@@ -59,8 +59,10 @@ public final class PacketDecoder {
     }
 
     @inline(__always)
-    private func decodeIPv4(_ frame: CapturedFrame, _ r: ByteReader, at offset: Int,
-                            wireLength: Int, snaplenCut: Bool) -> DecodeResult {
+    private func decodeIPv4(
+        _ frame: CapturedFrame, _ r: ByteReader, at offset: Int,
+        wireLength: Int, snaplenCut: Bool
+    ) -> DecodeResult {
         let ip: IPv4Header
         switch IPv4.parse(r, at: offset, wireLength: wireLength, snaplenCut: snaplenCut) {
         case .ok(let header): ip = header
@@ -73,32 +75,38 @@ public final class PacketDecoder {
             return defragment(frame, r, ip, at: offset, source: source, destination: destination)
         }
         let tcpOffset = offset &+ ip.headerLength
-        return segment(r, tcpOffset: tcpOffset, declaredEnd: offset &+ ip.totalLength,
-                       source: source, destination: destination,
-                       frameLength: frame.originalLength, ipLength: ip.totalLength, frame: frame)
+        return segment(
+            r, tcpOffset: tcpOffset, declaredEnd: offset &+ ip.totalLength,
+            source: source, destination: destination,
+            frameLength: frame.originalLength, ipLength: ip.totalLength, frame: frame)
     }
 
     @inline(__always)
-    private func decodeIPv6(_ frame: CapturedFrame, _ r: ByteReader, at offset: Int,
-                            wireLength: Int, snaplenCut: Bool) -> DecodeResult {
+    private func decodeIPv6(
+        _ frame: CapturedFrame, _ r: ByteReader, at offset: Int,
+        wireLength: Int, snaplenCut: Bool
+    ) -> DecodeResult {
         let ip: IPv6Header
         switch IPv6.parse(r, at: offset, wireLength: wireLength, snaplenCut: snaplenCut) {
         case .ok(let header): ip = header
         case .skip(let reason): return .skipped(reason)
         }
         let ipLength = IPv6.headerLength &+ ip.payloadLength
-        return segment(r, tcpOffset: ip.tcpOffset, declaredEnd: offset &+ ipLength,
-                       source: IPAddress(high: ip.sourceHigh, low: ip.sourceLow, isIPv6: true),
-                       destination: IPAddress(high: ip.destinationHigh, low: ip.destinationLow, isIPv6: true),
-                       frameLength: frame.originalLength, ipLength: ipLength, frame: frame)
+        return segment(
+            r, tcpOffset: ip.tcpOffset, declaredEnd: offset &+ ipLength,
+            source: IPAddress(high: ip.sourceHigh, low: ip.sourceLow, isIPv6: true),
+            destination: IPAddress(high: ip.destinationHigh, low: ip.destinationLow, isIPv6: true),
+            frameLength: frame.originalLength, ipLength: ipLength, frame: frame)
     }
 
     /// Parses the TCP header at `tcpOffset` and builds the segment; the payload runs to the IP
     /// length (`declaredEnd`), of which only the captured part is borrowed.
     @inline(__always)
-    private func segment(_ r: ByteReader, tcpOffset: Int, declaredEnd: Int,
-                         source: IPAddress, destination: IPAddress,
-                         frameLength: Int, ipLength: Int, frame: CapturedFrame) -> DecodeResult {
+    private func segment(
+        _ r: ByteReader, tcpOffset: Int, declaredEnd: Int,
+        source: IPAddress, destination: IPAddress,
+        frameLength: Int, ipLength: Int, frame: CapturedFrame
+    ) -> DecodeResult {
         let tcp: TCPHeader
         switch TCP.parse(r, at: tcpOffset, declaredEnd: declaredEnd) {
         case .ok(let header): tcp = header
@@ -110,38 +118,45 @@ public final class PacketDecoder {
         guard let payload = r.slice(payloadStart..<max(payloadStart, capturedEnd)) else {
             return .skipped(.truncatedHeader)
         }
-        return .segment(TCPSegment(
-            source: TransportEndpoint(address: source, port: tcp.sourcePort),
-            destination: TransportEndpoint(address: destination, port: tcp.destinationPort),
-            sequence: tcp.sequence, acknowledgment: tcp.acknowledgment,
-            flags: TCPFlags(rawValue: tcp.flags), window: tcp.window,
-            payload: payload, payloadLength: declaredEnd &- payloadStart,
-            frameLength: frameLength, ipLength: ipLength,
-            timestamp: frame.timestamp, frameNumber: frame.number))
+        return .segment(
+            TCPSegment(
+                source: TransportEndpoint(address: source, port: tcp.sourcePort),
+                destination: TransportEndpoint(address: destination, port: tcp.destinationPort),
+                sequence: tcp.sequence, acknowledgment: tcp.acknowledgment,
+                flags: TCPFlags(rawValue: tcp.flags), window: tcp.window,
+                payload: payload, payloadLength: declaredEnd &- payloadStart,
+                frameLength: frameLength, ipLength: ipLength,
+                timestamp: frame.timestamp, frameNumber: frame.number))
     }
 
     /// The rare path: hands a fragment to the defragmenter, and decodes TCP from the
     /// reassembled datagram when this fragment completed it.
-    private func defragment(_ frame: CapturedFrame, _ r: ByteReader, _ ip: IPv4Header, at offset: Int,
-                            source: IPAddress, destination: IPAddress) -> DecodeResult {
-        let key = FragmentKey(source: ip.source, destination: ip.destination,
-                              identification: ip.identification, protocolNumber: ip.protocolNumber)
+    private func defragment(
+        _ frame: CapturedFrame, _ r: ByteReader, _ ip: IPv4Header, at offset: Int,
+        source: IPAddress, destination: IPAddress
+    ) -> DecodeResult {
+        let key = FragmentKey(
+            source: ip.source, destination: ip.destination,
+            identification: ip.identification, protocolNumber: ip.protocolNumber)
         // A fragment cut by snaplen can never be part of a whole datagram.
         guard let data = r.slice((offset &+ ip.headerLength)..<(offset &+ ip.totalLength)) else {
             defragmenter.discard(key)
             return .skipped(.badFragment)
         }
-        switch defragmenter.add(key, headerLength: ip.headerLength, offset: ip.fragmentOffset,
-                                moreFragments: ip.moreFragments, payload: data,
-                                frameLength: frame.originalLength, time: frame.timestamp) {
+        switch defragmenter.add(
+            key, headerLength: ip.headerLength, offset: ip.fragmentOffset,
+            moreFragments: ip.moreFragments, payload: data,
+            frameLength: frame.originalLength, time: frame.timestamp)
+        {
         case .held:
             return .fragmentHeld
         case .heldAfterEviction, .rejected:
             return .skipped(.badFragment)
         case .complete(let payload, let headerLength, let frameLength):
-            return segment(ByteReader(payload), tcpOffset: 0, declaredEnd: payload.count,
-                           source: source, destination: destination,
-                           frameLength: frameLength, ipLength: headerLength &+ payload.count, frame: frame)
+            return segment(
+                ByteReader(payload), tcpOffset: 0, declaredEnd: payload.count,
+                source: source, destination: destination,
+                frameLength: frameLength, ipLength: headerLength &+ payload.count, frame: frame)
         }
     }
 }

@@ -20,13 +20,13 @@ enum TCP {
         let declaredLength = declaredEnd &- offset
         guard declaredLength >= minimumHeaderLength else { return .skip(.malformedTCP) }
         guard let sourcePort = r.u16(at: offset),
-              let destinationPort = r.u16(at: offset + 2),
-              let sequence = r.u32(at: offset + 4),
-              let acknowledgment = r.u32(at: offset + 8),
-              let dataOffset = r.u8(at: offset + 12),
-              let flags = r.u8(at: offset + 13),
-              let window = r.u16(at: offset + 14),
-              r.has(minimumHeaderLength, at: offset)
+            let destinationPort = r.u16(at: offset + 2),
+            let sequence = r.u32(at: offset + 4),
+            let acknowledgment = r.u32(at: offset + 8),
+            let dataOffset = r.u8(at: offset + 12),
+            let flags = r.u8(at: offset + 13),
+            let window = r.u16(at: offset + 14),
+            r.has(minimumHeaderLength, at: offset)
         else { return .skip(.truncatedHeader) }
         let headerLength = Int(dataOffset >> 4) &* 4
         guard headerLength >= minimumHeaderLength, headerLength <= declaredLength else {
@@ -34,8 +34,9 @@ enum TCP {
         }
         // Options must be captured too: the payload starts after them.
         guard r.has(headerLength, at: offset) else { return .skip(.truncatedHeader) }
-        return .ok(TCPHeader(
-            sourcePort: sourcePort, destinationPort: destinationPort, sequence: sequence,
-            acknowledgment: acknowledgment, flags: flags, window: window, headerLength: headerLength))
+        return .ok(
+            TCPHeader(
+                sourcePort: sourcePort, destinationPort: destinationPort, sequence: sequence,
+                acknowledgment: acknowledgment, flags: flags, window: window, headerLength: headerLength))
     }
 }

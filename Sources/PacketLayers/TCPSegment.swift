@@ -35,10 +35,12 @@ public struct TCPSegment {
     /// The frame number in its file (the last fragment's, for a reassembled datagram).
     public var frameNumber: Int
 
-    public init(source: TransportEndpoint, destination: TransportEndpoint, sequence: UInt32,
-                acknowledgment: UInt32, flags: TCPFlags, window: UInt16,
-                payload: UnsafeRawBufferPointer, payloadLength: Int, frameLength: Int,
-                ipLength: Int, timestamp: Int64, frameNumber: Int) {
+    public init(
+        source: TransportEndpoint, destination: TransportEndpoint, sequence: UInt32,
+        acknowledgment: UInt32, flags: TCPFlags, window: UInt16,
+        payload: UnsafeRawBufferPointer, payloadLength: Int, frameLength: Int,
+        ipLength: Int, timestamp: Int64, frameNumber: Int
+    ) {
         self.source = source
         self.destination = destination
         self.sequence = sequence
@@ -55,7 +57,7 @@ public struct TCPSegment {
 }
 
 /// Why a frame yields no TCP segment. Raw values are the names used in diagnostics.
-public enum SkipReason: String, CaseIterable, Sendable {
+public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
     /// The interface's link type is not one we decode.
     case unsupportedLinkType = "unsupported-link-type"
     /// The link layer carries something other than IPv4/IPv6 (ARP, LLDP, ...).

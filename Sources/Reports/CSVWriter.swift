@@ -16,15 +16,26 @@ public final class CSVWriter {
         // The row is built locally and handed over whole: one call into the file per row.
         var row: [UInt8] = []
         row.reserveCapacity(512)
+        Self.append(row: fields, to: &row)
+        file.write(row)
+    }
+
+    /// The text of `rows` as this writer writes it to a file.
+    public static func text(_ rows: [[String]]) -> String {
+        var bytes: [UInt8] = []
+        for row in rows { append(row: row, to: &bytes) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func append<S: Sequence>(row fields: S, to buffer: inout [UInt8]) where S.Element == String {
         var first = true
         for field in fields {
-            if !first { row.append(UInt8(ascii: ",")) }
+            if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            Self.append(field, to: &row)
+            append(field, to: &buffer)
         }
-        row.append(13)
-        row.append(10)
-        file.write(row)
+        buffer.append(13)
+        buffer.append(10)
     }
 
     private static func append(_ field: String, to row: inout [UInt8]) {

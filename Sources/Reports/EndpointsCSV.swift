@@ -14,21 +14,33 @@ public enum EndpointsCSV {
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
     }
 
-    public static func write(_ aggregation: Aggregation, to path: String) throws {
-        let writer = try CSVWriter(path: path)
-        writer.writeRow(columns(estimators: aggregation.estimatorNames))
+    /// The header, a row per endpoint and direction, then the `*` totals.
+    public static func rows(_ aggregation: Aggregation) -> [[String]] {
+        var rows = [columns(estimators: aggregation.estimatorNames)]
         for (key, figures) in aggregation.sortedGroups {
-            writer.writeRow(row(endpoint: key.endpoint, direction: key.direction, figures))
+            rows.append(row(endpoint: key.endpoint, direction: key.direction, figures))
         }
         for (direction, figures) in aggregation.sortedTotals {
-            writer.writeRow(row(endpoint: "*", direction: direction, figures))
+            rows.append(row(endpoint: "*", direction: direction, figures))
         }
+        return rows
+    }
+
+    public static func render(_ aggregation: Aggregation) -> String {
+        CSVWriter.text(rows(aggregation))
+    }
+
+    public static func write(_ aggregation: Aggregation, to path: String) throws {
+        let writer = try CSVWriter(path: path)
+        for row in rows(aggregation) { writer.writeRow(row) }
         try writer.close()
     }
 
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
-        var row = [endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
-                   String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes)]
+        var row = [
+            endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
+            String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes),
+        ]
         // Sorted values: means then do not depend on the order records arrived in.
         for estimator in figures.orderFree.estimators {
             row += [String(estimator.count), String(estimator.unestimated)]
@@ -46,7 +58,9 @@ public enum EndpointsCSV {
                 Format.ratio(estimator.maxAbsoluteRelativeError),
             ]
             // No record split into components: their errors are unknown, not zero.
-            row += estimator.splitCount == 0 ? ["", "", ""]
+            row +=
+                estimator.splitCount == 0
+                ? ["", "", ""]
                 : [String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError)]
         }
         return row

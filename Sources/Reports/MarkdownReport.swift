@@ -1,5 +1,7 @@
 import Analysis
+import Estimation
 import Foundation
+import PacketLayers
 
 /// `report.md`: the run for a reader, on GitHub or in a pager (plain Markdown, pipe tables, no
 /// HTML). Sections: summary, inputs, totals, endpoints, where the error comes from, data
@@ -42,7 +44,8 @@ public enum MarkdownReport: RunReporter {
         let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
         let unreadable = run.inputs.filter { !$0.readable }.count
         let records = totals.reduce(0) { $0 + $1.figures.records }
-        var sentence = "MeterAudit read \(TextFormat.count(run.inputs.count, "input"))"
+        var sentence =
+            "MeterAudit read \(TextFormat.count(run.inputs.count, "input"))"
             + " (\(TextFormat.count(connections, "TCP connection")))"
         if records == 0 {
             sentence += " and found no HTTP message."
@@ -59,28 +62,33 @@ public enum MarkdownReport: RunReporter {
                 let parts = metered.map { direction, figures -> String in
                     let estimator = figures.estimators[index]
                     guard estimator.count > 0 else { return "no estimate for the \(direction.plural)" }
-                    var text = "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
+                    var text =
+                        "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
                         + " on the \(direction.plural)"
                     if estimator.unestimated > 0 {
-                        text += " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
+                        text +=
+                            " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
                     }
                     return text
                 }
                 // One direction per line (Markdown joins them), so that lines stay short.
                 for (position, part) in parts.enumerated() {
                     let last = position == parts.count - 1
-                    lines.append((position == 0 ? "The \(names[index]) estimator is off by " : last ? "and " : "")
-                        + part + (last ? "." : parts.count > 2 ? "," : ""))
+                    lines.append(
+                        (position == 0 ? "The \(names[index]) estimator is off by " : last ? "and " : "")
+                            + part + (last ? "." : parts.count > 2 ? "," : ""))
                 }
             }
             if let worst = ranked.first, worst.absoluteError > 0, let index = run.rankingEstimator {
-                lines.append("The largest \(names[index]) error is on \(MarkdownText.code(worst.endpoint)):"
-                    + " \(TextFormat.bytes(worst.absoluteError)) B summed over its directions.")
+                lines.append(
+                    "The largest \(names[index]) error is on \(MarkdownText.code(worst.endpoint)):"
+                        + " \(TextFormat.bytes(worst.absoluteError)) B summed over its directions.")
             }
             let unmeasured = totals.reduce(0) { $0 + $1.figures.unmeasured }
             if unmeasured > 0 {
-                lines.append("\(TextFormat.count(unmeasured, "message")) with no known wire size \(unmeasured == 1 ? "is" : "are")"
-                    + " left out of every byte figure.")
+                lines.append(
+                    "\(TextFormat.count(unmeasured, "message")) with no known wire size \(unmeasured == 1 ? "is" : "are")"
+                        + " left out of every byte figure.")
             }
         }
         if unreadable > 0 {
@@ -94,8 +102,10 @@ public enum MarkdownReport: RunReporter {
             lines.append("Estimators: " + described.joined(separator: ", ") + ".")
         }
         if !run.settings.isEmpty {
-            lines.append("Settings: " + run.settings.map { "\(MarkdownText.inline($0.0)) \(MarkdownText.code($0.1))" }
-                .joined(separator: ", ") + ".")
+            lines.append(
+                "Settings: "
+                    + run.settings.map { "\(MarkdownText.inline($0.0)) \(MarkdownText.code($0.1))" }
+                    .joined(separator: ", ") + ".")
         }
         if !names.isEmpty || !run.settings.isEmpty { lines.append("") }
         return lines
@@ -107,30 +117,39 @@ public enum MarkdownReport: RunReporter {
         var lines = ["## Inputs", ""]
         guard !run.inputs.isEmpty else { return lines + ["No inputs.", ""] }
         lines += MarkdownText.header(
-            ["input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim",
-             "incomplete", "unpaired", "gaps", "errors"],
+            [
+                "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim",
+                "incomplete", "unpaired", "gaps", "errors",
+            ],
             right: Set(2...10))
         func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> [String] {
             let c = d.connections
             // A HAR has neither packets nor connections to count.
             let isHAR = d.har != nil
-            return [name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
-                    isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
-                    TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
-                    TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
-                    TextFormat.bytes(d.records.unpaired),
-                    d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
-                    errors]
+            return [
+                name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
+                isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
+                TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
+                TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
+                TextFormat.bytes(d.records.unpaired),
+                d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
+                errors,
+            ]
         }
         for input in run.inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
-            lines.append(MarkdownText.row(cells(MarkdownText.inline(input.source),
-                                                input.format.isEmpty ? "n/a" : MarkdownText.inline(input.format), input,
-                                                errors: errors)))
+            lines.append(
+                MarkdownText.row(
+                    cells(
+                        MarkdownText.inline(input.source),
+                        input.format.isEmpty ? "n/a" : MarkdownText.inline(input.format), input,
+                        errors: errors)))
         }
         if run.inputs.count > 1 {
             let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
-            lines.append(MarkdownText.row(cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
+            lines.append(
+                MarkdownText.row(
+                    cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
         }
         lines.append("")
         let failures = run.inputs.filter { $0.error != nil || !$0.readable }
@@ -140,7 +159,8 @@ public enum MarkdownReport: RunReporter {
             for input in failures {
                 // Errors usually name their file already.
                 let error = input.error ?? "could not be read"
-                lines.append("- " + MarkdownText.inline(error.hasPrefix(input.source) ? error : input.source + ": " + error))
+                lines.append(
+                    "- " + MarkdownText.inline(error.hasPrefix(input.source) ? error : input.source + ": " + error))
             }
             lines.append("")
         }
@@ -159,35 +179,42 @@ public enum MarkdownReport: RunReporter {
         lines.append("Median, p95 and max: of the per-record relative error abs(estimate - wire) / wire.")
         lines.append("")
         lines += MarkdownText.header(
-            ["direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max"],
+            [
+                "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95",
+                "max",
+            ],
             right: Set(2...9))
         let names = run.aggregation.estimatorNames
         for (direction, figures) in totals {
             for (position, index) in run.estimatorOrder.enumerated() {
                 let estimator = figures.estimators[index]
-                lines.append(MarkdownText.row([
-                    position == 0 ? direction.label : "", names[index], TextFormat.bytes(estimator.count),
-                    estimator.count > 0 ? TextFormat.bytes(estimator.wire) : "n/a",
-                    estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
-                    estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
-                    TextFormat.signedPercent(estimator.errorPercent),
-                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                    TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
-                ]))
+                lines.append(
+                    MarkdownText.row([
+                        position == 0 ? direction.label : "", names[index], TextFormat.bytes(estimator.count),
+                        estimator.count > 0 ? TextFormat.bytes(estimator.wire) : "n/a",
+                        estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
+                        estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
+                        TextFormat.signedPercent(estimator.errorPercent),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                        TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
+                    ]))
             }
         }
         lines.append("")
         var notes: [String] = []
         for (direction, figures) in totals {
             if figures.unmeasured > 0 {
-                notes.append("- \(TextFormat.count(figures.unmeasured, direction.noun, direction.plural)) unmeasured"
-                    + " (no known wire size), left out.")
+                notes.append(
+                    "- \(TextFormat.count(figures.unmeasured, direction.noun, direction.plural)) unmeasured"
+                        + " (no known wire size), left out.")
             }
             for index in run.estimatorOrder where figures.estimators[index].unestimated > 0 {
                 let estimator = figures.estimators[index]
-                notes.append("- \(names[index]): \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural))"
-                    + " with no estimate (\(TextFormat.bytes(figures.wireBytes - estimator.wire)) B on the wire), left out.")
+                notes.append(
+                    "- \(names[index]): \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural))"
+                        + " with no estimate (\(TextFormat.bytes(figures.wireBytes - estimator.wire)) B on the wire), left out."
+                )
             }
         }
         if !notes.isEmpty { lines += notes + ["", "See Data quality for why."] + [""] }
@@ -200,7 +227,8 @@ public enum MarkdownReport: RunReporter {
         var lines = ["## Endpoints", ""]
         guard let index = run.rankingEstimator, !ranked.isEmpty else { return lines + ["No endpoints.", ""] }
         let name = run.aggregation.estimatorNames[index]
-        var intro = "\(TextFormat.count(ranked.count, "endpoint")), largest \(name) error first"
+        var intro =
+            "\(TextFormat.count(ranked.count, "endpoint")), largest \(name) error first"
             + " (abs(error) summed over the endpoint's directions)."
         if ranked.count > rows {
             intro += " The first \(TextFormat.bytes(rows)) are shown; endpoints.csv and report.json hold them all."
@@ -217,19 +245,22 @@ public enum MarkdownReport: RunReporter {
                 let estimator = figures.estimators[index]
                 let isPartial = figures.unmeasured > 0 || estimator.unestimated > 0
                 partial = partial || isPartial
-                lines.append(MarkdownText.row([
-                    position == 0 ? String(endpoint.rank) : "",
-                    position == 0 ? MarkdownText.code(EndpointText.shortened(endpoint.endpoint, maxLength: endpointWidth),
-                                                      inTable: true) : "",
-                    direction.rawValue,
-                    TextFormat.bytes(figures.records) + (isPartial ? " †" : ""),
-                    TextFormat.bytes(figures.wireBytes),
-                    estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
-                    estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
-                    TextFormat.signedPercent(estimator.errorPercent),
-                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                    TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                ]))
+                lines.append(
+                    MarkdownText.row([
+                        position == 0 ? String(endpoint.rank) : "",
+                        position == 0
+                            ? MarkdownText.code(
+                                EndpointText.shortened(endpoint.endpoint, maxLength: endpointWidth),
+                                inTable: true) : "",
+                        direction.rawValue,
+                        TextFormat.bytes(figures.records) + (isPartial ? " †" : ""),
+                        TextFormat.bytes(figures.wireBytes),
+                        estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
+                        estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
+                        TextFormat.signedPercent(estimator.errorPercent),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                    ]))
             }
         }
         lines.append("")
@@ -246,10 +277,15 @@ public enum MarkdownReport: RunReporter {
     static func causes(_ run: RunReport, ranked: [RankedEndpoint], explained: Int) -> [String] {
         var lines = ["## Where the error comes from", ""]
         let totals = run.totals
-        guard !totals.isEmpty, !run.aggregation.estimatorNames.isEmpty else { return lines + ["Nothing to explain.", ""] }
+        guard !totals.isEmpty, !run.aggregation.estimatorNames.isEmpty else {
+            return lines + ["Nothing to explain.", ""]
+        }
         let worst = ranked.prefix(explained).filter { $0.absoluteError > 0 }
         lines.append("Each estimator's error (estimate - wire; negative: the meter counts too little)")
-        lines.append(worst.isEmpty ? "over all records," : "over all records and for the \(TextFormat.count(worst.count, "endpoint")) with the largest error,")
+        lines.append(
+            worst.isEmpty
+                ? "over all records,"
+                : "over all records and for the \(TextFormat.count(worst.count, "endpoint")) with the largest error,")
         lines.append("split into start line, header block and body, then by cause, largest first.")
         lines.append("")
         lines.append("### All records")
@@ -268,7 +304,8 @@ public enum MarkdownReport: RunReporter {
     }
 
     static func explanation(_ run: RunReport, direction: Direction, figures: GroupFigures) -> [String] {
-        var heading = "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
+        var heading =
+            "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
             + " \(TextFormat.bytes(figures.wireBytes)) B on the wire"
         if figures.unmeasured > 0 { heading += ", \(TextFormat.bytes(figures.unmeasured)) unmeasured" }
         var lines = [heading + "):", ""]
@@ -276,7 +313,8 @@ public enum MarkdownReport: RunReporter {
             return lines + ["- nothing to compare: no wire size is known.", ""]
         }
         for index in run.estimatorOrder {
-            lines += causeLines(name: run.aggregation.estimatorNames[index], figures.estimators[index], direction: direction)
+            lines += causeLines(
+                name: run.aggregation.estimatorNames[index], figures.estimators[index], direction: direction)
         }
         lines.append("")
         return lines
@@ -284,17 +322,24 @@ public enum MarkdownReport: RunReporter {
 
     static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
         guard estimator.count > 0 else {
-            return ["- \(name): no estimate"
-                + (estimator.unestimated > 0 ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)" : "")]
+            return [
+                "- \(name): no estimate"
+                    + (estimator.unestimated > 0
+                        ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
+                        : "")
+            ]
         }
-        var head = "- \(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
+        var head =
+            "- \(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
         if estimator.splitCount == 0 {
             head += " line, headers and body unknown (the wire sizes are totals only)"
         } else {
-            head += " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
+            head +=
+                " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
                 + " body \(TextFormat.signedBytes(estimator.bodyError)) B"
             if estimator.splitCount < estimator.count {
-                head += " (over the \(TextFormat.count(estimator.splitCount, direction.noun, direction.plural)) of known components)"
+                head +=
+                    " (over the \(TextFormat.count(estimator.splitCount, direction.noun, direction.plural)) of known components)"
             }
         }
         if estimator.unestimated > 0 {
@@ -303,15 +348,17 @@ public enum MarkdownReport: RunReporter {
         var lines = [head]
         let causes = estimator.sortedCauses
         for cause in causes.prefix(causesShown) {
-            lines.append("  - \(MarkdownText.inline(cause.name)): "
-                + "\(TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)) per \(direction.noun)"
-                + " (\(TextFormat.count(cause.tally.records, direction.noun, direction.plural))),"
-                + " \(TextFormat.signedBytes(cause.tally.bytes)) B in all")
+            lines.append(
+                "  - \(MarkdownText.inline(cause.name)): "
+                    + "\(TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)) per \(direction.noun)"
+                    + " (\(TextFormat.count(cause.tally.records, direction.noun, direction.plural))),"
+                    + " \(TextFormat.signedBytes(cause.tally.bytes)) B in all")
         }
         if causes.count > causesShown {
             let rest = causes.dropFirst(causesShown)
-            lines.append("  - \(TextFormat.count(rest.count, "other cause")): "
-                + "\(TextFormat.signedBytes(rest.reduce(0) { $0 + $1.tally.bytes })) B in all")
+            lines.append(
+                "  - \(TextFormat.count(rest.count, "other cause")): "
+                    + "\(TextFormat.signedBytes(rest.reduce(0) { $0 + $1.tally.bytes })) B in all")
         }
         return lines
     }
@@ -335,47 +382,56 @@ public enum MarkdownReport: RunReporter {
 
         let unpairedRequests = direct(.request) { $0.unpaired }
         let unpairedResponses = direct(.response) { $0.unpaired }
-        lines.append("- Unpaired: \(TextFormat.count(unpairedRequests, "request")) without a response,"
-            + " \(TextFormat.count(unpairedResponses, "response")) without a request"
-            + perInput { $0.records.unpaired } + ".")
+        lines.append(
+            "- Unpaired: \(TextFormat.count(unpairedRequests, "request")) without a response,"
+                + " \(TextFormat.count(unpairedResponses, "response")) without a request"
+                + perInput { $0.records.unpaired } + ".")
         lines.append("  Interim responses are never paired and not counted here.")
 
         let incomplete = Direction.allCases.compactMap { direction -> String? in
             let count = direct(direction) { $0.incomplete }
             return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
         }
-        lines.append("- Incomplete (the message's end is not in the capture): "
-            + (incomplete.isEmpty ? "none" : list(incomplete) + perInput { $0.records.incomplete }) + ".")
+        lines.append(
+            "- Incomplete (the message's end is not in the capture): "
+                + (incomplete.isEmpty ? "none" : list(incomplete) + perInput { $0.records.incomplete }) + ".")
 
         let unmeasured = Direction.allCases.compactMap { direction -> String? in
             let count = direct(direction) { $0.unmeasured }
             return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
         }
-        lines.append("- Unmeasured (no known wire size, left out of every byte figure): "
-            + (unmeasured.isEmpty ? "none" : list(unmeasured)) + ".")
+        lines.append(
+            "- Unmeasured (no known wire size, left out of every byte figure): "
+                + (unmeasured.isEmpty ? "none" : list(unmeasured)) + ".")
 
         let gaps = inputs.reduce(0) { $0 + $1.gaps.count }
         let gapBytes = inputs.reduce(0) { $0 + $1.gaps.bytes }
-        lines.append("- Gaps in the captured streams: "
-            + (gaps == 0 ? "none" : "\(TextFormat.count(gaps, "gap")), \(TextFormat.bytes(gapBytes)) B missing"
-                + perInput { $0.gaps.count }) + ".")
+        lines.append(
+            "- Gaps in the captured streams: "
+                + (gaps == 0
+                    ? "none"
+                    : "\(TextFormat.count(gaps, "gap")), \(TextFormat.bytes(gapBytes)) B missing"
+                        + perInput { $0.gaps.count }) + ".")
         addTotal("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
-        addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) { $0.connections.skippedBytes }
+        addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) {
+            $0.connections.skippedBytes
+        }
         addTotal("Connections still open at the capture's end or idle") { $0.connections.unterminated }
 
-        let notes = inputs.reduce(into: [String: Int]()) { sums, input in
+        let notes = inputs.reduce(into: [DiagnosticNote: Int]()) { sums, input in
             for (kind, count) in input.notes { sums[kind, default: 0] += count }
         }
         if notes.isEmpty {
             lines.append("- Bodies whose content coding could not be removed: none.")
         } else {
-            for kind in notes.keys.sorted() {
-                lines.append("- \(noteDescription(kind)): \(TextFormat.bytes(notes[kind]!))"
-                    + perInput { $0.notes[kind] ?? 0 } + ".")
+            for kind in notes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                lines.append(
+                    "- \(kind.description): \(TextFormat.bytes(notes[kind]!))"
+                        + perInput { $0.notes[kind] ?? 0 } + ".")
             }
         }
 
-        let unestimated = inputs.reduce(into: [String: [String: Int]]()) { sums, input in
+        let unestimated = inputs.reduce(into: [String: [EstimateUnavailable: Int]]()) { sums, input in
             for (estimator, reasons) in input.unestimated {
                 for (reason, count) in reasons { sums[estimator, default: [:]][reason, default: 0] += count }
             }
@@ -385,10 +441,11 @@ public enum MarkdownReport: RunReporter {
         } else {
             for estimator in orderedEstimators(unestimated.keys, run: run) {
                 let reasons = unestimated[estimator]!
-                for reason in reasons.keys.sorted() {
-                    lines.append("- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason))):"
-                        + " \(TextFormat.count(reasons[reason]!, "record"))"
-                        + perInput { $0.unestimated[estimator]?[reason] ?? 0 } + ".")
+                for reason in reasons.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    lines.append(
+                        "- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason.rawValue))):"
+                            + " \(TextFormat.count(reasons[reason]!, "record"))"
+                            + perInput { $0.unestimated[estimator]?[reason] ?? 0 } + ".")
                 }
             }
         }
@@ -399,11 +456,13 @@ public enum MarkdownReport: RunReporter {
         } else {
             let tlsBytes = inputs.reduce(0) { $0 + $1.tls.bytes }
             let serverNames = Set(inputs.flatMap { $0.tls.serverNames }).sorted()
-            var line = "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls)),"
+            var line =
+                "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls)),"
                 + " \(TextFormat.bytes(tlsBytes)) B" + perInput { $0.tls.connections }
             if !serverNames.isEmpty {
                 let shown = serverNames.prefix(10).map { MarkdownText.code($0) }
-                line += "; server names " + shown.joined(separator: ", ")
+                line +=
+                    "; server names " + shown.joined(separator: ", ")
                     + (serverNames.count > 10 ? " and \(serverNames.count - 10) more" : "")
             }
             lines.append(line + ".")
@@ -412,17 +471,19 @@ public enum MarkdownReport: RunReporter {
         addTotal("Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured)", bytes: true) {
             $0.connections.tunnelBytes
         }
-        let skippedPackets = inputs.reduce(into: [String: Int]()) { sums, input in
+        let skippedPackets = inputs.reduce(into: [SkipReason: Int]()) { sums, input in
             for (reason, count) in input.packets.skipped { sums[reason, default: 0] += count }
         }
         if !skippedPackets.isEmpty {
-            let reasons = skippedPackets.keys.sorted().map { "\(MarkdownText.inline($0)) \(TextFormat.bytes(skippedPackets[$0]!))" }
+            let reasons = skippedPackets.keys.sorted(by: { $0.rawValue < $1.rawValue })
+                .map { "\(MarkdownText.inline($0.rawValue)) \(TextFormat.bytes(skippedPackets[$0]!))" }
             lines.append("- Packets not decoded: " + reasons.joined(separator: ", ") + ".")
         }
         for input in inputs {
             for link in input.unsupportedLinkTypes {
-                lines.append("- \(MarkdownText.inline(input.source)): link type \(link.linkType) on interface"
-                    + " \(link.interface) is not decoded; its packets were skipped.")
+                lines.append(
+                    "- \(MarkdownText.inline(input.source)): link type \(link.linkType) on interface"
+                        + " \(link.interface) is not decoded; its packets were skipped.")
             }
         }
         let failed = inputs.filter { $0.error != nil || !$0.readable }.count
@@ -430,15 +491,6 @@ public enum MarkdownReport: RunReporter {
             lines.append("- Inputs with errors: \(TextFormat.bytes(failed)) (see Inputs).")
         }
         return lines
-    }
-
-    static func noteDescription(_ kind: String) -> String {
-        switch kind {
-        case "body-coding-unsupported": return "Bodies in a content coding this build does not decode"
-        case "body-decoding-failed": return "Bodies whose content coding failed to decode (damaged or cut)"
-        case "body-decoding-over-limit": return "Bodies whose decoding stopped at a limit"
-        default: return "Note " + MarkdownText.code(kind)
-        }
     }
 
     /// Estimator names in the report's order, unknown names after, by name.
@@ -454,7 +506,8 @@ public enum MarkdownReport: RunReporter {
         let nonzero = values.filter { $0.1 != 0 }
         guard values.count > 1, !nonzero.isEmpty else { return "" }
         let shown = nonzero.prefix(10).map { "\(MarkdownText.inline($0.0)) \(TextFormat.bytes($0.1))" }
-        return " (" + shown.joined(separator: ", ") + (nonzero.count > 10 ? ", \(nonzero.count - 10) more inputs" : "") + ")"
+        return " (" + shown.joined(separator: ", ") + (nonzero.count > 10 ? ", \(nonzero.count - 10) more inputs" : "")
+            + ")"
     }
 
     /// `a`, `a and b`, `a, b and c`.

@@ -2,15 +2,16 @@ import Analysis
 import ContentCoding
 import Estimation
 import HTTP1
+import Records
 
-/// `messages.csv`: one row per record, columns of the metering contract §6, then extra
-/// columns of our own (which the contract allows after the listed ones).
+/// `messages.csv`: one row per record, columns of docs/METERING.md §6, then extra
+/// columns of our own after the listed ones.
 public final class MessagesCSV {
     /// The `--format` name and the file it writes.
     public static let formatName = "messages"
     public static let fileName = "messages.csv"
 
-    /// The contract's columns, before the estimator totals.
+    /// The columns docs/METERING.md §6 lists, before the estimator totals.
     public static let measuredColumns = [
         "source", "kind", "conn", "index", "time", "client", "server", "method", "host", "path", "query",
         "status", "endpoint", "pair", "complete", "measured", "wire_line", "wire_headers", "wire_body",
@@ -46,16 +47,16 @@ public final class MessagesCSV {
         let message = record.message
         let request = record.requestSummary
         let target = request.map { RequestTarget($0.target) }
-        let origin = record.origin
+        let source = record.source
         let wire = record.wire
         var row: [String] = [
-            record.source,
+            record.input,
             message.kind.rawValue,
-            origin.connection,
+            source.connectionLabel,
             String(message.index),
-            origin.time.map(formatTime) ?? "",
-            origin.client,
-            origin.server,
+            source.time.map(formatTime) ?? "",
+            source.client,
+            source.server,
             request?.method ?? "",
             request?.host ?? "",
             target.map { String(httpBytes: $0.path) } ?? "",
@@ -73,8 +74,10 @@ public final class MessagesCSV {
         ]
         let estimates = record.estimates.map { try? $0.get() }
         row += estimates.map { $0.map { String($0.total) } ?? "" }
-        row += [wire.source.rawValue, String(message.missingBytes), decodingName(record),
-                (message.anomalies.names + record.notes).joined(separator: " ")]
+        row += [
+            wire.source.rawValue, String(message.missingBytes), decodingName(record),
+            (message.anomalies.names + record.notes.map(\.description)).joined(separator: " "),
+        ]
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
         }
@@ -85,7 +88,7 @@ public final class MessagesCSV {
     /// is already decoded; empty when the body is unknown.
     private static func decodingName(_ record: MessageRecord) -> String {
         guard record.bodyDecoded != nil else { return "" }
-        return record.reportedWire != nil && record.message.kind == .response ? "har-text" : record.decoding.name
+        return record.source.isHAR && record.message.kind == .response ? "har-text" : record.decoding.name
     }
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
@@ -96,18 +99,5 @@ public final class MessagesCSV {
         let fraction = String(micros % 1_000_000)
         let sign = nanoseconds <= -1000 ? "-" : ""
         return sign + "\(micros / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
-    }
-}
-
-extension DecodingOutcome {
-    /// Short name for outputs: `identity`, `decoded`, `unsupported:br`, `failed`, `over-limit`.
-    public var name: String {
-        switch self {
-        case .identity: return "identity"
-        case .decoded: return "decoded"
-        case let .unsupported(coding): return "unsupported:\(coding)"
-        case .failed: return "failed"
-        case .overLimit: return "over-limit"
-        }
     }
 }

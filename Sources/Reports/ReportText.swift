@@ -88,7 +88,8 @@ public enum MarkdownText {
             switch scalar {
             case "_":
                 // Inside a word an underscore cannot emphasize (CommonMark): file_names stay clean.
-                let inWord = index > 0 && index + 1 < scalars.count
+                let inWord =
+                    index > 0 && index + 1 < scalars.count
                     && isWordCharacter(scalars[index - 1]) && isWordCharacter(scalars[index + 1])
                 if !inWord { result += "\\" }
             case "*", "`", "<", ">", "[", "]", "|", "#", "~":
@@ -106,7 +107,8 @@ public enum MarkdownText {
     public static func code(_ text: String, inTable: Bool = false) -> String {
         var body = printable(text)
         if inTable { body = body.replacingOccurrences(of: "|", with: "\\|") }
-        var longestRun = 0, run = 0
+        var longestRun = 0
+        var run = 0
         for character in body {
             run = character == "`" ? run + 1 : 0
             longestRun = max(longestRun, run)
@@ -149,8 +151,9 @@ public enum EndpointText {
         guard characters.count > maxLength else { return endpoint }
         guard maxLength > 1 else { return "…" }
         if let firstSpace = characters.firstIndex(of: " "),
-           let lastSpace = characters.lastIndex(of: " "), lastSpace > firstSpace,
-           characters.indices.contains(lastSpace + 1), characters[lastSpace + 1] == "/" {
+            let lastSpace = characters.lastIndex(of: " "), lastSpace > firstSpace,
+            characters.indices.contains(lastSpace + 1), characters[lastSpace + 1] == "/"
+        {
             let head = String(characters[...lastSpace]) // "METHOD host "
             let path = characters[(lastSpace + 1)...]
             // "/a/b/c" → ["", "a", "b", "c"]; a trailing slash stays with the last segment.

@@ -17,12 +17,9 @@ public struct RunReport: Sendable {
         self.settings = settings
     }
 
-    /// The estimator whose error ranks endpoints: `documented` when the run has it, else the
-    /// run's last estimator; nil without estimators.
-    public var rankingEstimator: Int? {
-        aggregation.estimatorNames.firstIndex(of: "documented")
-            ?? (aggregation.estimatorNames.isEmpty ? nil : aggregation.estimatorNames.count - 1)
-    }
+    /// The estimator whose error ranks endpoints, as the run's `EstimatorSet` declares it;
+    /// nil without estimators.
+    public var rankingEstimator: Int? { aggregation.rankingEstimator }
 
     /// Estimator indices in report order: the ranking estimator first, then the others in
     /// the run's order.
@@ -36,8 +33,9 @@ public struct RunReport: Sendable {
     /// first, ties by endpoint in byte order (docs/FIGURES.md, Order).
     public func rankedEndpoints() -> [RankedEndpoint] {
         endpointRanking().map { place in
-            RankedEndpoint(rank: place.rank, endpoint: place.endpoint, directions: figures(of: place),
-                           absoluteError: place.absoluteError)
+            RankedEndpoint(
+                rank: place.rank, endpoint: place.endpoint, directions: figures(of: place),
+                absoluteError: place.absoluteError)
         }
     }
 
@@ -49,12 +47,15 @@ public struct RunReport: Sendable {
         var byEndpoint: [String: EndpointPlace] = [:]
         for (key, figures) in aggregation.groups {
             let error = ranking.map { $0 < figures.estimators.count ? abs(figures.estimators[$0].error) : 0 } ?? 0
-            byEndpoint[key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)]
-                .add(key.direction, absoluteError: error)
+            byEndpoint[
+                key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)
+            ]
+            .add(key.direction, absoluteError: error)
         }
         var places = Array(byEndpoint.values)
         places.sort {
-            $0.absoluteError != $1.absoluteError ? $0.absoluteError > $1.absoluteError
+            $0.absoluteError != $1.absoluteError
+                ? $0.absoluteError > $1.absoluteError
                 : Array($0.endpoint.utf8).lexicographicallyPrecedes($1.endpoint.utf8)
         }
         for index in places.indices {
@@ -162,24 +163,11 @@ public enum EndpointsReporter: RunReporter {
 
     /// The text `EndpointsCSV.write` writes (RFC 4180, CRLF line ends).
     public static func render(_ run: RunReport) -> String {
-        let aggregation = run.aggregation
-        var rows = [EndpointsCSV.columns(estimators: aggregation.estimatorNames)]
-        for (key, figures) in aggregation.sortedGroups {
-            rows.append(EndpointsCSV.row(endpoint: key.endpoint, direction: key.direction, figures))
-        }
-        for (direction, figures) in aggregation.sortedTotals {
-            rows.append(EndpointsCSV.row(endpoint: "*", direction: direction, figures))
-        }
-        return rows.map { $0.map(csvField).joined(separator: ",") + "\r\n" }.joined()
+        EndpointsCSV.render(run.aggregation)
     }
 
     public static func write(_ run: RunReport, to path: String) throws {
         try EndpointsCSV.write(run.aggregation, to: path)
-    }
-
-    private static func csvField(_ field: String) -> String {
-        guard field.utf8.contains(where: { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

@@ -20,7 +20,8 @@ public enum TerminalSummary {
         let wires = totals.map { TextFormat.bytes($0.figures.wireBytes) + " B" }
         let wireWidth = wires.map(\.count).max() ?? 0
         for (position, (_, figures)) in totals.enumerated() {
-            var line = "  " + pad(labels[position] + ":", labelWidth + 1) + " wire " + padLeft(wires[position], wireWidth)
+            var line =
+                "  " + pad(labels[position] + ":", labelWidth + 1) + " wire " + padLeft(wires[position], wireWidth)
             for index in run.estimatorOrder {
                 let estimator = figures.estimators[index]
                 line += ", \(names[index]) "
@@ -28,7 +29,8 @@ public enum TerminalSummary {
                     line += "n/a"
                     continue
                 }
-                line += "\(TextFormat.bytes(estimator.estimated)) B (\(TextFormat.signedPercent(estimator.errorPercent))"
+                line +=
+                    "\(TextFormat.bytes(estimator.estimated)) B (\(TextFormat.signedPercent(estimator.errorPercent))"
                 if estimator.wire != figures.wireBytes {
                     line += " of \(TextFormat.bytes(estimator.wire)) B estimable"
                 }
@@ -48,9 +50,10 @@ public enum TerminalSummary {
                         return "\(direction.rawValue) \(TextFormat.signedBytes(estimator.error)) B"
                             + " (\(TextFormat.signedPercent(estimator.errorPercent)))"
                     }
-                    lines.append("  " + padLeft("\(endpoint.rank).", rankWidth + 1) + " "
-                        + MarkdownText.printable(EndpointText.shortened(endpoint.endpoint))
-                        + ": " + parts.joined(separator: ", "))
+                    lines.append(
+                        "  " + padLeft("\(endpoint.rank).", rankWidth + 1) + " "
+                            + MarkdownText.printable(EndpointText.shortened(endpoint.endpoint))
+                            + ": " + parts.joined(separator: ", "))
                 }
             }
         }

@@ -10,8 +10,10 @@ public struct ReassemblyLimits: Sendable {
     /// A connection whose sides have both ended is kept this long for its last ACKs.
     public var closedLinger: Int64
 
-    public init(maxBufferedBytesPerSide: Int = 4 << 20, maxBufferedBytesTotal: Int = 256 << 20,
-                idleTimeoutSeconds: Int64 = 300, closedLingerSeconds: Int64 = 5) {
+    public init(
+        maxBufferedBytesPerSide: Int = 4 << 20, maxBufferedBytesTotal: Int = 256 << 20,
+        idleTimeoutSeconds: Int64 = 300, closedLingerSeconds: Int64 = 5
+    ) {
         self.maxBufferedBytesPerSide = maxBufferedBytesPerSide
         self.maxBufferedBytesTotal = maxBufferedBytesTotal
         self.idleTimeout = idleTimeoutSeconds * 1_000_000_000

@@ -21,6 +21,17 @@ public struct ConnectionInfo: Sendable {
     /// Capture time of the connection's first packet (ns since the epoch).
     public var firstPacketTime: Int64
 
+    public init(
+        number: Int, initiator: TransportEndpoint, responder: TransportEndpoint,
+        sawHandshake: Bool, firstPacketTime: Int64
+    ) {
+        self.number = number
+        self.initiator = initiator
+        self.responder = responder
+        self.sawHandshake = sawHandshake
+        self.firstPacketTime = firstPacketTime
+    }
+
     public func endpoint(_ side: FlowSide) -> TransportEndpoint {
         side == .initiator ? initiator : responder
     }

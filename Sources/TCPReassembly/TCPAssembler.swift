@@ -159,13 +159,15 @@ public final class TCPAssembler {
             // Held back (see the type's comment); what the sender had sent and acknowledged
             // so far is what "going on" is measured against. A second RST changes nothing.
             if connection.pendingReset == nil {
-                connection.pendingReset = PendingReset(side: side, time: time, sentEnd: connection.halves[s].sentEnd,
-                                                       acknowledgedPeer: connection.halves[s].acknowledgedPeer)
+                connection.pendingReset = PendingReset(
+                    side: side, time: time, sentEnd: connection.halves[s].sentEnd,
+                    acknowledgedPeer: connection.halves[s].acknowledgedPeer)
             }
             return
         }
         if let reset = connection.pendingReset, reset.side == side,
-           goesOn(segment, dataSequence: dataSequence, in: connection, after: reset) {
+            goesOn(segment, dataSequence: dataSequence, in: connection, after: reset)
+        {
             connection.pendingReset = nil
             connection.accounting.ignoredResets += 1
             ignoredResets += 1
@@ -184,7 +186,8 @@ public final class TCPAssembler {
         if flags.contains(.ack), connection.halves[p].started {
             let acknowledged = connection.halves[p].offset(of: segment.acknowledgment)
             peerAcknowledged = acknowledged
-            connection.halves[s].acknowledgedPeer = max(connection.halves[s].acknowledgedPeer ?? acknowledged, acknowledged)
+            connection.halves[s].acknowledgedPeer = max(
+                connection.halves[s].acknowledgedPeer ?? acknowledged, acknowledged)
             var limit = acknowledged
             if let fin = connection.halves[p].finOffset { limit = min(limit, fin) }
             if limit > connection.halves[p].nextOffset, !connection.halves[p].ended {
@@ -202,10 +205,12 @@ public final class TCPAssembler {
             connection.halves[s].sentEnd = max(connection.halves[s].sentEnd ?? end, end)
         }
         // Sequence space advances by payloadLength; captured bytes beyond it are not TCP data.
-        let bytes = segment.payload.count > segment.payloadLength
+        let bytes =
+            segment.payload.count > segment.payloadLength
             ? UnsafeRawBufferPointer(rebasing: segment.payload[..<max(0, segment.payloadLength)]) : segment.payload
-        let incoming = Incoming(offset: offset, bytes: bytes, missingTail: max(0, segment.payloadLength - bytes.count),
-                                fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
+        let incoming = Incoming(
+            offset: offset, bytes: bytes, missingTail: max(0, segment.payloadLength - bytes.count),
+            fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
         accept(incoming, in: connection, from: side)
     }
 
@@ -213,8 +218,10 @@ public final class TCPAssembler {
     /// payload past all it had sent before the RST, or an ACK of more of the peer's stream
     /// than it had acknowledged. A genuine RST's sender sends neither; a retransmission or a
     /// repeated ACK (in flight when the RST left) shows nothing.
-    private func goesOn(_ segment: TCPSegment, dataSequence: UInt32, in connection: Connection,
-                        after reset: PendingReset) -> Bool {
+    private func goesOn(
+        _ segment: TCPSegment, dataSequence: UInt32, in connection: Connection,
+        after reset: PendingReset
+    ) -> Bool {
         let half = connection.halves[reset.side.rawValue]
         let peer = connection.halves[reset.side.peer.rawValue]
         if segment.payloadLength > 0, half.started {
@@ -298,15 +305,17 @@ public final class TCPAssembler {
         let s = side.rawValue
         let size = incoming.bytes.count
         if connection.halves[s].bufferedBytes + size > limits.maxBufferedBytesPerSide
-            || bufferedBytesTotal + size > limits.maxBufferedBytesTotal {
+            || bufferedBytesTotal + size > limits.maxBufferedBytesTotal
+        {
             // Over a limit: give up the hole in front of this segment.
             skipHoles(connection, side, upTo: incoming.offset, time: incoming.time)
             if !connection.halves[s].ended { accept(incoming, in: connection, from: side) }
             return
         }
-        let segment = BufferedSegment(offset: incoming.offset, bytes: Array(incoming.bytes),
-                                      missingTail: incoming.missingTail, fin: incoming.fin,
-                                      time: incoming.time, peerAcknowledged: incoming.peerAcknowledged)
+        let segment = BufferedSegment(
+            offset: incoming.offset, bytes: Array(incoming.bytes),
+            missingTail: incoming.missingTail, fin: incoming.fin,
+            time: incoming.time, peerAcknowledged: incoming.peerAcknowledged)
         if connection.halves[s].insert(segment) {
             bufferedBytesTotal += size
             connection.accounting[side].outOfOrderSegments += 1
@@ -320,13 +329,16 @@ public final class TCPAssembler {
     private func drainBuffered(_ connection: Connection, _ side: FlowSide) {
         let s = side.rawValue
         while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset,
-              first.offset < connection.halves[s].finOffset ?? .max {
+            first.offset < connection.halves[s].finOffset ?? .max
+        {
             let segment = connection.halves[s].removeFirstBuffered()
             bufferedBytesTotal -= segment.bytes.count
             segment.bytes.withUnsafeBytes { bytes in
-                deliver(Incoming(offset: segment.offset, bytes: bytes, missingTail: segment.missingTail,
-                                 fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged),
-                        in: connection, from: side)
+                deliver(
+                    Incoming(
+                        offset: segment.offset, bytes: bytes, missingTail: segment.missingTail,
+                        fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged),
+                    in: connection, from: side)
             }
         }
     }
@@ -352,19 +364,25 @@ public final class TCPAssembler {
     private func reportGap(_ length: Int, in connection: Connection, _ side: FlowSide, at offset: Int64, time: Int64) {
         connection.accounting[side].gaps += 1
         connection.accounting[side].gapBytes += length
-        connection.handler.gap(length, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
+        connection.handler.gap(
+            length, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
     }
 
     private func endIfFinished(_ connection: Connection, _ side: FlowSide, time: Int64) {
         let s = side.rawValue
         guard !connection.halves[s].ended, let fin = connection.halves[s].finOffset,
-              connection.halves[s].nextOffset >= fin else { return }
+            connection.halves[s].nextOffset >= fin
+        else { return }
         end(connection, side, reason: .fin, time: time)
     }
 
     private func end(_ connection: Connection, _ side: FlowSide, reason: StreamEndReason, time: Int64) {
         connection.halves[side.rawValue].ended = true
-        if side == .initiator { connection.accounting.initiatorEnd = reason } else { connection.accounting.responderEnd = reason }
+        if side == .initiator {
+            connection.accounting.initiatorEnd = reason
+        } else {
+            connection.accounting.responderEnd = reason
+        }
         connection.handler.end(of: side, reason: reason, time: time)
     }
 
@@ -387,7 +405,13 @@ struct FlowKey: Hashable {
     var high: TransportEndpoint
 
     init(_ a: TransportEndpoint, _ b: TransportEndpoint) {
-        if a < b { low = a; high = b } else { low = b; high = a }
+        if a < b {
+            low = a
+            high = b
+        } else {
+            low = b
+            high = a
+        }
     }
 }
 

@@ -57,7 +57,10 @@ public enum TLSVersion {
 
 func hex16(_ value: UInt16) -> String {
     let digits = Array("0123456789abcdef")
-    return String([digits[Int(value >> 12)], digits[Int((value >> 8) & 15)], digits[Int((value >> 4) & 15)], digits[Int(value & 15)]])
+    return String([
+        digits[Int(value >> 12)], digits[Int((value >> 8) & 15)], digits[Int((value >> 4) & 15)],
+        digits[Int(value & 15)],
+    ])
 }
 
 /// Why a connection (or one direction of it) was not decrypted (docs/METERING.md §2b).
@@ -117,20 +120,28 @@ struct CipherSuite: Sendable {
     /// is known.
     static let table: [CipherSuite] = {
         func gcm(_ id: UInt16, _ name: String, _ keyLength: Int, _ hash: HashKind) -> CipherSuite {
-            CipherSuite(id: id, name: name, isTLS13: false, cipher: .aesGCM(keyLength: keyLength), mac: nil, prfHash: hash)
+            CipherSuite(
+                id: id, name: name, isTLS13: false, cipher: .aesGCM(keyLength: keyLength), mac: nil, prfHash: hash)
         }
         func cbc(_ id: UInt16, _ name: String, _ keyLength: Int, _ mac: HashKind) -> CipherSuite {
             // TLS 1.2's PRF is SHA-256 unless the suite names SHA-384.
-            CipherSuite(id: id, name: name, isTLS13: false, cipher: .aesCBC(keyLength: keyLength), mac: mac,
-                        prfHash: mac == .sha384 ? .sha384 : .sha256)
+            CipherSuite(
+                id: id, name: name, isTLS13: false, cipher: .aesCBC(keyLength: keyLength), mac: mac,
+                prfHash: mac == .sha384 ? .sha384 : .sha256)
         }
         func chacha(_ id: UInt16, _ name: String) -> CipherSuite {
             CipherSuite(id: id, name: name, isTLS13: false, cipher: .chaCha20Poly1305, mac: nil, prfHash: .sha256)
         }
         return [
-            CipherSuite(id: 0x1301, name: "TLS_AES_128_GCM_SHA256", isTLS13: true, cipher: .aesGCM(keyLength: 16), mac: nil, prfHash: .sha256),
-            CipherSuite(id: 0x1302, name: "TLS_AES_256_GCM_SHA384", isTLS13: true, cipher: .aesGCM(keyLength: 32), mac: nil, prfHash: .sha384),
-            CipherSuite(id: 0x1303, name: "TLS_CHACHA20_POLY1305_SHA256", isTLS13: true, cipher: .chaCha20Poly1305, mac: nil, prfHash: .sha256),
+            CipherSuite(
+                id: 0x1301, name: "TLS_AES_128_GCM_SHA256", isTLS13: true, cipher: .aesGCM(keyLength: 16), mac: nil,
+                prfHash: .sha256),
+            CipherSuite(
+                id: 0x1302, name: "TLS_AES_256_GCM_SHA384", isTLS13: true, cipher: .aesGCM(keyLength: 32), mac: nil,
+                prfHash: .sha384),
+            CipherSuite(
+                id: 0x1303, name: "TLS_CHACHA20_POLY1305_SHA256", isTLS13: true, cipher: .chaCha20Poly1305, mac: nil,
+                prfHash: .sha256),
             gcm(0x009C, "TLS_RSA_WITH_AES_128_GCM_SHA256", 16, .sha256),
             gcm(0x009D, "TLS_RSA_WITH_AES_256_GCM_SHA384", 32, .sha384),
             gcm(0x009E, "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", 16, .sha256),

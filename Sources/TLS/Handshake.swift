@@ -72,10 +72,11 @@ enum HandshakeParser {
         var c = ByteCursor(body)
         var info = ClientHelloInfo()
         guard c.u16() != nil, let random = c.take(32), let session = c.vector(lengthBytes: 1),
-              c.vector(lengthBytes: 2) != nil, c.vector(lengthBytes: 1) != nil else { return nil }
+            c.vector(lengthBytes: 2) != nil, c.vector(lengthBytes: 1) != nil
+        else { return nil }
         info.random = Array(random)
         info.sessionID = Array(session)
-        guard c.remaining > 0 else { return info }  // no extensions
+        guard c.remaining > 0 else { return info } // no extensions
         guard let extensions = c.vector(lengthBytes: 2) else { return nil }
         var e = ByteCursor(extensions)
         while e.remaining > 0 {
@@ -87,7 +88,9 @@ enum HandshakeParser {
                 var l = ByteCursor(list)
                 while l.remaining > 0 {
                     guard let nameType = l.u8(), let name = l.vector(lengthBytes: 2) else { return nil }
-                    if nameType == 0 && info.serverName == nil { info.serverName = String(decoding: name, as: UTF8.self) }
+                    if nameType == 0 && info.serverName == nil {
+                        info.serverName = String(decoding: name, as: UTF8.self)
+                    }
                 }
             case ExtensionType.alpn:
                 guard let protocols = alpnList(data) else { return nil }
@@ -108,7 +111,8 @@ enum HandshakeParser {
         var c = ByteCursor(body)
         var info = ServerHelloInfo()
         guard let legacyVersion = c.u16(), let random = c.take(32), let session = c.vector(lengthBytes: 1),
-              let suite = c.u16(), c.u8() != nil else { return nil }
+            let suite = c.u16(), c.u8() != nil
+        else { return nil }
         info.version = legacyVersion
         info.random = Array(random)
         info.sessionID = Array(session)
@@ -180,7 +184,8 @@ struct HandshakeAssembler {
     static func isRead(_ type: UInt8) -> Bool {
         switch type {
         case HandshakeType.clientHello, HandshakeType.serverHello, HandshakeType.encryptedExtensions,
-             HandshakeType.finished, HandshakeType.keyUpdate: return true
+            HandshakeType.finished, HandshakeType.keyUpdate:
+            return true
         default: return false
         }
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The secrets logged for one connection, found by its ClientHello random.
@@ -85,8 +85,10 @@ public struct KeyLog: Sendable {
         for (random, entry) in other.secrets {
             var merged = secrets[random] ?? ConnectionSecrets()
             merged.masterSecret = entry.masterSecret ?? merged.masterSecret
-            merged.clientHandshakeTrafficSecret = entry.clientHandshakeTrafficSecret ?? merged.clientHandshakeTrafficSecret
-            merged.serverHandshakeTrafficSecret = entry.serverHandshakeTrafficSecret ?? merged.serverHandshakeTrafficSecret
+            merged.clientHandshakeTrafficSecret =
+                entry.clientHandshakeTrafficSecret ?? merged.clientHandshakeTrafficSecret
+            merged.serverHandshakeTrafficSecret =
+                entry.serverHandshakeTrafficSecret ?? merged.serverHandshakeTrafficSecret
             merged.clientTrafficSecret0 = entry.clientTrafficSecret0 ?? merged.clientTrafficSecret0
             merged.serverTrafficSecret0 = entry.serverTrafficSecret0 ?? merged.serverTrafficSecret0
             secrets[random] = merged
@@ -100,14 +102,17 @@ public struct KeyLog: Sendable {
             return bigEndian ? b.0 << 24 | b.1 << 16 | b.2 << 8 | b.3 : b.3 << 24 | b.2 << 16 | b.1 << 8 | b.0
         }
         guard body.count >= 8 else {
-            issues.append(KeyLogIssue(file: file, line: 0, problem: .truncatedBlock)); return
+            issues.append(KeyLogIssue(file: file, line: 0, problem: .truncatedBlock))
+            return
         }
         guard u32(0) == 0x544c_534b else {
-            issues.append(KeyLogIssue(file: file, line: 0, problem: .notTLSKeyLog)); return
+            issues.append(KeyLogIssue(file: file, line: 0, problem: .notTLSKeyLog))
+            return
         }
         let length = Int(u32(4))
         guard length <= body.count - 8 else {
-            issues.append(KeyLogIssue(file: file, line: 0, problem: .truncatedBlock)); return
+            issues.append(KeyLogIssue(file: file, line: 0, problem: .truncatedBlock))
+            return
         }
         add(text: body[8..<(8 + length)], file: file)
     }
@@ -121,7 +126,10 @@ public struct KeyLog: Sendable {
         while !atEnd {
             line.removeAll(keepingCapacity: true)
             while true {
-                guard let byte = iterator.next() else { atEnd = true; break }
+                guard let byte = iterator.next() else {
+                    atEnd = true
+                    break
+                }
                 if byte == UInt8(ascii: "\n") { break }
                 line.append(byte)
             }
@@ -133,15 +141,20 @@ public struct KeyLog: Sendable {
 
     private mutating func parseLine(_ raw: [UInt8], number: Int, file: String) {
         var end = raw.count
-        while end > 0, raw[end - 1] == UInt8(ascii: "\r") || raw[end - 1] == UInt8(ascii: " ") || raw[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        while end > 0,
+            raw[end - 1] == UInt8(ascii: "\r") || raw[end - 1] == UInt8(ascii: " ")
+                || raw[end - 1] == UInt8(ascii: "\t")
+        { end -= 1 }
         var start = 0
         while start < end, raw[start] == UInt8(ascii: " ") || raw[start] == UInt8(ascii: "\t") { start += 1 }
         if start == end || raw[start] == UInt8(ascii: "#") { return }
         let fields = raw[start..<end].split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
         guard let labelField = fields.first else { return }
         let label = String(decoding: labelField, as: UTF8.self)
-        let known = ["CLIENT_RANDOM", "CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET",
-                     "CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0"]
+        let known = [
+            "CLIENT_RANDOM", "CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+            "CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0",
+        ]
         // Other labels (early traffic, exporter secrets, RSA pre-master secrets...) are not used.
         guard known.contains(label) else {
             if fields.count != 3 || label.contains(where: { !($0.isUppercase || $0 == "_" || $0.isNumber) }) {
@@ -150,16 +163,20 @@ public struct KeyLog: Sendable {
             return
         }
         guard fields.count == 3 else {
-            issues.append(KeyLogIssue(file: file, line: number, problem: .wrongFieldCount)); return
+            issues.append(KeyLogIssue(file: file, line: number, problem: .wrongFieldCount))
+            return
         }
         guard let random = decodeHex(fields[1]), random.count == 32 else {
-            issues.append(KeyLogIssue(file: file, line: number, problem: .badClientRandom)); return
+            issues.append(KeyLogIssue(file: file, line: number, problem: .badClientRandom))
+            return
         }
         guard let secret = decodeHex(fields[2]), [32, 48, 64].contains(secret.count) else {
-            issues.append(KeyLogIssue(file: file, line: number, problem: .badSecret)); return
+            issues.append(KeyLogIssue(file: file, line: number, problem: .badSecret))
+            return
         }
         if label == "CLIENT_RANDOM" && secret.count != 48 {
-            issues.append(KeyLogIssue(file: file, line: number, problem: .badSecret)); return
+            issues.append(KeyLogIssue(file: file, line: number, problem: .badSecret))
+            return
         }
         var entry = secrets[random] ?? ConnectionSecrets()
         switch label {
@@ -196,7 +213,12 @@ func decodeHex<Digits: Collection>(_ digits: Digits) -> [UInt8]? where Digits.El
     var high: UInt8?
     for c in digits {
         guard let v = value(c) else { return nil }
-        if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+        if let h = high {
+            out.append(h << 4 | v)
+            high = nil
+        } else {
+            high = v
+        }
     }
     return out
 }

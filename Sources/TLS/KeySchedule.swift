@@ -30,7 +30,9 @@ enum KeySchedule {
     }
 
     /// HKDF-Expand-Label(secret, label, context, length) of TLS 1.3 (RFC 8446 §7.1).
-    static func expandLabel(_ hash: HashKind, secret: [UInt8], label: String, context: [UInt8] = [], length: Int) -> [UInt8] {
+    static func expandLabel(_ hash: HashKind, secret: [UInt8], label: String, context: [UInt8] = [], length: Int)
+        -> [UInt8]
+    {
         let fullLabel = Array("tls13 ".utf8) + Array(label.utf8)
         var info: [UInt8] = [UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
         info.append(UInt8(truncatingIfNeeded: fullLabel.count))
@@ -58,8 +60,10 @@ enum KeySchedule {
 
     /// TLS 1.3 traffic key and IV from a traffic secret.
     static func trafficKeys13(_ suite: CipherSuite, secret: [UInt8]) -> (key: [UInt8], iv: [UInt8]) {
-        (expandLabel(suite.prfHash, secret: secret, label: "key", length: keyLength(suite.cipher)),
-         expandLabel(suite.prfHash, secret: secret, label: "iv", length: 12))
+        (
+            expandLabel(suite.prfHash, secret: secret, label: "key", length: keyLength(suite.cipher)),
+            expandLabel(suite.prfHash, secret: secret, label: "iv", length: 12)
+        )
     }
 
     /// The next TLS 1.3 traffic secret after a KeyUpdate.
@@ -76,19 +80,28 @@ enum KeySchedule {
         let keyLength = keyLength(suite.cipher)
         let ivLength: Int
         switch suite.cipher {
-        case .aesGCM: ivLength = 4  // the salt; the other 8 nonce bytes travel in each record
+        case .aesGCM: ivLength = 4 // the salt; the other 8 nonce bytes travel in each record
         case .chaCha20Poly1305: ivLength = 12
-        case .aesCBC: ivLength = 0  // TLS 1.1+ CBC records carry their own IV
+        case .aesCBC: ivLength = 0 // TLS 1.1+ CBC records carry their own IV
         }
-        let block = prf12(suite.prfHash, secret: masterSecret, label: "key expansion",
-                          seed: serverRandom + clientRandom, length: 2 * (macLength + keyLength + ivLength))
+        let block = prf12(
+            suite.prfHash, secret: masterSecret, label: "key expansion",
+            seed: serverRandom + clientRandom, length: 2 * (macLength + keyLength + ivLength))
         var at = 0
-        func take(_ n: Int) -> [UInt8] { defer { at += n }; return Array(block[at..<(at + n)]) }
-        let clientMAC = take(macLength), serverMAC = take(macLength)
-        let clientKey = take(keyLength), serverKey = take(keyLength)
-        let clientIV = take(ivLength), serverIV = take(ivLength)
-        return (DirectionKeys(macKey: clientMAC, key: clientKey, iv: clientIV),
-                DirectionKeys(macKey: serverMAC, key: serverKey, iv: serverIV))
+        func take(_ n: Int) -> [UInt8] {
+            defer { at += n }
+            return Array(block[at..<(at + n)])
+        }
+        let clientMAC = take(macLength)
+        let serverMAC = take(macLength)
+        let clientKey = take(keyLength)
+        let serverKey = take(keyLength)
+        let clientIV = take(ivLength)
+        let serverIV = take(ivLength)
+        return (
+            DirectionKeys(macKey: clientMAC, key: clientKey, iv: clientIV),
+            DirectionKeys(macKey: serverMAC, key: serverKey, iv: serverIV)
+        )
     }
 }
 

@@ -17,7 +17,7 @@ enum DecryptResult: Equatable {
 struct RecordDecryptor {
     let suite: CipherSuite
     let isTLS13: Bool
-    private(set) var secret: [UInt8]  // TLS 1.3: the current traffic secret (KeyUpdate)
+    private(set) var secret: [UInt8] // TLS 1.3: the current traffic secret (KeyUpdate)
     private var key: SymmetricKey
     private var macKey: [UInt8]
     private var iv: [UInt8]
@@ -61,8 +61,10 @@ struct RecordDecryptor {
         let result: DecryptResult
         switch suite.cipher {
         case .aesGCM, .chaCha20Poly1305:
-            result = isTLS13 ? openTLS13(record: record, fragment: fragment, into: &output)
-                             : openAEAD12(record: record, fragment: fragment, into: &output)
+            result =
+                isTLS13
+                ? openTLS13(record: record, fragment: fragment, into: &output)
+                : openAEAD12(record: record, fragment: fragment, into: &output)
         case .aesCBC:
             result = openCBC12(record: record, fragment: fragment, into: &output)
         }
@@ -87,9 +89,10 @@ struct RecordDecryptor {
         additionalData[12] = UInt8(truncatingIfNeeded: length)
     }
 
-    private func open(nonce: [UInt8], ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
-                      additionalData: UnsafeRawBufferPointer, into output: inout [UInt8]) -> DecryptResult
-    {
+    private func open(
+        nonce: [UInt8], ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        additionalData: UnsafeRawBufferPointer, into output: inout [UInt8]
+    ) -> DecryptResult {
         do {
             switch suite.cipher {
             case .aesGCM:
@@ -97,7 +100,8 @@ struct RecordDecryptor {
                 let plain = try AES.GCM.open(box, using: key, authenticating: additionalData)
                 plain.withUnsafeBytes { output.append(contentsOf: $0) }
             case .chaCha20Poly1305:
-                let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+                let box = try ChaChaPoly.SealedBox(
+                    nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
                 let plain = try ChaChaPoly.open(box, using: key, authenticating: additionalData)
                 plain.withUnsafeBytes { output.append(contentsOf: $0) }
             case .aesCBC:
@@ -109,15 +113,17 @@ struct RecordDecryptor {
         }
     }
 
-    private mutating func openTLS13(record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
-                                    into output: inout [UInt8]) -> DecryptResult
-    {
-        guard fragment.count >= 17 else { return .malformed }  // tag + inner content type
+    private mutating func openTLS13(
+        record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
+        into output: inout [UInt8]
+    ) -> DecryptResult {
+        guard fragment.count >= 17 else { return .malformed } // tag + inner content type
         xorNonce()
         let split = fragment.count - 16
-        let result = open(nonce: nonce, ciphertext: UnsafeRawBufferPointer(rebasing: fragment[..<split]),
-                          tag: UnsafeRawBufferPointer(rebasing: fragment[split...]),
-                          additionalData: UnsafeRawBufferPointer(rebasing: record[..<5]), into: &output)
+        let result = open(
+            nonce: nonce, ciphertext: UnsafeRawBufferPointer(rebasing: fragment[..<split]),
+            tag: UnsafeRawBufferPointer(rebasing: fragment[split...]),
+            additionalData: UnsafeRawBufferPointer(rebasing: record[..<5]), into: &output)
         guard result == .plaintext(contentType: 0) else { return result }
         // TLSInnerPlaintext: content, the real content type, then zero padding.
         while let last = output.last, last == 0 { output.removeLast() }
@@ -125,9 +131,10 @@ struct RecordDecryptor {
         return .plaintext(contentType: type)
     }
 
-    private mutating func openAEAD12(record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
-                                     into output: inout [UInt8]) -> DecryptResult
-    {
+    private mutating func openAEAD12(
+        record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
+        into output: inout [UInt8]
+    ) -> DecryptResult {
         let explicitNonce: Int
         if case .aesGCM = suite.cipher {
             explicitNonce = 8
@@ -143,8 +150,9 @@ struct RecordDecryptor {
         fillHeader12(record: record, length: split - explicitNonce)
         let nonceCopy = nonce
         let result = additionalData.withUnsafeBytes { aad in
-            open(nonce: nonceCopy, ciphertext: UnsafeRawBufferPointer(rebasing: fragment[explicitNonce..<split]),
-                 tag: UnsafeRawBufferPointer(rebasing: fragment[split...]), additionalData: aad, into: &output)
+            open(
+                nonce: nonceCopy, ciphertext: UnsafeRawBufferPointer(rebasing: fragment[explicitNonce..<split]),
+                tag: UnsafeRawBufferPointer(rebasing: fragment[split...]), additionalData: aad, into: &output)
         }
         guard result == .plaintext(contentType: 0) else { return result }
         return .plaintext(contentType: record[0])
@@ -152,9 +160,10 @@ struct RecordDecryptor {
 
     /// AES-CBC with HMAC, MAC-then-encrypt or encrypt_then_mac (RFC 7366). The padding is
     /// checked here: swift-crypto decrypts without removing it.
-    private mutating func openCBC12(record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
-                                    into output: inout [UInt8]) -> DecryptResult
-    {
+    private mutating func openCBC12(
+        record: UnsafeRawBufferPointer, fragment: UnsafeRawBufferPointer,
+        into output: inout [UInt8]
+    ) -> DecryptResult {
         guard let macKind = suite.mac else { return .malformed }
         let macLength = macKind.length
         var ciphertextEnd = fragment.count
@@ -169,8 +178,9 @@ struct RecordDecryptor {
         guard ciphertextEnd >= 32, ciphertextEnd % 16 == 0 else { return .malformed }
         do {
             let iv = try AES._CBC.IV(ivBytes: fragment[..<16])
-            let plain = try AES._CBC.decrypt(UnsafeRawBufferPointer(rebasing: fragment[16..<ciphertextEnd]),
-                                             using: key, iv: iv, noPadding: true)
+            let plain = try AES._CBC.decrypt(
+                UnsafeRawBufferPointer(rebasing: fragment[16..<ciphertextEnd]),
+                using: key, iv: iv, noPadding: true)
             plain.withUnsafeBytes { output.append(contentsOf: $0) }
         } catch {
             return .authenticationFailed

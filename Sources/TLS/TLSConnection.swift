@@ -149,7 +149,9 @@ public final class TLSConnection {
     private func runHandshakeMessages(from direction: TLSDirection) {
         while !pendingMessages.isEmpty {
             let message = pendingMessages.removeFirst()
-            message.body.withUnsafeBytes { handshakeMessage(message.type, body: $0, complete: message.complete, from: direction) }
+            message.body.withUnsafeBytes {
+                handshakeMessage(message.type, body: $0, complete: message.complete, from: direction)
+            }
         }
     }
 
@@ -172,7 +174,8 @@ public final class TLSConnection {
         while offset < bytes.count {
             if directions[d].partial.isEmpty && bytes.count - offset >= 5 {
                 guard let total = recordLength(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 5)])) else {
-                    stop(direction, reason: .malformed, unread: bytes.count - offset); return
+                    stop(direction, reason: .malformed, unread: bytes.count - offset)
+                    return
                 }
                 if bytes.count - offset >= total {
                     handle(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + total)]), from: direction)
@@ -187,7 +190,8 @@ public final class TLSConnection {
             offset += take
             if directions[d].partial.count == 5 && directions[d].partialTarget == 0 {
                 guard let total = directions[d].partial.withUnsafeBytes({ recordLength($0) }) else {
-                    stop(direction, reason: .malformed, unread: directions[d].partial.count + bytes.count - offset); return
+                    stop(direction, reason: .malformed, unread: directions[d].partial.count + bytes.count - offset)
+                    return
                 }
                 directions[d].partialTarget = total
             }
@@ -238,7 +242,8 @@ public final class TLSConnection {
     private func stop(_ direction: TLSDirection, reason: NotDecryptedReason, unread: Int) {
         let d = direction.rawValue
         directions[d].stopped = true
-        summary[direction].unreadBytes = saturatingAdd(summary[direction].unreadBytes, saturatingAdd(unread, directions[d].partial.count))
+        summary[direction].unreadBytes = saturatingAdd(
+            summary[direction].unreadBytes, saturatingAdd(unread, directions[d].partial.count))
         directions[d].partial = []
         directions[d].partialTarget = 0
         if summary[direction].notDecrypted == nil { summary[direction].notDecrypted = reason }
@@ -314,7 +319,9 @@ public final class TLSConnection {
         let firstRecord = !directions[d].sawRecord
         directions[d].sawRecord = true
 
-        if phase == .awaitingClientHello && direction == .client && firstRecord && outerType != TLSContentType.handshake.rawValue {
+        if phase == .awaitingClientHello && direction == .client && firstRecord
+            && outerType != TLSContentType.handshake.rawValue
+        {
             fail(.handshakeNotCaptured)
             phase = .opaque
         }
@@ -339,7 +346,9 @@ public final class TLSConnection {
         }
         guard summary[direction].notDecrypted == nil, var decryptor = directions[d].decryptor else {
             if summary[direction].notDecrypted == nil { failDirection(direction, .noKey) }
-            deliver(record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false, from: direction)
+            deliver(
+                record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false,
+                from: direction)
             return
         }
         let result = decryptor.decrypt(record: record, into: &plaintext)
@@ -361,19 +370,24 @@ public final class TLSConnection {
             directions[d].keyChange = .none
         case .authenticationFailed:
             failDirection(direction, .badKey)
-            deliver(record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false, from: direction)
+            deliver(
+                record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false,
+                from: direction)
         case .malformed:
             failDirection(direction, .malformed)
-            deliver(record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false, from: direction)
+            deliver(
+                record, type: outerType, content: UnsafeRawBufferPointer(start: nil, count: 0), readable: false,
+                from: direction)
         }
     }
 
     private var serverSuite: CipherSuite? { summary.serverHello.flatMap { CipherSuite.lookup($0.cipherSuite) } }
 
     /// Counts a record, reads the handshake messages it carries, and hands it on.
-    private func deliver(_ record: UnsafeRawBufferPointer, type: UInt8, content: UnsafeRawBufferPointer,
-                         readable: Bool, from direction: TLSDirection)
-    {
+    private func deliver(
+        _ record: UnsafeRawBufferPointer, type: UInt8, content: UnsafeRawBufferPointer,
+        readable: Bool, from direction: TLSDirection
+    ) {
         summary[direction].count(contentType: type, wireLength: record.count)
         let isApplicationData = type == TLSContentType.applicationData.rawValue
         if readable && isApplicationData {
@@ -390,20 +404,25 @@ public final class TLSConnection {
             swap(&assembler, &directions[direction.rawValue].handshake)
         }
         if let onRecord {
-            let info = TLSRecordInfo(direction: direction, outerContentType: record[0], contentType: type,
-                                     wireLength: record.count, readable: readable)
+            let info = TLSRecordInfo(
+                direction: direction, outerContentType: record[0], contentType: type,
+                wireLength: record.count, readable: readable)
             onRecord(info, readable && isApplicationData ? content : UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 
     // MARK: handshake
 
-    private func handshakeMessage(_ type: UInt8, body: UnsafeRawBufferPointer, complete: Bool, from direction: TLSDirection) {
+    private func handshakeMessage(
+        _ type: UInt8, body: UnsafeRawBufferPointer, complete: Bool, from direction: TLSDirection
+    ) {
         switch (direction, type) {
         case (.client, HandshakeType.clientHello):
             guard phase == .awaitingClientHello else { return }
             guard complete, let hello = HandshakeParser.clientHello(body) else {
-                fail(.malformed); phase = .opaque; return
+                fail(.malformed)
+                phase = .opaque
+                return
             }
             summary.clientHello = hello
             phase = .awaitingServerHello
@@ -415,7 +434,9 @@ public final class TLSConnection {
         case (.server, HandshakeType.serverHello):
             guard phase == .awaitingServerHello else { return }
             guard complete, let hello = HandshakeParser.serverHello(body) else {
-                fail(.malformed); phase = .opaque; return
+                fail(.malformed)
+                phase = .opaque
+                return
             }
             if hello.isHelloRetryRequest {
                 // The client answers with a second ClientHello (same random), then the real
@@ -448,36 +469,53 @@ public final class TLSConnection {
     private func establish(_ hello: ServerHelloInfo) {
         phase = .established
         isTLS13 = hello.version == TLSVersion.tls13
-        guard let clientHello = summary.clientHello else { fail(.handshakeNotCaptured); return }
+        guard let clientHello = summary.clientHello else {
+            fail(.handshakeNotCaptured)
+            return
+        }
         if !isTLS13 {
             summary.selectedALPN = hello.selectedALPN
             summary.resumed = !clientHello.sessionID.isEmpty && hello.sessionID == clientHello.sessionID
         }
         guard hello.version == TLSVersion.tls12 || hello.version == TLSVersion.tls13 else {
-            fail(.unsupportedVersion); return
+            fail(.unsupportedVersion)
+            return
         }
         guard let suite = CipherSuite.lookup(hello.cipherSuite), suite.isTLS13 == isTLS13 else {
-            fail(.unsupportedSuite); return
+            fail(.unsupportedSuite)
+            return
         }
-        guard let secrets = keyLog.secrets(forClientRandom: clientHello.random) else { fail(.noKey); return }
+        guard let secrets = keyLog.secrets(forClientRandom: clientHello.random) else {
+            fail(.noKey)
+            return
+        }
         if isTLS13 {
             guard let clientHandshake = secrets.clientHandshakeTrafficSecret,
-                  let serverHandshake = secrets.serverHandshakeTrafficSecret,
-                  let clientApplication = secrets.clientTrafficSecret0,
-                  let serverApplication = secrets.serverTrafficSecret0
-            else { fail(.noKey); return }
+                let serverHandshake = secrets.serverHandshakeTrafficSecret,
+                let clientApplication = secrets.clientTrafficSecret0,
+                let serverApplication = secrets.serverTrafficSecret0
+            else {
+                fail(.noKey)
+                return
+            }
             directions[0].decryptor = RecordDecryptor(tls13: suite, trafficSecret: clientHandshake)
             directions[1].decryptor = RecordDecryptor(tls13: suite, trafficSecret: serverHandshake)
             directions[0].applicationSecret = clientApplication
             directions[1].applicationSecret = serverApplication
         } else {
-            guard let master = secrets.masterSecret else { fail(.noKey); return }
-            let keys = KeySchedule.keyBlock12(suite, masterSecret: master, clientRandom: clientHello.random,
-                                              serverRandom: hello.random)
+            guard let master = secrets.masterSecret else {
+                fail(.noKey)
+                return
+            }
+            let keys = KeySchedule.keyBlock12(
+                suite, masterSecret: master, clientRandom: clientHello.random,
+                serverRandom: hello.random)
             var encryptThenMAC = false
             if case .aesCBC = suite.cipher { encryptThenMAC = hello.encryptThenMAC }
-            directions[0].pendingDecryptor = RecordDecryptor(tls12: suite, keys: keys.client, encryptThenMAC: encryptThenMAC)
-            directions[1].pendingDecryptor = RecordDecryptor(tls12: suite, keys: keys.server, encryptThenMAC: encryptThenMAC)
+            directions[0].pendingDecryptor = RecordDecryptor(
+                tls12: suite, keys: keys.client, encryptThenMAC: encryptThenMAC)
+            directions[1].pendingDecryptor = RecordDecryptor(
+                tls12: suite, keys: keys.server, encryptThenMAC: encryptThenMAC)
         }
     }
 }

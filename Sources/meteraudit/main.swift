@@ -9,7 +9,8 @@ import Reports
 struct MeterAudit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meteraudit",
-        abstract: "Measure the exact wire size of every HTTP message in a capture or HAR file, and how wrong in-app meters are.",
+        abstract:
+            "Measure the exact wire size of every HTTP message in a capture or HAR file, and how wrong in-app meters are.",
         discussion: ExitStatus.help,
         subcommands: [Analyze.self])
 }
@@ -18,7 +19,7 @@ struct MeterAudit: ParsableCommand {
 enum ExitStatus {
     static let someInputsUnreadable: Int32 = 1
     static let outputFailed: Int32 = 2
-    static let usage: Int32 = 64  // ArgumentParser's validation failures, EX_USAGE
+    static let usage: Int32 = 64 // ArgumentParser's validation failures, EX_USAGE
     static let help = """
         Exit codes: 0 every input was read (an input cut short, or changed while it was read, \
         still counts as read; its error is reported and the records before the cut are kept); \
@@ -29,7 +30,8 @@ enum ExitStatus {
 
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Reconstruct every HTTP message of the inputs, estimate what app meters see, report the error per endpoint.",
+        abstract:
+            "Reconstruct every HTTP message of the inputs, estimate what app meters see, report the error per endpoint.",
         discussion: ExitStatus.help)
 
     @Argument(help: "Captures (pcap or pcapng, optionally gzip-compressed) and HAR files, told apart by content.")
@@ -38,24 +40,39 @@ struct Analyze: ParsableCommand {
     @Option(name: .long, help: "Directory for the output files (created when missing).")
     var out: String
 
-    @Option(name: .long, parsing: .singleValue,
-            help: ArgumentHelp("Files to write (repeat or comma-separate): \(AuditRun.formatNames.joined(separator: ", ")). Default: all. diagnostics.json is always written.", valueName: "NAME"))
+    @Option(
+        name: .long, parsing: .singleValue,
+        help: ArgumentHelp(
+            "Files to write (repeat or comma-separate): \(AuditRun.formatNames.joined(separator: ", ")). Default: all. diagnostics.json is always written.",
+            valueName: "NAME"))
     var format: [String] = []
 
-    @Option(name: .long, help: "Client profile naming the request fields the network stack adds (\(ClientProfile.known.map(\.name).joined(separator: ", "))).")
+    @Option(
+        name: .long,
+        help:
+            "Client profile naming the request fields the network stack adds (\(ClientProfile.known.map(\.name).joined(separator: ", ")))."
+    )
     var profile = ClientProfile.urlSession.name
 
-    @Option(name: .long, help: ArgumentHelp("Stack-added request fields, comma-separated; replaces the profile's list.", valueName: "NAME,..."))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stack-added request fields, comma-separated; replaces the profile's list.", valueName: "NAME,..."))
     var stackHeaders: String?
 
     @Option(name: .long, help: "zlib level (1-9) of the gzippedData re-compression the estimators emulate.")
     var gzipLevel: Int32 = 6
 
-    @Option(name: .long, parsing: .singleValue,
-            help: ArgumentHelp("Endpoint rewrite rule, applied to paths before the default {id} rules (repeatable).", valueName: "REGEX=TEMPLATE"))
+    @Option(
+        name: .long, parsing: .singleValue,
+        help: ArgumentHelp(
+            "Endpoint rewrite rule, applied to paths before the default {id} rules (repeatable).",
+            valueName: "REGEX=TEMPLATE"))
     var endpointRule: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("File of endpoint rules, one REGEX=TEMPLATE per line (# comments).", valueName: "FILE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("File of endpoint rules, one REGEX=TEMPLATE per line (# comments).", valueName: "FILE"))
     var endpointRules: String?
 
     @Flag(name: .long, help: "Print nothing but errors.")
@@ -75,9 +92,12 @@ struct Analyze: ParsableCommand {
     }
 
     func validate() throws {
-        guard (1...9).contains(gzipLevel) else { throw ValidationError("--gzip-level must be 1 to 9, not \(gzipLevel)") }
+        guard (1...9).contains(gzipLevel) else {
+            throw ValidationError("--gzip-level must be 1 to 9, not \(gzipLevel)")
+        }
         guard ClientProfile.named(profile) != nil else {
-            throw ValidationError("unknown --profile '\(profile)'; known: \(ClientProfile.known.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown --profile '\(profile)'; known: \(ClientProfile.known.map(\.name).joined(separator: ", "))")
         }
         for name in formats ?? [] where !AuditRun.formatNames.contains(name) {
             throw ValidationError("unknown --format '\(name)'; known: \(AuditRun.formatNames.joined(separator: ", "))")
@@ -98,7 +118,9 @@ struct Analyze: ParsableCommand {
     /// The client profile: the named one, or the user's own field list.
     var clientProfile: ClientProfile {
         if let stackHeaders {
-            let names = stackHeaders.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let names = stackHeaders.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
             return ClientProfile(name: "custom", stackAddedFields: names)
         }
         return ClientProfile.named(profile) ?? .urlSession
@@ -140,7 +162,8 @@ struct Analyze: ParsableCommand {
     /// deflating each distinct decoded body, spread over the worker threads.
     static func workTimingsLine(_ work: BodyWorkStatistics) -> String {
         let cpu = work.decodeSeconds + work.deflateSeconds
-        return "work-floor: decode \(work.measured) distinct bodies \(String(format: "%.3f", work.decodeSeconds)) s CPU,"
+        return
+            "work-floor: decode \(work.measured) distinct bodies \(String(format: "%.3f", work.decodeSeconds)) s CPU,"
             + " deflate \(work.deflated) distinct contents \(String(format: "%.3f", work.deflateSeconds)) s CPU"
             + " (\(work.deflateReused) re-compressions and \(work.reused) bodies answered from memory);"
             + " floor \(String(format: "%.3f", cpu / Double(max(work.threads, 1)))) s on \(work.threads) threads"
@@ -178,7 +201,8 @@ final class ProgressBar {
         if let fraction {
             let width = 30
             let filled = Int((min(max(fraction, 0), 1) * Double(width)).rounded())
-            line += " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            line +=
+                " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
                 + String(format: "%3.0f%%", fraction * 100)
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))

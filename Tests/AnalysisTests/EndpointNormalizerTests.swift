@@ -22,8 +22,10 @@ final class EndpointNormalizerTests: XCTestCase {
     }
 
     func testUserRulesRunFirstAndTheirBracesStay() throws {
-        let rules = [try EndpointNormalizer.Rule(parsing: "^/u/[a-z]+/=/u/{user}/"),
-                     try EndpointNormalizer.Rule(parsing: "/v([0-9]+)/=/v$1-api/")]
+        let rules = [
+            try EndpointNormalizer.Rule(parsing: "^/u/[a-z]+/=/u/{user}/"),
+            try EndpointNormalizer.Rule(parsing: "/v([0-9]+)/=/v$1-api/"),
+        ]
         let custom = EndpointNormalizer(rules: rules)
         XCTAssertEqual(custom.normalize(path: "/u/alice/photos/42"), "/u/{user}/photos/{id}")
         XCTAssertEqual(custom.normalize(path: "/v3/items"), "/v3-api/items")
@@ -51,7 +53,8 @@ final class EndpointNormalizerTests: XCTestCase {
         XCTAssertEqual(rules.map(\.pattern), ["^/a/", "/b/([0-9]+)"])
         try "^/a/=/A/\nbroken\n".write(toFile: path, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try EndpointNormalizer.rules(fromFile: path)) { error in
-            XCTAssertEqual(String(describing: error), "\(path):2: endpoint rule 'broken' has no '=': write REGEX=TEMPLATE")
+            XCTAssertEqual(
+                String(describing: error), "\(path):2: endpoint rule 'broken' has no '=': write REGEX=TEMPLATE")
         }
     }
 }

@@ -30,8 +30,11 @@ final class CaptureErrorTests: XCTestCase {
     }
 
     func testTextFile() throws {
-        let path = try CaptureFileWriter.temporaryFile(named: "notes.pcap", containing: Array("GET / HTTP/1.1\r\n\r\n".utf8))
-        guard case let .notACapture(errorPath, reason)? = openError(path) else { return XCTFail("expected notACapture") }
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "notes.pcap", containing: Array("GET / HTTP/1.1\r\n\r\n".utf8))
+        guard case let .notACapture(errorPath, reason)? = openError(path) else {
+            return XCTFail("expected notACapture")
+        }
         XCTAssertEqual(errorPath, path)
         XCTAssertTrue(reason.contains("magic"), reason)
     }
@@ -54,13 +57,15 @@ final class CaptureErrorTests: XCTestCase {
 
     func testGzipOfNonCapture() throws {
         for content in [Array("hello, not a capture\n".utf8), []] {
-            let path = try CaptureFileWriter.temporaryFile(named: "text.gz", containing: CaptureFileWriter.gzip(content))
+            let path = try CaptureFileWriter.temporaryFile(
+                named: "text.gz", containing: CaptureFileWriter.gzip(content))
             guard case .notACapture(path, _)? = openError(path) else { return XCTFail("expected notACapture") }
         }
     }
 
     func testDamagedGzipHeader() throws {
-        let path = try CaptureFileWriter.temporaryFile(named: "bad.gz", containing: [0x1F, 0x8B, 0x08, 0xE0] + payload(64, seed: 0))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "bad.gz", containing: [0x1F, 0x8B, 0x08, 0xE0] + payload(64, seed: 0))
         guard case .notACapture(path, _)? = openError(path) else { return XCTFail("expected notACapture") }
     }
 
@@ -73,12 +78,13 @@ final class CaptureErrorTests: XCTestCase {
 
     func testPcapngSectionHeaderDamaged() throws {
         var bytes = CaptureFileWriter.pcapng(frames)
-        bytes[8] = 0x77  // byte-order magic
+        bytes[8] = 0x77 // byte-order magic
         let path = try CaptureFileWriter.temporaryFile(named: "bom.pcapng", containing: bytes)
         guard case let .notACapture(_, reason)? = openError(path) else { return XCTFail("expected notACapture") }
         XCTAssertTrue(reason.contains("byte-order"), reason)
 
-        let cut = try CaptureFileWriter.temporaryFile(named: "cut.pcapng", containing: Array(CaptureFileWriter.pcapng(frames)[0..<20]))
+        let cut = try CaptureFileWriter.temporaryFile(
+            named: "cut.pcapng", containing: Array(CaptureFileWriter.pcapng(frames)[0..<20]))
         guard case .notACapture(cut, _)? = openError(cut) else { return XCTFail("expected notACapture") }
     }
 
@@ -102,7 +108,9 @@ final class CaptureErrorTests: XCTestCase {
         let path = try CaptureFileWriter.temporaryFile(named: "caplen.pcap", containing: bytes)
         let result = try readAll(path)
         XCTAssertEqual(result.frames.count, 2)
-        guard case .corrupt(path, 3, _)? = result.error else { return XCTFail("got \(String(describing: result.error))") }
+        guard case .corrupt(path, 3, _)? = result.error else {
+            return XCTFail("got \(String(describing: result.error))")
+        }
     }
 
     // MARK: pcapng cut or damaged after some frames
@@ -129,7 +137,8 @@ final class CaptureErrorTests: XCTestCase {
 
     func testPcapngCutAtBlockBoundaryIsCleanEnd() throws {
         let (bytes, blocks) = pcapngWithOffsets()
-        let path = try CaptureFileWriter.temporaryFile(named: "boundary.pcapng", containing: Array(bytes[0..<blocks[2]]))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "boundary.pcapng", containing: Array(bytes[0..<blocks[2]]))
         let result = try readAll(path)
         XCTAssertNil(result.error)
         XCTAssertEqual(result.frames.map(\.number), [1, 2])
@@ -177,12 +186,15 @@ final class CaptureErrorTests: XCTestCase {
         builder.simplePacket(originalLength: 4, bytes: [1, 2, 3, 4])
         let path = try CaptureFileWriter.temporaryFile(named: "spb.pcapng", containing: builder.bytes)
         let result = try readAll(path)
-        guard case .corrupt(path, 1, _)? = result.error else { return XCTFail("got \(String(describing: result.error))") }
+        guard case .corrupt(path, 1, _)? = result.error else {
+            return XCTFail("got \(String(describing: result.error))")
+        }
     }
 
     func testErrorsRepeatAndNameFileAndPacket() throws {
         let (bytes, blocks) = pcapngWithOffsets(bigEndian: true)
-        let path = try CaptureFileWriter.temporaryFile(named: "again.pcapng", containing: Array(bytes[0..<(blocks[2] + 30)]))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "again.pcapng", containing: Array(bytes[0..<(blocks[2] + 30)]))
         let reader = try CaptureReader(path: path)
         XCTAssertEqual(try reader.next()?.number, 1)
         XCTAssertEqual(try reader.next()?.number, 2)
@@ -208,9 +220,10 @@ final class CaptureErrorTests: XCTestCase {
         builder.obsoletePacket(Frame(timestamp: 5, interface: 1, bytes: [1, 2]))
         builder.block(type: 5, body: payload(20, seed: 0))
         let originals = [builder.bytes, CaptureFileWriter.pcap(frames), CaptureFileWriter.gzip(builder.bytes)]
-        let directory = (try CaptureFileWriter.temporaryFile(named: "seed", containing: []) as NSString).deletingLastPathComponent
+        let directory = (try CaptureFileWriter.temporaryFile(named: "seed", containing: []) as NSString)
+            .deletingLastPathComponent
         let path = directory + "/fuzz"
-        var outcomes = [0, 0, 0]  // opened and read to the end, read error, open error
+        var outcomes = [0, 0, 0] // opened and read to the end, read error, open error
         for round in 0..<600 {
             var bytes = originals[round % originals.count]
             for _ in 0...Int(random.next() % 4) {
@@ -222,7 +235,9 @@ final class CaptureErrorTests: XCTestCase {
                 default:
                     // Plausible-looking small lengths are the most likely to fool a reader.
                     let value = UInt32(truncatingIfNeeded: random.next() % 96)
-                    for k in 0..<4 where index + k < bytes.count { bytes[index + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+                    for k in 0..<4 where index + k < bytes.count {
+                        bytes[index + k] = UInt8(truncatingIfNeeded: value >> (8 * k))
+                    }
                 }
                 if bytes.isEmpty { break }
             }
@@ -230,7 +245,9 @@ final class CaptureErrorTests: XCTestCase {
             do {
                 let result = try readAll(path)
                 outcomes[result.error == nil ? 0 : 1] += 1
-                for frame in result.frames where frame.bytes.count > 262_144 { XCTFail("frame of \(frame.bytes.count) bytes") }
+                for frame in result.frames where frame.bytes.count > 262_144 {
+                    XCTFail("frame of \(frame.bytes.count) bytes")
+                }
             } catch is CaptureError {
                 outcomes[2] += 1
             }
@@ -240,22 +257,28 @@ final class CaptureErrorTests: XCTestCase {
 
     // MARK: Helpers
 
-    private func assertTwoFramesThenTruncated(_ bytes: [UInt8], name: String,
-                                              file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertTwoFramesThenTruncated(
+        _ bytes: [UInt8], name: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let path = try CaptureFileWriter.temporaryFile(named: name, containing: bytes)
         let result = try readAll(path)
         XCTAssertEqual(result.frames.map(\.number), [1, 2], name, file: file, line: line)
         XCTAssertEqual(result.frames.map(\.bytes), [frames[0].bytes, frames[1].bytes], name, file: file, line: line)
-        XCTAssertEqual(result.frames.map(\.timestamp), [frames[0].timestamp, frames[1].timestamp], name, file: file, line: line)
+        XCTAssertEqual(
+            result.frames.map(\.timestamp), [frames[0].timestamp, frames[1].timestamp], name, file: file, line: line)
         guard case let .truncated(errorPath, frame, _)? = result.error else {
-            return XCTFail("\(name): expected truncated, got \(String(describing: result.error))", file: file, line: line)
+            return XCTFail(
+                "\(name): expected truncated, got \(String(describing: result.error))", file: file, line: line)
         }
         XCTAssertEqual(errorPath, path, file: file, line: line)
         XCTAssertEqual(frame, 3, name, file: file, line: line)
     }
 
-    private func assertCorruptThirdBlock(reasonContains expected: String, file: StaticString = #filePath, line: UInt = #line,
-                                         damage: (inout [UInt8], Int) -> Void) throws {
+    private func assertCorruptThirdBlock(
+        reasonContains expected: String, file: StaticString = #filePath, line: UInt = #line,
+        damage: (inout [UInt8], Int) -> Void
+    ) throws {
         var (bytes, blocks) = pcapngWithOffsets()
         damage(&bytes, blocks[2])
         let path = try CaptureFileWriter.temporaryFile(named: "damaged.pcapng", containing: bytes)
@@ -269,4 +292,3 @@ final class CaptureErrorTests: XCTestCase {
         XCTAssertTrue(reason.contains(expected), reason, file: file, line: line)
     }
 }
-

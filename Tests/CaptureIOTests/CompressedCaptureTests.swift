@@ -18,7 +18,9 @@ final class CompressedCaptureTests: XCTestCase {
     ]
 
     func testGzippedPcap() throws {
-        let pcapFrames = frames.map { Frame(timestamp: $0.timestamp / 1000 * 1000, originalLength: $0.originalLength, bytes: $0.bytes) }
+        let pcapFrames = frames.map {
+            Frame(timestamp: $0.timestamp / 1000 * 1000, originalLength: $0.originalLength, bytes: $0.bytes)
+        }
         let gz = CaptureFileWriter.gzip(CaptureFileWriter.pcap(pcapFrames, bigEndian: true))
         let path = try CaptureFileWriter.temporaryFile(named: "capture.pcap.gz", containing: gz)
         let reader = try CaptureReader(path: path)
@@ -28,10 +30,13 @@ final class CompressedCaptureTests: XCTestCase {
         XCTAssertNil(reader.bytesConsumed)
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, pcapFrames.enumerated().map { index, frame in
-            ReadFrame(number: index + 1, timestamp: frame.timestamp, linkType: 1,
-                      originalLength: frame.originalLength, bytes: frame.bytes)
-        })
+        XCTAssertEqual(
+            result.frames,
+            pcapFrames.enumerated().map { index, frame in
+                ReadFrame(
+                    number: index + 1, timestamp: frame.timestamp, linkType: 1,
+                    originalLength: frame.originalLength, bytes: frame.bytes)
+            })
     }
 
     func testGzippedPcapng() throws {
@@ -61,13 +66,17 @@ final class CompressedCaptureTests: XCTestCase {
     }
 
     func testTruncatedGzipIsTruncatedCapture() throws {
-        let pcap = CaptureFileWriter.pcap(Array(frames[0..<2]) + [Frame(timestamp: 3_000, bytes: payload(100, seed: 9))])
+        let pcap = CaptureFileWriter.pcap(
+            Array(frames[0..<2]) + [Frame(timestamp: 3_000, bytes: payload(100, seed: 9))])
         let gz = CaptureFileWriter.gzip(pcap)
         // Cut inside the last frame's data (stored blocks keep the content at the same offsets, plus 15).
-        let path = try CaptureFileWriter.temporaryFile(named: "cut.pcap.gz", containing: Array(gz[0..<(gz.count - 8 - 50)]))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "cut.pcap.gz", containing: Array(gz[0..<(gz.count - 8 - 50)]))
         let result = try readAll(path)
         XCTAssertEqual(result.frames.map(\.number), [1, 2])
-        guard case .truncated(path, 3, _)? = result.error else { return XCTFail("got \(String(describing: result.error))") }
+        guard case .truncated(path, 3, _)? = result.error else {
+            return XCTFail("got \(String(describing: result.error))")
+        }
     }
 
     func testDamagedGzipChecksumIsAnError() throws {
@@ -75,7 +84,7 @@ final class CompressedCaptureTests: XCTestCase {
         // come back before the damage is noticed.
         let big = (0..<12).map { Frame(timestamp: Int64($0) * 1_000, bytes: payload(70_000, seed: UInt8($0))) }
         var gz = CaptureFileWriter.gzip(CaptureFileWriter.pcapng(big))
-        gz[gz.count - 8] ^= 0xFF  // CRC-32, checked when zlib reaches the end of the stream
+        gz[gz.count - 8] ^= 0xFF // CRC-32, checked when zlib reaches the end of the stream
         let path = try CaptureFileWriter.temporaryFile(named: "crc.pcapng.gz", containing: gz)
         let result = try readAll(path)
         XCTAssertGreaterThan(result.frames.count, 0)
@@ -93,15 +102,18 @@ final class CompressedCaptureTests: XCTestCase {
         var gz = CaptureFileWriter.gzip(CaptureFileWriter.pcapng(frames, interfaces: interfaces))
         gz[gz.count - 8] ^= 0xFF
         let path = try CaptureFileWriter.temporaryFile(named: "crc-small.pcapng.gz", containing: gz)
-        guard case let .notACapture(errorPath, reason)? = openError(path) else { return XCTFail("expected notACapture") }
+        guard case let .notACapture(errorPath, reason)? = openError(path) else {
+            return XCTFail("expected notACapture")
+        }
         XCTAssertEqual(errorPath, path)
         XCTAssertTrue(reason.contains("gzip"), reason)
     }
 
     private func expectedPcapngFrames() -> [ReadFrame] {
         frames.enumerated().map { index, frame in
-            ReadFrame(number: index + 1, timestamp: frame.timestamp, linkType: interfaces[frame.interface].linkType,
-                      interface: frame.interface, originalLength: frame.originalLength, bytes: frame.bytes)
+            ReadFrame(
+                number: index + 1, timestamp: frame.timestamp, linkType: interfaces[frame.interface].linkType,
+                interface: frame.interface, originalLength: frame.originalLength, bytes: frame.bytes)
         }
     }
 }

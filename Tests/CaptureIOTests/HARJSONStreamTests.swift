@@ -6,11 +6,13 @@ import XCTest
 final class HARJSONStreamTests: XCTestCase {
     func testTokens() throws {
         let tokens = try tokenize(#"{"a": [1, -2.5e3, true, false, null, "x"], "b": {}, "c": []}"#)
-        XCTAssertEqual(tokens, [
-            .beginObject, .key("a"), .beginArray, .number(JSONNumber(raw: "1")), .number(JSONNumber(raw: "-2.5e3")),
-            .bool(true), .bool(false), .null, .string("x"), .endArray,
-            .key("b"), .beginObject, .endObject, .key("c"), .beginArray, .endArray, .endObject,
-        ])
+        XCTAssertEqual(
+            tokens,
+            [
+                .beginObject, .key("a"), .beginArray, .number(JSONNumber(raw: "1")), .number(JSONNumber(raw: "-2.5e3")),
+                .bool(true), .bool(false), .null, .string("x"), .endArray,
+                .key("b"), .beginObject, .endObject, .key("c"), .beginArray, .endArray, .endObject,
+            ])
         XCTAssertEqual(JSONNumber(raw: "1").intValue, 1)
         XCTAssertNil(JSONNumber(raw: "-2.5e3").intValue)
         XCTAssertNil(JSONNumber(raw: "1.0").intValue)
@@ -19,11 +21,14 @@ final class HARJSONStreamTests: XCTestCase {
     }
 
     func testEscapes() throws {
-        let tokens = try tokenize(#"["\"\\\/\b\f\n\r\t", "\u00e9\u20AC", "\ud83d\ude00", "a\ud83db", "\udc00", "\ud83d\ud83d\ude00", "é€😀"]"#)
-        XCTAssertEqual(tokens, [
-            .beginArray, .string("\"\\/\u{8}\u{c}\n\r\t"), .string("é€"), .string("😀"),
-            .string("a\u{FFFD}b"), .string("\u{FFFD}"), .string("\u{FFFD}😀"), .string("é€😀"), .endArray,
-        ])
+        let tokens = try tokenize(
+            #"["\"\\\/\b\f\n\r\t", "\u00e9\u20AC", "\ud83d\ude00", "a\ud83db", "\udc00", "\ud83d\ud83d\ude00", "é€😀"]"#)
+        XCTAssertEqual(
+            tokens,
+            [
+                .beginArray, .string("\"\\/\u{8}\u{c}\n\r\t"), .string("é€"), .string("😀"),
+                .string("a\u{FFFD}b"), .string("\u{FFFD}"), .string("\u{FFFD}😀"), .string("é€😀"), .endArray,
+            ])
     }
 
     func testSmallChunksGiveTheSameTokens() throws {
@@ -35,16 +40,19 @@ final class HARJSONStreamTests: XCTestCase {
     }
 
     func testReadValueAndSkip() throws {
-        let path = try harTemporaryFile(#"{"skip": {"deep": [1, {"x": "y"}]}, "keep": {"a": [1, "two", null], "b": false}}"#)
+        let path = try harTemporaryFile(
+            #"{"skip": {"deep": [1, {"x": "y"}]}, "keep": {"a": [1, "two", null], "b": false}}"#)
         let stream = try JSONStreamReader(path: path)
         XCTAssertEqual(try stream.next(), .beginObject)
         XCTAssertEqual(try stream.next(), .key("skip"))
         try stream.skipValue()
         XCTAssertEqual(try stream.next(), .key("keep"))
         let value = try stream.readValue()
-        XCTAssertEqual(value, .object([
-            ("a", .array([.number(JSONNumber(raw: "1")), .string("two"), .null])), ("b", .bool(false)),
-        ]))
+        XCTAssertEqual(
+            value,
+            .object([
+                ("a", .array([.number(JSONNumber(raw: "1")), .string("two"), .null])), ("b", .bool(false)),
+            ]))
         XCTAssertEqual(value["a"]?.arrayValue?.count, 3)
         XCTAssertEqual(try stream.next(), .endObject)
         XCTAssertNil(try stream.next())
@@ -52,21 +60,34 @@ final class HARJSONStreamTests: XCTestCase {
     }
 
     func testErrorPositions() throws {
-        XCTAssertEqual(try error("{\"a\": 1,}"), .invalidJSON(line: 1, column: 9, reason: "expected a key in double quotes, found '}'"))
-        XCTAssertEqual(try error("[1,\n 2\n  3]"), .invalidJSON(line: 3, column: 3, reason: "expected ',' or ']', found '3'"))
-        XCTAssertEqual(try error("[tru]"), .invalidJSON(line: 1, column: 2, reason: "invalid literal (expected 'true')"))
-        XCTAssertEqual(try error("[01]"), .invalidJSON(line: 1, column: 3, reason: "leading zeros are not allowed in numbers"))
-        XCTAssertEqual(try error("[\"é\u{1}\"]"), .invalidJSON(line: 1, column: 4, reason: "unescaped control character byte 0x01 in a string"))
-        XCTAssertEqual(try error("[\"\\x\"]"), .invalidJSON(line: 1, column: 4, reason: "invalid escape '\\' followed by 'x'"))
-        XCTAssertEqual(try error("[\"\\u12g4\"]"), .invalidJSON(line: 1, column: 7, reason: "invalid \\u escape: 'g' is not a hex digit"))
-        XCTAssertEqual(try error("{\"a\" 1}"), .invalidJSON(line: 1, column: 6, reason: "expected ':' after a key, found '1'"))
+        XCTAssertEqual(
+            try error("{\"a\": 1,}"),
+            .invalidJSON(line: 1, column: 9, reason: "expected a key in double quotes, found '}'"))
+        XCTAssertEqual(
+            try error("[1,\n 2\n  3]"), .invalidJSON(line: 3, column: 3, reason: "expected ',' or ']', found '3'"))
+        XCTAssertEqual(
+            try error("[tru]"), .invalidJSON(line: 1, column: 2, reason: "invalid literal (expected 'true')"))
+        XCTAssertEqual(
+            try error("[01]"), .invalidJSON(line: 1, column: 3, reason: "leading zeros are not allowed in numbers"))
+        XCTAssertEqual(
+            try error("[\"é\u{1}\"]"),
+            .invalidJSON(line: 1, column: 4, reason: "unescaped control character byte 0x01 in a string"))
+        XCTAssertEqual(
+            try error("[\"\\x\"]"), .invalidJSON(line: 1, column: 4, reason: "invalid escape '\\' followed by 'x'"))
+        XCTAssertEqual(
+            try error("[\"\\u12g4\"]"),
+            .invalidJSON(line: 1, column: 7, reason: "invalid \\u escape: 'g' is not a hex digit"))
+        XCTAssertEqual(
+            try error("{\"a\" 1}"), .invalidJSON(line: 1, column: 6, reason: "expected ':' after a key, found '1'"))
         XCTAssertEqual(try error("[\"abc"), .invalidJSON(line: 1, column: 6, reason: "unterminated string"))
         XCTAssertEqual(try error("{\"a\": [1, 2"), .invalidJSON(line: 1, column: 12, reason: "unexpected end of file"))
-        XCTAssertEqual(try error("{} x"), .invalidJSON(line: 1, column: 4, reason: "unexpected 'x' after the top-level value"))
+        XCTAssertEqual(
+            try error("{} x"), .invalidJSON(line: 1, column: 4, reason: "unexpected 'x' after the top-level value"))
         XCTAssertEqual(try error("  \n "), .invalidJSON(line: 2, column: 2, reason: "the file holds no JSON value"))
         XCTAssertEqual(try error("[-]"), .invalidJSON(line: 1, column: 3, reason: "expected a digit, found ']'"))
-        XCTAssertEqual(try error(String(repeating: "[", count: 600)),
-                       .invalidJSON(line: 1, column: JSONStreamReader.maximumDepth + 1, reason: "nesting deeper than 512 levels"))
+        XCTAssertEqual(
+            try error(String(repeating: "[", count: 600)),
+            .invalidJSON(line: 1, column: JSONStreamReader.maximumDepth + 1, reason: "nesting deeper than 512 levels"))
     }
 
     func testBOMIsSkippedAndNotCounted() throws {
@@ -74,7 +95,8 @@ final class HARJSONStreamTests: XCTestCase {
         let stream = try JSONStreamReader(path: path)
         XCTAssertEqual(try stream.next(), .beginArray)
         XCTAssertThrowsError(try stream.next()) {
-            XCTAssertEqual($0 as? JSONStreamError, .invalidJSON(line: 1, column: 2, reason: "expected a value, found 'x'"))
+            XCTAssertEqual(
+                $0 as? JSONStreamError, .invalidJSON(line: 1, column: 2, reason: "expected a value, found 'x'"))
         }
     }
 
@@ -97,7 +119,7 @@ final class HARJSONStreamTests: XCTestCase {
         XCTAssertNil(HARBase64.decode("S"))
         XCTAssertNil(HARBase64.decode("SGV*"))
         var bytes = [UInt8]()
-        for i in 0 ..< 1000 { bytes.append(UInt8(truncatingIfNeeded: i &* 37)) }
+        for i in 0..<1000 { bytes.append(UInt8(truncatingIfNeeded: i &* 37)) }
         for length in [0, 1, 2, 3, 4, 5, 999, 1000] {
             let slice = Array(bytes.prefix(length))
             XCTAssertEqual(HARBase64.decode(Data(slice).base64EncodedString()), slice)

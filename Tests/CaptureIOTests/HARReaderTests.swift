@@ -22,10 +22,13 @@ final class HARReaderTests: XCTestCase {
         XCTAssertEqual(page.request.method, "GET")
         XCTAssertEqual(page.request.httpVersion, "http/2.0")
         XCTAssertEqual(page.request.headers.count, 6)
-        XCTAssertEqual(page.request.headers.filter(\.isPseudoHeader).map(\.name), [":authority", ":method", ":path", ":scheme"])
-        XCTAssertEqual(page.request.headers.withoutPseudoHeaders, [
-            HARHeader(name: "accept", value: "text/html"), HARHeader(name: "user-agent", value: "Mozilla/5.0"),
-        ])
+        XCTAssertEqual(
+            page.request.headers.filter(\.isPseudoHeader).map(\.name), [":authority", ":method", ":path", ":scheme"])
+        XCTAssertEqual(
+            page.request.headers.withoutPseudoHeaders,
+            [
+                HARHeader(name: "accept", value: "text/html"), HARHeader(name: "user-agent", value: "Mozilla/5.0"),
+            ])
         XCTAssertEqual(page.request.cookieCount, 1)
         XCTAssertNil(page.request.headersSize)
         XCTAssertEqual(page.request.bodySize, 0)
@@ -166,7 +169,7 @@ final class HARReaderTests: XCTestCase {
         let (reader, entries) = try read("pollyjs.har")
         XCTAssertEqual(reader.creatorName, "Polly.JS")
         XCTAssertEqual(reader.creatorVersion, "6.0.6")
-        XCTAssertEqual(reader.harVersion, "1.2")  // after entries: known once read through
+        XCTAssertEqual(reader.harVersion, "1.2") // after entries: known once read through
         XCTAssertEqual(entries.count, 1)
         XCTAssertEqual(entries[0].request.headersSize, 156)
         XCTAssertEqual(entries[0].request.bodySize, 13)
@@ -254,14 +257,14 @@ final class HARReaderTests: XCTestCase {
         let form = try XCTUnwrap(results[0].entry)
         XCTAssertEqual(form.request.headersSize, 120)
         XCTAssertEqual(form.request.bodySize, 7)
-        XCTAssertEqual(form.request.notes, ["unexpected-type:request.postData.params.value"])
+        XCTAssertEqual(form.request.unexpectedTypes, ["request.postData.params.value"])
         XCTAssertEqual(form.request.postData?.params, [], "a form rebuilt without one param would be wrong")
         XCTAssertEqual(form.request.postData?.mimeType, "application/x-www-form-urlencoded")
         XCTAssertEqual(form.response?.status, 304)
         XCTAssertEqual(form.response?.headersSize, 60)
-        XCTAssertEqual(form.response?.notes, [])
+        XCTAssertEqual(form.response?.unexpectedTypes, [])
         XCTAssertEqual(results[1].entry?.request.url, "http://example.com/next")
-        XCTAssertEqual(results[1].entry?.request.notes, [])
+        XCTAssertEqual(results[1].entry?.request.unexpectedTypes, [])
     }
 
     func testInvalidJSONIsFatalWithPosition() throws {
@@ -287,7 +290,8 @@ final class HARReaderTests: XCTestCase {
     func testTrailingDataAfterTheLogIsAnError() throws {
         let reader = try HARReader(path: Fixtures.path("har/trailing-data.har"))
         XCTAssertThrowsError(try reader.next()) {
-            XCTAssertEqual($0 as? HARError, .invalidJSON(line: 1, column: 27, reason: "unexpected '{' after the top-level value"))
+            XCTAssertEqual(
+                $0 as? HARError, .invalidJSON(line: 1, column: 27, reason: "unexpected '{' after the top-level value"))
         }
     }
 

@@ -22,17 +22,17 @@ final class HARStreamingTests: XCTestCase {
             offset += data.count
         }
         write(#"{"log": {"version": "1.2", "creator": {"name": "Generator", "version": "1"}, "entries": ["#)
-        let pattern = (0 ..< bodySize + entryCount).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
-        for index in 0 ..< entryCount {
+        let pattern = (0..<bodySize + entryCount).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        for index in 0..<entryCount {
             var body = Array(pattern.prefix(bodySize + index))
             body[0] = UInt8(truncatingIfNeeded: index)
             let entry = """
-            {"startedDateTime": "2024-03-01T00:00:00Z", "request": {"method": "GET", "url": "https://example.com/\(index)", \
-            "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 100, "bodySize": 0}, "response": {"status": 200, \
-            "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 80, "bodySize": \(body.count), \
-            "content": {"size": \(body.count), "mimeType": "application/octet-stream", "encoding": "base64", \
-            "text": "\(Data(body).base64EncodedString())"}}}
-            """
+                {"startedDateTime": "2024-03-01T00:00:00Z", "request": {"method": "GET", "url": "https://example.com/\(index)", \
+                "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 100, "bodySize": 0}, "response": {"status": 200, \
+                "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "headersSize": 80, "bodySize": \(body.count), \
+                "content": {"size": \(body.count), "mimeType": "application/octet-stream", "encoding": "base64", \
+                "text": "\(Data(body).base64EncodedString())"}}}
+                """
             let start = offset
             write(index == 0 ? entry : ",\n" + entry)
             largestEntry = max(largestEntry, offset - start)
@@ -56,7 +56,7 @@ final class HARStreamingTests: XCTestCase {
             let body = try XCTUnwrap(entry.response?.content.text)
             XCTAssertEqual(body.count, bodySize + seen)
             XCTAssertEqual(body.first, UInt8(truncatingIfNeeded: seen))
-            XCTAssertTrue(Data(body.dropFirst()) == Data(pattern[1 ..< body.count]), "entry \(seen) body")
+            XCTAssertTrue(Data(body.dropFirst()) == Data(pattern[1..<body.count]), "entry \(seen) body")
             // Never more than one chunk beyond the end of the entry just returned.
             maxAhead = max(maxAhead, reader.bytesRead - entryEnds[seen])
             XCTAssertLessThanOrEqual(reader.bytesBuffered, JSONStreamReader.defaultChunkSize)
@@ -71,9 +71,12 @@ final class HARStreamingTests: XCTestCase {
         let peak = max(maxRSS, residentKiB(peak: true))
         let growth = (peak - baseline) * 1024
         let bound = 3 * largestEntry + 32 * 1024 * 1024
-        print("HAR streaming: file \(offset) B, largest entry \(largestEntry) B, RSS growth \(growth) B (bound \(bound)), read ahead at most \(maxAhead) B")
+        print(
+            "HAR streaming: file \(offset) B, largest entry \(largestEntry) B, RSS growth \(growth) B (bound \(bound)), read ahead at most \(maxAhead) B"
+        )
         XCTAssertGreaterThan(baseline, 0, "no /proc/self/status: the memory bound is not checked")
-        XCTAssertLessThan(growth, bound, "RSS grew by \(growth) bytes reading a \(offset)-byte file; largest entry \(largestEntry)")
+        XCTAssertLessThan(
+            growth, bound, "RSS grew by \(growth) bytes reading a \(offset)-byte file; largest entry \(largestEntry)")
         XCTAssertLessThan(bound, offset, "the bound must be well below the file size to mean anything")
     }
 

@@ -15,8 +15,9 @@ final class PcapReaderTests: XCTestCase {
 
     private func expected(linkType: Int32 = LinkType.ethernet) -> [ReadFrame] {
         frames.enumerated().map { index, frame in
-            ReadFrame(number: index + 1, timestamp: frame.timestamp, linkType: linkType,
-                      originalLength: frame.originalLength, bytes: frame.bytes)
+            ReadFrame(
+                number: index + 1, timestamp: frame.timestamp, linkType: linkType,
+                originalLength: frame.originalLength, bytes: frame.bytes)
         }
     }
 
@@ -49,7 +50,8 @@ final class PcapReaderTests: XCTestCase {
         ]
         for bigEndian in [false, true] {
             let path = try CaptureFileWriter.temporaryFile(
-                named: "nano.pcap", containing: CaptureFileWriter.pcap(nanoFrames, bigEndian: bigEndian, nanosecond: true))
+                named: "nano.pcap",
+                containing: CaptureFileWriter.pcap(nanoFrames, bigEndian: bigEndian, nanosecond: true))
             let result = try readAll(path)
             XCTAssertNil(result.error)
             XCTAssertEqual(result.frames.map(\.timestamp), [1_700_000_000_000_000_001, 1_700_000_000_999_999_999])

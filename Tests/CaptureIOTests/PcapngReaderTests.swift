@@ -9,16 +9,17 @@ final class PcapngReaderTests: XCTestCase {
 
     func testInterfacesWithDifferentLinkTypesAndResolutions() throws {
         let interfaces = [
-            Interface(linkType: LinkType.ethernet),                                   // default: 10^-6
-            Interface(linkType: LinkType.raw, timestampResolution: 9),                // 10^-9
-            Interface(linkType: LinkType.linuxSLL, timestampResolution: 6),           // explicit 10^-6
-            Interface(linkType: LinkType.linuxSLL2, timestampResolution: 0x80 | 10),  // 2^-10 s
-            Interface(linkType: LinkType.ipv4, timestampResolution: 0x80 | 3),        // 2^-3 s
+            Interface(linkType: LinkType.ethernet), // default: 10^-6
+            Interface(linkType: LinkType.raw, timestampResolution: 9), // 10^-9
+            Interface(linkType: LinkType.linuxSLL, timestampResolution: 6), // explicit 10^-6
+            Interface(linkType: LinkType.linuxSLL2, timestampResolution: 0x80 | 10), // 2^-10 s
+            Interface(linkType: LinkType.ipv4, timestampResolution: 0x80 | 3), // 2^-3 s
         ]
         let frames = [
             Frame(timestamp: 1_700_000_000_123_456_000, interface: 0, bytes: payload(60, seed: 0)),
             Frame(timestamp: 1_700_000_000_123_456_789, interface: 1, bytes: payload(20, seed: 1)),
-            Frame(timestamp: 1_700_000_000_000_001_000, interface: 2, originalLength: 1500, bytes: payload(64, seed: 2)),
+            Frame(
+                timestamp: 1_700_000_000_000_001_000, interface: 2, originalLength: 1500, bytes: payload(64, seed: 2)),
             // 1/1024 s does not divide 10^9 ns: 0.5 s and 0.25 s are the exact cases.
             Frame(timestamp: 1_700_000_000_500_000_000, interface: 3, bytes: payload(33, seed: 3)),
             Frame(timestamp: 1_700_000_000_250_000_000, interface: 3, bytes: payload(3, seed: 4)),
@@ -33,10 +34,13 @@ final class PcapngReaderTests: XCTestCase {
 
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, frames.enumerated().map { index, frame in
-            ReadFrame(number: index + 1, timestamp: frame.timestamp, linkType: interfaces[frame.interface].linkType,
-                      interface: frame.interface, originalLength: frame.originalLength, bytes: frame.bytes)
-        })
+        XCTAssertEqual(
+            result.frames,
+            frames.enumerated().map { index, frame in
+                ReadFrame(
+                    number: index + 1, timestamp: frame.timestamp, linkType: interfaces[frame.interface].linkType,
+                    interface: frame.interface, originalLength: frame.originalLength, bytes: frame.bytes)
+            })
         XCTAssertEqual(result.frames.map(\.linkType), [1, 101, 113, 276, 276, 228, 101])
         XCTAssertEqual(result.frames[2].originalLength, 1500)
         XCTAssertEqual(result.frames[2].bytes.count, 64)
@@ -71,7 +75,9 @@ final class PcapngReaderTests: XCTestCase {
     }
 
     func testBigEndianSection() throws {
-        let interfaces = [Interface(linkType: LinkType.ethernet), Interface(linkType: LinkType.raw, timestampResolution: 9)]
+        let interfaces = [
+            Interface(linkType: LinkType.ethernet), Interface(linkType: LinkType.raw, timestampResolution: 9),
+        ]
         let frames = [
             Frame(timestamp: 1_700_000_000_000_002_000, interface: 0, bytes: payload(61, seed: 11)),
             Frame(timestamp: 1_700_000_000_000_000_003, interface: 1, originalLength: 70, bytes: payload(22, seed: 12)),
@@ -81,12 +87,16 @@ final class PcapngReaderTests: XCTestCase {
         let path = try CaptureFileWriter.temporaryFile(named: "be.pcapng", containing: bytes)
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, [
-            ReadFrame(number: 1, timestamp: 1_700_000_000_000_002_000, linkType: 1, interface: 0,
-                      originalLength: 61, bytes: payload(61, seed: 11)),
-            ReadFrame(number: 2, timestamp: 1_700_000_000_000_000_003, linkType: 101, interface: 1,
-                      originalLength: 70, bytes: payload(22, seed: 12)),
-        ])
+        XCTAssertEqual(
+            result.frames,
+            [
+                ReadFrame(
+                    number: 1, timestamp: 1_700_000_000_000_002_000, linkType: 1, interface: 0,
+                    originalLength: 61, bytes: payload(61, seed: 11)),
+                ReadFrame(
+                    number: 2, timestamp: 1_700_000_000_000_000_003, linkType: 101, interface: 1,
+                    originalLength: 70, bytes: payload(22, seed: 12)),
+            ])
     }
 
     func testSectionsResetInterfacesAndOtherBlocksAreSkipped() throws {
@@ -95,19 +105,23 @@ final class PcapngReaderTests: XCTestCase {
         builder.interface(Interface(linkType: LinkType.ethernet))
         builder.interface(Interface(linkType: LinkType.raw))
         builder.enhancedPacket(Frame(timestamp: 1_000_000, interface: 1, bytes: [1, 2, 3]))
-        builder.block(type: 5, body: [UInt8](repeating: 0, count: 24))  // Interface Statistics
+        builder.block(type: 5, body: [UInt8](repeating: 0, count: 24)) // Interface Statistics
         builder.section(bigEndian: false)
-        builder.block(type: 0x4000_0BAD, body: payload(150_000, seed: 0))  // custom block, larger than the buffer
+        builder.block(type: 0x4000_0BAD, body: payload(150_000, seed: 0)) // custom block, larger than the buffer
         builder.interface(Interface(linkType: LinkType.linuxSLL, timestampResolution: 9))
-        builder.block(type: 4, body: [])  // Name Resolution
+        builder.block(type: 4, body: []) // Name Resolution
         builder.enhancedPacket(Frame(timestamp: 2_000_000_001, interface: 0, bytes: [4, 5]))
         let path = try CaptureFileWriter.temporaryFile(named: "sections.pcapng", containing: builder.bytes)
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, [
-            ReadFrame(number: 1, timestamp: 1_000_000, linkType: 101, interface: 1, originalLength: 3, bytes: [1, 2, 3]),
-            ReadFrame(number: 2, timestamp: 2_000_000_001, linkType: 113, interface: 0, originalLength: 2, bytes: [4, 5]),
-        ])
+        XCTAssertEqual(
+            result.frames,
+            [
+                ReadFrame(
+                    number: 1, timestamp: 1_000_000, linkType: 101, interface: 1, originalLength: 3, bytes: [1, 2, 3]),
+                ReadFrame(
+                    number: 2, timestamp: 2_000_000_001, linkType: 113, interface: 0, originalLength: 2, bytes: [4, 5]),
+            ])
     }
 
     func testInterfaceOfAnEarlierSectionIsGone() throws {
@@ -138,17 +152,25 @@ final class PcapngReaderTests: XCTestCase {
         var builder = PcapngBuilder()
         builder.section()
         builder.interface(Interface(linkType: LinkType.raw, snaplen: 32))
-        builder.simplePacket(originalLength: 20, bytes: payload(20, seed: 1))    // whole packet
-        builder.simplePacket(originalLength: 100, bytes: payload(32, seed: 2))   // cut to snaplen
-        builder.simplePacket(originalLength: 21, bytes: payload(21, seed: 3))    // padding is not data
+        builder.simplePacket(originalLength: 20, bytes: payload(20, seed: 1)) // whole packet
+        builder.simplePacket(originalLength: 100, bytes: payload(32, seed: 2)) // cut to snaplen
+        builder.simplePacket(originalLength: 21, bytes: payload(21, seed: 3)) // padding is not data
         let path = try CaptureFileWriter.temporaryFile(named: "spb.pcapng", containing: builder.bytes)
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, [
-            ReadFrame(number: 1, timestamp: 0, linkType: 101, interface: 0, originalLength: 20, bytes: payload(20, seed: 1)),
-            ReadFrame(number: 2, timestamp: 0, linkType: 101, interface: 0, originalLength: 100, bytes: payload(32, seed: 2)),
-            ReadFrame(number: 3, timestamp: 0, linkType: 101, interface: 0, originalLength: 21, bytes: payload(21, seed: 3)),
-        ])
+        XCTAssertEqual(
+            result.frames,
+            [
+                ReadFrame(
+                    number: 1, timestamp: 0, linkType: 101, interface: 0, originalLength: 20,
+                    bytes: payload(20, seed: 1)),
+                ReadFrame(
+                    number: 2, timestamp: 0, linkType: 101, interface: 0, originalLength: 100,
+                    bytes: payload(32, seed: 2)),
+                ReadFrame(
+                    number: 3, timestamp: 0, linkType: 101, interface: 0, originalLength: 21,
+                    bytes: payload(21, seed: 3)),
+            ])
     }
 
     func testSimplePacketWithoutSnaplenIsCutToItsBlock() throws {
@@ -163,22 +185,29 @@ final class PcapngReaderTests: XCTestCase {
     }
 
     func testObsoletePacketBlocks() throws {
-        let interfaces = [Interface(linkType: LinkType.ethernet), Interface(linkType: LinkType.null, timestampResolution: 9)]
+        let interfaces = [
+            Interface(linkType: LinkType.ethernet), Interface(linkType: LinkType.null, timestampResolution: 9),
+        ]
         let frames = [
             Frame(timestamp: 1_500_000_000_000_001_000, interface: 0, bytes: payload(14, seed: 1)),
             Frame(timestamp: 1_500_000_000_000_000_007, interface: 1, originalLength: 99, bytes: payload(5, seed: 2)),
         ]
         let path = try CaptureFileWriter.temporaryFile(
             named: "pb.pcapng",
-            containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces, bigEndian: true, packetBlock: .obsolete))
+            containing: CaptureFileWriter.pcapng(
+                frames, interfaces: interfaces, bigEndian: true, packetBlock: .obsolete))
         let result = try readAll(path)
         XCTAssertNil(result.error)
-        XCTAssertEqual(result.frames, [
-            ReadFrame(number: 1, timestamp: 1_500_000_000_000_001_000, linkType: 1, interface: 0,
-                      originalLength: 14, bytes: payload(14, seed: 1)),
-            ReadFrame(number: 2, timestamp: 1_500_000_000_000_000_007, linkType: 0, interface: 1,
-                      originalLength: 99, bytes: payload(5, seed: 2)),
-        ])
+        XCTAssertEqual(
+            result.frames,
+            [
+                ReadFrame(
+                    number: 1, timestamp: 1_500_000_000_000_001_000, linkType: 1, interface: 0,
+                    originalLength: 14, bytes: payload(14, seed: 1)),
+                ReadFrame(
+                    number: 2, timestamp: 1_500_000_000_000_000_007, linkType: 0, interface: 1,
+                    originalLength: 99, bytes: payload(5, seed: 2)),
+            ])
     }
 
     func testLargeFrameAfterSmallOnes() throws {
@@ -188,7 +217,8 @@ final class PcapngReaderTests: XCTestCase {
             Frame(timestamp: 2_000, bytes: payload(200_000, seed: 2)),
             Frame(timestamp: 3_000, bytes: payload(11, seed: 3)),
         ]
-        let path = try CaptureFileWriter.temporaryFile(named: "large.pcapng", containing: CaptureFileWriter.pcapng(frames))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "large.pcapng", containing: CaptureFileWriter.pcapng(frames))
         let result = try readAll(path)
         XCTAssertNil(result.error)
         XCTAssertEqual(result.frames.map(\.bytes), frames.map(\.bytes))

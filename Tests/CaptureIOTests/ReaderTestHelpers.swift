@@ -22,8 +22,9 @@ struct ReadFrame: Equatable {
     }
 
     init(_ frame: CapturedFrame) {
-        self.init(number: frame.number, timestamp: frame.timestamp, linkType: frame.linkType,
-                  interface: frame.interface, originalLength: frame.originalLength, bytes: Array(frame.bytes))
+        self.init(
+            number: frame.number, timestamp: frame.timestamp, linkType: frame.linkType,
+            interface: frame.interface, originalLength: frame.originalLength, bytes: Array(frame.bytes))
     }
 }
 

@@ -16,14 +16,20 @@ final class WiresharkOracleTests: XCTestCase {
 
     private func tsharkFrames(_ path: String) throws -> [TsharkFrame] {
         guard let tshark = executable("tshark") else { throw XCTSkip("tshark not installed") }
-        let output = try runTool(tshark, ["-r", path, "-T", "fields", "-e", "frame.number", "-e", "frame.len",
-                                      "-e", "frame.cap_len", "-e", "frame.time_epoch"])
+        let output = try runTool(
+            tshark,
+            [
+                "-r", path, "-T", "fields", "-e", "frame.number", "-e", "frame.len",
+                "-e", "frame.cap_len", "-e", "frame.time_epoch",
+            ])
         return try output.split(separator: "\n").map { line in
             let fields = line.split(separator: "\t").map(String.init)
             guard fields.count == 4, let number = Int(fields[0]), let length = Int(fields[1]),
-                  let captured = Int(fields[2]) else { throw NSError(domain: "tshark line: \(line)", code: 1) }
-            return TsharkFrame(number: number, length: length, capturedLength: captured,
-                               timestamp: try nanoseconds(fields[3]))
+                let captured = Int(fields[2])
+            else { throw NSError(domain: "tshark line: \(line)", code: 1) }
+            return TsharkFrame(
+                number: number, length: length, capturedLength: captured,
+                timestamp: try nanoseconds(fields[3]))
         }
     }
 
@@ -43,9 +49,12 @@ final class WiresharkOracleTests: XCTestCase {
         XCTAssertNil(ours.error, file: file, line: line)
         let theirs = try tsharkFrames(path)
         XCTAssertFalse(theirs.isEmpty, file: file, line: line)
-        XCTAssertEqual(ours.frames.map {
-            TsharkFrame(number: $0.number, length: $0.originalLength, capturedLength: $0.bytes.count, timestamp: $0.timestamp)
-        }, theirs, file: file, line: line)
+        XCTAssertEqual(
+            ours.frames.map {
+                TsharkFrame(
+                    number: $0.number, length: $0.originalLength, capturedLength: $0.bytes.count,
+                    timestamp: $0.timestamp)
+            }, theirs, file: file, line: line)
     }
 
     func testWriterPcapngWithTwoLinkTypesAgreesWithTshark() throws {
@@ -57,10 +66,12 @@ final class WiresharkOracleTests: XCTestCase {
         ]
         let frames = [
             Frame(timestamp: 1_700_000_000_123_456_000, interface: 0, bytes: payload(60, seed: 1)),
-            Frame(timestamp: 1_700_000_000_123_456_789, interface: 1, originalLength: 1500, bytes: payload(40, seed: 2)),
+            Frame(
+                timestamp: 1_700_000_000_123_456_789, interface: 1, originalLength: 1500, bytes: payload(40, seed: 2)),
             Frame(timestamp: 1_700_000_001_500_000_000, interface: 2, bytes: payload(14, seed: 3)),
             Frame(timestamp: 1_700_000_002_000_000_001, interface: 1, bytes: payload(20, seed: 4)),
-            Frame(timestamp: 1_700_000_003_000_000_000, interface: 0, originalLength: 9000, bytes: payload(128, seed: 5)),
+            Frame(
+                timestamp: 1_700_000_003_000_000_000, interface: 0, originalLength: 9000, bytes: payload(128, seed: 5)),
         ]
         let path = try CaptureFileWriter.temporaryFile(
             named: "oracle.pcapng", containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces))
@@ -70,7 +81,8 @@ final class WiresharkOracleTests: XCTestCase {
 
     func testWriterPcapAgreesWithTshark() throws {
         let frames = [
-            CaptureFileWriter.Frame(timestamp: 1_600_000_000_000_000_123, originalLength: 80, bytes: payload(64, seed: 1)),
+            CaptureFileWriter.Frame(
+                timestamp: 1_600_000_000_000_000_123, originalLength: 80, bytes: payload(64, seed: 1)),
             CaptureFileWriter.Frame(timestamp: 1_600_000_000_999_999_999, bytes: payload(64, seed: 2)),
         ]
         let path = try CaptureFileWriter.temporaryFile(
@@ -104,8 +116,12 @@ final class WiresharkOracleTests: XCTestCase {
                 XCTAssertEqual(frame.bytes.count, expected.length, name)
                 XCTAssertEqual(frame.timestamp, expected.timestamp, name)
             }
-            XCTAssertEqual(result.frames[1].bytes, [0x45, 0x00, 0x00, 0x14, 0x00, 0x02, 0x00, 0x00, 0x40, 0x11,
-                                                    0x00, 0x00, 0xC0, 0xA8, 0x00, 0x01, 0xC0, 0xA8, 0x00, 0x02])
+            XCTAssertEqual(
+                result.frames[1].bytes,
+                [
+                    0x45, 0x00, 0x00, 0x14, 0x00, 0x02, 0x00, 0x00, 0x40, 0x11,
+                    0x00, 0x00, 0xC0, 0xA8, 0x00, 0x01, 0xC0, 0xA8, 0x00, 0x02,
+                ])
             XCTAssertEqual(result.frames[2].bytes.suffix(4), [0x86, 0xDD, 0x60, 0x00])
         }
     }

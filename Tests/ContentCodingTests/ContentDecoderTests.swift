@@ -8,12 +8,14 @@ import XCTest
 /// never against this module's own output.
 final class ContentDecoderTests: XCTestCase {
     private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-    private let plainLength = 107_636  // manifest.json "plain.txt".decoded
+    private let plainLength = 107_636 // manifest.json "plain.txt".decoded
 
     override func tearDown() { scratch.deallocate() }
 
-    private func decode(_ bytes: [UInt8], codings: [String], pieces: Int? = nil,
-                        limits: DecodingLimits = DecodingLimits()) -> (DecodingOutcome, Int, [UInt8]) {
+    private func decode(
+        _ bytes: [UInt8], codings: [String], pieces: Int? = nil,
+        limits: DecodingLimits = DecodingLimits()
+    ) -> (DecodingOutcome, Int, [UInt8]) {
         let decoder = ContentDecoder(codings: codings, limits: limits, scratch: scratch)
         var output: [UInt8] = []
         decoder.sink = { output.append(contentsOf: $0) }
@@ -48,7 +50,8 @@ final class ContentDecoderTests: XCTestCase {
     }
 
     func testStackedCodingsDecodeInReverseOrder() throws {
-        let (outcome, length, _) = decode(try Fixtures.bytes("contentcoding/body.gzip.gzip"), codings: ["gzip", "gzip"])
+        let (outcome, length, _) = decode(
+            try Fixtures.bytes("contentcoding/body.gzip.gzip"), codings: ["gzip", "gzip"])
         XCTAssertEqual(outcome, .decoded)
         XCTAssertEqual(length, plainLength)
     }
@@ -85,7 +88,7 @@ final class ContentDecoderTests: XCTestCase {
     }
 
     func testBombIsStoppedByTheRatioLimit() throws {
-        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip")  // 65,250 B → 64 MiB of zeros
+        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip") // 65,250 B → 64 MiB of zeros
         let limits = DecodingLimits(maxDecodedBytes: 1 << 30, maxRatio: 100, ratioGrace: 1 << 20)
         let decoder = ContentDecoder(codings: ["gzip"], limits: limits, scratch: scratch)
         bomb.withUnsafeBytes { decoder.feed($0) }
@@ -143,8 +146,9 @@ final class ContentDecoderTests: XCTestCase {
     // MARK: brotli
 
     private func manifestDecoded(_ name: String) throws -> Int {
-        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(
-            with: Data(Fixtures.bytes("contentcoding/manifest.json"))) as? [String: [String: Any]])
+        let manifest = try XCTUnwrap(
+            try JSONSerialization.jsonObject(
+                with: Data(Fixtures.bytes("contentcoding/manifest.json"))) as? [String: [String: Any]])
         return try XCTUnwrap(manifest[name]?["decoded"] as? Int, name)
     }
 
@@ -190,7 +194,8 @@ final class ContentDecoderTests: XCTestCase {
 
     func testTruncatedBrFails() throws {
         for pieces in [nil, 1] {
-            let (outcome, _, _) = decode(try Fixtures.bytes("contentcoding/body.truncated.br"), codings: ["br"], pieces: pieces)
+            let (outcome, _, _) = decode(
+                try Fixtures.bytes("contentcoding/body.truncated.br"), codings: ["br"], pieces: pieces)
             guard case let .failed(reason) = outcome else { return XCTFail("expected failure, got \(outcome)") }
             XCTAssertTrue(reason.contains("ends before the end of the br stream"), reason)
         }
@@ -224,16 +229,22 @@ final class ContentDecoderTests: XCTestCase {
     }
 
     func testBrBombIsStoppedByTheLimits() throws {
-        let bomb = try Fixtures.bytes("contentcoding/bomb.br")  // 54 B → 64 MiB of zeros
-        let ratio = ContentDecoder(codings: ["br"], limits: DecodingLimits(maxDecodedBytes: 1 << 30, maxRatio: 100,
-                                                                          ratioGrace: 1 << 20), scratch: scratch)
+        let bomb = try Fixtures.bytes("contentcoding/bomb.br") // 54 B → 64 MiB of zeros
+        let ratio = ContentDecoder(
+            codings: ["br"],
+            limits: DecodingLimits(
+                maxDecodedBytes: 1 << 30, maxRatio: 100,
+                ratioGrace: 1 << 20), scratch: scratch)
         bomb.withUnsafeBytes { ratio.feed($0) }
         XCTAssertEqual(ratio.finish(), .overLimit)
         // Stopped within one scratch buffer of the grace.
         XCTAssertLessThanOrEqual(ratio.decodedLength, (1 << 20) + (1 << 16))
 
-        let size = ContentDecoder(codings: ["br"], limits: DecodingLimits(maxDecodedBytes: 4 << 20, maxRatio: 1 << 30,
-                                                                         ratioGrace: 0), scratch: scratch)
+        let size = ContentDecoder(
+            codings: ["br"],
+            limits: DecodingLimits(
+                maxDecodedBytes: 4 << 20, maxRatio: 1 << 30,
+                ratioGrace: 0), scratch: scratch)
         for byte in bomb { [byte].withUnsafeBytes { size.feed($0) } }
         XCTAssertEqual(size.finish(), .overLimit)
         XCTAssertLessThanOrEqual(size.decodedLength, (4 << 20) + (1 << 16))

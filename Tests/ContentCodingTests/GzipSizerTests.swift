@@ -9,8 +9,9 @@ import XCTest
 final class GzipSizerTests: XCTestCase {
     /// Fixture name → level → length, from manifest.json.
     private func oracle() throws -> [String: [Int32: Int]] {
-        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(
-            with: Data(Fixtures.bytes("contentcoding/manifest.json"))) as? [String: [String: Any]])
+        let manifest = try XCTUnwrap(
+            try JSONSerialization.jsonObject(
+                with: Data(Fixtures.bytes("contentcoding/manifest.json"))) as? [String: [String: Any]])
         var result: [String: [Int32: Int]] = [:]
         for (name, entry) in manifest {
             guard let gzipped = entry["gzipped"] as? [String: Int] else { continue }
@@ -36,7 +37,8 @@ final class GzipSizerTests: XCTestCase {
 
     func testMatchesPythonZlibAtLevels1_6_9() throws {
         let oracle = try oracle()
-        XCTAssertEqual(Set(oracle.keys), ["plain.txt", "body.zlib", "body.rawdeflate", "body.br", "mixed.bin", "byte1f.bin"])
+        XCTAssertEqual(
+            Set(oracle.keys), ["plain.txt", "body.zlib", "body.rawdeflate", "body.br", "mixed.bin", "byte1f.bin"])
         var rng = SplitMix64(seed: 1)
         for (name, levels) in oracle.sorted(by: { $0.key < $1.key }) {
             let bytes = try Fixtures.bytes("contentcoding/\(name)")
@@ -46,7 +48,8 @@ final class GzipSizerTests: XCTestCase {
                 XCTAssertEqual(GzipSizer.length(of: bytes, level: level), expected, label)
                 XCTAssertEqual(streamed(bytes, level: level) { bytes.count }, expected, label)
                 for maxPiece in [3, 100, 5000, 70_000] {
-                    XCTAssertEqual(streamed(bytes, level: level) { 1 + rng.below(maxPiece) }, expected, "\(label) ≤\(maxPiece)")
+                    XCTAssertEqual(
+                        streamed(bytes, level: level) { 1 + rng.below(maxPiece) }, expected, "\(label) ≤\(maxPiece)")
                 }
             }
         }
@@ -76,7 +79,7 @@ final class GzipSizerTests: XCTestCase {
                 for level: Int32 in [1, 6, 9] {
                     let expected = GzipSizer.length(of: bytes, level: level)
                     let label = "\(count) bytes, compressible \(compressible), level \(level)"
-                    XCTAssertGreaterThan(expected, 18, label)  // gzip header and trailer at least
+                    XCTAssertGreaterThan(expected, 18, label) // gzip header and trailer at least
                     XCTAssertEqual(streamed(bytes, level: level) { count }, expected, label)
                     for maxPiece in [2, 1000, 40_000] {
                         XCTAssertEqual(streamed(bytes, level: level) { 1 + rng.below(maxPiece) }, expected, label)
@@ -101,7 +104,7 @@ final class GzipSizerTests: XCTestCase {
         let gzip = try Fixtures.bytes("contentcoding/body.gzip")
         XCTAssertEqual(GzipSizer.length(of: gzip), gzip.count)
         XCTAssertEqual(streamed(gzip) { gzip.count }, gzip.count)
-        XCTAssertEqual(streamed(gzip) { 1 }, gzip.count)  // magic split over two feeds
+        XCTAssertEqual(streamed(gzip) { 1 }, gzip.count) // magic split over two feeds
         XCTAssertEqual(GzipSizer.length(of: [0x1f, 0x8b]), 2)
         XCTAssertEqual(streamed([0x1f, 0x8b]) { 1 }, 2)
         // The magic only counts at the start.
@@ -111,7 +114,7 @@ final class GzipSizerTests: XCTestCase {
     }
 
     func testOneByte1fIsCompressed() throws {
-        let expected = try XCTUnwrap(oracle()["byte1f.bin"]?[6])  // Python: 21
+        let expected = try XCTUnwrap(oracle()["byte1f.bin"]?[6]) // Python: 21
         XCTAssertEqual(GzipSizer.length(of: [0x1f]), expected)
         XCTAssertEqual(streamed([0x1f]) { 1 }, expected)
         // 1f then something other than 8b: not magic, both bytes compressed.
@@ -161,4 +164,3 @@ final class GzipSizerTests: XCTestCase {
         }
     }
 }
-

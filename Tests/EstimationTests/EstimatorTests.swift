@@ -1,17 +1,14 @@
 import Estimation
 import HTTP1
-import PacketLayers
 import XCTest
 
-/// Each quirk of METERING §4.1/§4.2 with a figure counted by hand in the comment beside it.
+/// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
 final class EstimatorTests: XCTestCase {
     private let documented = DocumentedEstimator()
     private let naive = NaiveEstimator()
-    private let endpoint = TransportEndpoint(address: IPAddress(ipv4: 0x7f00_0001), port: 8080)
 
     private func request(_ target: String, method: String = "GET", _ fields: [(String, String)] = []) -> HTTPMessage {
-        var message = HTTPMessage(kind: .request, connection: 0, index: 0, time: 0, streamOffset: 0,
-                                  client: endpoint, server: endpoint)
+        var message = HTTPMessage(kind: .request, index: 0)
         message.method = method
         message.target = Array(target.utf8)
         message.startLine = Array("\(method) \(target) HTTP/1.1".utf8)
@@ -20,8 +17,7 @@ final class EstimatorTests: XCTestCase {
     }
 
     private func response(_ statusLine: String = "HTTP/1.1 200 OK", _ fields: [(String, String)] = []) -> HTTPMessage {
-        var message = HTTPMessage(kind: .response, connection: 0, index: 0, time: 0, streamOffset: 0,
-                                  client: endpoint, server: endpoint)
+        var message = HTTPMessage(kind: .response, index: 0)
         message.startLine = Array(statusLine.utf8)
         message.status = Int(statusLine.split(separator: " ")[1])
         message.fields = fields.map { HeaderField($0.0, $0.1) }
@@ -29,8 +25,9 @@ final class EstimatorTests: XCTestCase {
     }
 
     private func body(_ length: Int, decoded: Int? = nil, gzipped: Int? = nil, gzippedRaw: Int? = nil) -> BodyFacts {
-        BodyFacts(transferDecodedLength: length, decodedLength: decoded ?? length, decodedExactly: true,
-                  bytesMissing: false, gzippedTransferDecoded: gzippedRaw, gzippedDecoded: gzipped)
+        BodyFacts(
+            transferDecodedLength: length, decodedLength: decoded ?? length, decodedExactly: true,
+            bytesMissing: false, gzippedTransferDecoded: gzippedRaw, gzippedDecoded: gzipped)
     }
 
     private func documentedEstimate(_ message: HTTPMessage, _ facts: BodyFacts) throws -> Estimate {
@@ -89,9 +86,13 @@ final class EstimatorTests: XCTestCase {
     // MARK: - documented, request headers and body
 
     func testStackAddedFieldsAreLeftOutAndCookieIsKept() throws {
-        let message = request("/", [("Host", "h"), ("User-Agent", "x"), ("Accept", "*/*"), ("Accept-Encoding", "gzip"),
-                                    ("Accept-Language", "en"), ("Connection", "keep-alive"), ("Content-Length", "3"),
-                                    ("Cookie", "a=1"), ("X-Token", "abc")])
+        let message = request(
+            "/",
+            [
+                ("Host", "h"), ("User-Agent", "x"), ("Accept", "*/*"), ("Accept-Encoding", "gzip"),
+                ("Accept-Language", "en"), ("Connection", "keep-alive"), ("Content-Length", "3"),
+                ("Cookie", "a=1"), ("X-Token", "abc"),
+            ])
         // Cookie: 6+2+3+2 = 13; X-Token: 7+2+3+2 = 14; final CRLF 2 → 29
         XCTAssertEqual(try documentedEstimate(message, body(3)).headers, 29)
         XCTAssertEqual(try documentedEstimate(message, body(3)).body, 3)
@@ -132,7 +133,8 @@ final class EstimatorTests: XCTestCase {
     }
 
     func testSetCookieFieldsMergeWithCommaSpace() throws {
-        let message = response("HTTP/1.1 200 OK", [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=22")])
+        let message = response(
+            "HTTP/1.1 200 OK", [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=22")])
         // "Set-Cookie: a=1, b=22": 10+2+9+2 = 23; Content-Type: 12+2+10+2 = 26; + 2 → 51
         XCTAssertEqual(try documentedEstimate(message, body(0)).headers, 51)
     }
@@ -161,15 +163,22 @@ final class EstimatorTests: XCTestCase {
     // MARK: - naive
 
     func testNaiveRequestIsTheBody() throws {
-        XCTAssertEqual(try naive.estimate(request("/", method: "POST"), body: body(123)).get(), Estimate(line: 0, headers: 0, body: 123))
+        XCTAssertEqual(
+            try naive.estimate(request("/", method: "POST"), body: body(123)).get(),
+            Estimate(line: 0, headers: 0, body: 123))
     }
 
     func testNaiveResponseTakesContentLengthAsItIs() throws {
         // A HEAD or 304 response's Content-Length counts, though no body followed.
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 304 Not Modified", [("Content-Length", "100")]), body: body(0)).get().total, 100)
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 5")]), body: body(5)).get().total, 5)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 304 Not Modified", [("Content-Length", "100")]), body: body(0)).get()
+                .total, 100)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 5")]), body: body(5)).get().total, 5)
         // Not one number: absent, so the decoded body.
-        XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 6")]), body: body(9, decoded: 30)).get().total, 30)
+        XCTAssertEqual(
+            try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 6")]), body: body(9, decoded: 30))
+                .get().total, 30)
         XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK"), body: body(40, decoded: 100)).get().total, 100)
     }
 

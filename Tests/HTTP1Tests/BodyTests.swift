@@ -8,15 +8,16 @@ final class BodyTests: XCTestCase {
     // MARK: 2. Chunked with extensions and trailers
 
     func testChunkedResponseWithExtensionsAndTrailers() {
-        let body = "5;name=value\r\n"  // 1+1+10+2 = 14
-            + "hello\r\n"  // 5+2 = 7
-            + "6\r\n"  // 3
-            + " world\r\n"  // 6+2 = 8
-            + "A;x\r\n"  // 3+2 = 5
-            + "0123456789\r\n"  // 10+2 = 12
-            + "0;last\r\n"  // 6+2 = 8
-            + "X-Checksum: abc\r\n"  // 11+1+3+2 = 17
-            + "\r\n"  // 2
+        let body =
+            "5;name=value\r\n" // 1+1+10+2 = 14
+            + "hello\r\n" // 5+2 = 7
+            + "6\r\n" // 3
+            + " world\r\n" // 6+2 = 8
+            + "A;x\r\n" // 3+2 = 5
+            + "0123456789\r\n" // 10+2 = 12
+            + "0;last\r\n" // 6+2 = 8
+            + "X-Checksum: abc\r\n" // 11+1+3+2 = 17
+            + "\r\n" // 2
         // wire body 14+7+3+8+5+12+8+17+2 = 76; de-chunked 5+6+10 = 21
         let outcome = verify([
             // "GET /chunks HTTP/1.1\r\n" = 3+1+7+1+8+2 = 22; "Host: h\r\n" 9; "TE: trailers\r\n" = 3+1+8+2 = 14; 2 → 25
@@ -36,13 +37,14 @@ final class BodyTests: XCTestCase {
         XCTAssertEqual(chunked?.framing, .chunked)
         XCTAssertEqual(chunked?.complete, true)
         XCTAssertEqual(chunked?.anomalies, [])
-        XCTAssertEqual(chunked?.fields, [HeaderField("Transfer-Encoding", "chunked"), HeaderField("Trailer", "X-Checksum")])
+        XCTAssertEqual(
+            chunked?.fields, [HeaderField("Transfer-Encoding", "chunked"), HeaderField("Trailer", "X-Checksum")])
         XCTAssertEqual(chunked?.trailers, [HeaderField("X-Checksum", "abc")])
         XCTAssertEqual(outcome.body(of: chunked), ObservedBody(bytes: Array("hello world0123456789".utf8)))
         // The next exchange starts right after the final CRLF.
         let next = outcome.response(1)
         assertSizes(next, line: 25, headers: 2, body: 0)
-        XCTAssertEqual(next?.streamOffset, 144)  // 17 + 51 + 76
+        XCTAssertEqual(next?.streamOffset, 144) // 17 + 51 + 76
         XCTAssertEqual(next?.pair, 1)
         XCTAssertEqual(next?.anomalies, [])
         XCTAssertEqual(outcome.tallies, [StreamTally(), StreamTally()])
@@ -50,7 +52,7 @@ final class BodyTests: XCTestCase {
 
     func testTrailerObsFoldAndEmptyChunkedBody() {
         let outcome = verify([
-            .client("GET / HTTP/1.1\r\n\r\n"),  // 16; 2
+            .client("GET / HTTP/1.1\r\n\r\n"), // 16; 2
             // 17; 28 + 2 = 30
             // body "0\r\n" 3 + "X-A: 1\r\n" 8 + "  2\r\n" 5 + "X-B: 3\r\n" 8 + "\r\n" 2 = 26, de-chunked 0
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\n  2\r\nX-B: 3\r\n\r\n"),
@@ -66,12 +68,13 @@ final class BodyTests: XCTestCase {
 
     func testChunkSizeLineOverTheLimitIsMalformed() {
         let limits = HTTPLimits(maxHeadBytes: 64 << 10, maxLineBytes: 8)
-        let outcome = verify([
-            .client("GET / HTTP/1.1\r\n\r\n"),
-            // 17; 30; "5;aaaaaaaaaa\r\n" = 1+1+10+2 = 14 > 8: not a chunk-size line.
-            // Then "hello\r\n" 7, "0\r\n" 3, "\r\n" 2 are skipped while resynchronizing.
-            .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;aaaaaaaaaa\r\nhello\r\n0\r\n\r\n"),
-        ], limits: limits)
+        let outcome = verify(
+            [
+                .client("GET / HTTP/1.1\r\n\r\n"),
+                // 17; 30; "5;aaaaaaaaaa\r\n" = 1+1+10+2 = 14 > 8: not a chunk-size line.
+                // Then "hello\r\n" 7, "0\r\n" 3, "\r\n" 2 are skipped while resynchronizing.
+                .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;aaaaaaaaaa\r\nhello\r\n0\r\n\r\n"),
+            ], limits: limits)
         let response = outcome.response(0)
         assertSizes(response, line: 17, headers: 30, body: 14, bodyLength: 0)
         XCTAssertEqual(response?.complete, false)
@@ -152,7 +155,7 @@ final class BodyTests: XCTestCase {
 
             let retry = outcome.request(1)
             assertSizes(retry, line: 19, headers: 31, body: 10)
-            XCTAssertEqual(retry?.streamOffset, 72)  // 19 + 53
+            XCTAssertEqual(retry?.streamOffset, 72) // 19 + 53
             XCTAssertEqual(retry?.anomalies, [])
             XCTAssertEqual(retry?.pair, 1)
             XCTAssertEqual(retry?.time, stepTime(2))
@@ -167,8 +170,8 @@ final class BodyTests: XCTestCase {
 
     func testExpectationFailedThenClientCloses() {
         let outcome = verify([
-            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"),  // 19; 53
-            .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),  // 33; 21
+            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
+            .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"), // 33; 21
             .end(.initiator, .fin),
             .end(.responder, .fin),
         ])
@@ -183,10 +186,10 @@ final class BodyTests: XCTestCase {
         // The body is all token characters, so it begins like a request line; what follows
         // its 10 bytes shows it was the body.
         let outcome = verify([
-            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"),  // 19; 53
+            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
             .client("0123456789"),
-            .client("GET /x HTTP/1.1\r\nHost: h\r\n\r\n"),  // 17; 11
+            .client("GET /x HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
             .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
         ])
         let request = outcome.request(0)
@@ -197,15 +200,15 @@ final class BodyTests: XCTestCase {
         let next = outcome.request(1)
         assertSizes(next, line: 17, headers: 11, body: 0)
         XCTAssertEqual(next?.method, "GET")
-        XCTAssertEqual(next?.streamOffset, 82)  // 19 + 53 + 10
+        XCTAssertEqual(next?.streamOffset, 82) // 19 + 53 + 10
         XCTAssertEqual(next?.pair, 1)
     }
 
     func testExpectationFailedWithBinaryBodySentAnyway() {
         let outcome = verify([
-            .client("POST /j HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 7\r\n\r\n"),  // 18; 22 + 19 + 2 = 43
+            .client("POST /j HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 7\r\n\r\n"), // 18; 22 + 19 + 2 = 43
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
-            .client("{\"a\":1}"),  // 7
+            .client("{\"a\":1}"), // 7
         ])
         assertSizes(outcome.request(0), line: 18, headers: 43, body: 7)
         XCTAssertEqual(outcome.request(0)?.anomalies, [])
@@ -216,7 +219,7 @@ final class BodyTests: XCTestCase {
             // "POST /c HTTP/1.1\r\n" 18; 9 + 22 + "Transfer-Encoding: chunked\r\n" 28 + 2 = 61
             .client("POST /c HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"),
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
-            .client("GET /n HTTP/1.1\r\nHost: h\r\n\r\n"),  // 17; 11
+            .client("GET /n HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
             .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
         ])
         let omitted = outcome.request(0)
@@ -229,28 +232,28 @@ final class BodyTests: XCTestCase {
 
     func testHeldBytesBeforeAGapAreBody() {
         let outcome = verify([
-            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"),  // 19; 53
+            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
-            .client("PUT "),  // could begin a request line: held
-            .gap(.initiator, 6),  // the rest of the body
-            .client("GET /n HTTP/1.1\r\nHost: h\r\n\r\n"),  // 17; 11
+            .client("PUT "), // could begin a request line: held
+            .gap(.initiator, 6), // the rest of the body
+            .client("GET /n HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
         ])
         let request = outcome.request(0)
-        assertSizes(request, line: 19, headers: 53, body: 10)  // 4 + 6
+        assertSizes(request, line: 19, headers: 53, body: 10) // 4 + 6
         XCTAssertEqual(request?.missingBytes, 6)
         XCTAssertEqual(request?.complete, true)
         XCTAssertEqual(request?.anomalies, [.bytesMissing])
         XCTAssertEqual(outcome.body(of: request), ObservedBody(bytes: Array("PUT ".utf8), gaps: 1, gapBytes: 6))
         let next = outcome.request(1)
         assertSizes(next, line: 17, headers: 11, body: 0)
-        XCTAssertEqual(next?.anomalies, [.unpaired])  // the gap ended where the body did
+        XCTAssertEqual(next?.anomalies, [.unpaired]) // the gap ended where the body did
     }
 
     func testHeldBytesBeforeTheEndAreBody() {
         let outcome = verify([
-            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"),  // 19; 53
+            .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
-            .client("POST /x"),  // 7, still undecided when the client closes
+            .client("POST /x"), // 7, still undecided when the client closes
             .end(.initiator, .fin),
         ])
         let request = outcome.request(0)
@@ -273,11 +276,15 @@ final class BodyTests: XCTestCase {
         XCTAssertEqual(check("GET /a HTTP/1.1x"), false)
         XCTAssertEqual(check("5\r\n"), false)
         // A verdict never changes once given: every prefix of a decided text is undecided or agrees.
-        for text in ["GET /a HTTP/1.1\r\n", "hello world foo\r\n", "GET /a b HTTP/1.1\r\n", "0123456789GET / HTTP/1.1\r\n"] {
+        for text in [
+            "GET /a HTTP/1.1\r\n", "hello world foo\r\n", "GET /a b HTTP/1.1\r\n", "0123456789GET / HTTP/1.1\r\n",
+        ] {
             let bytes = Array(text.utf8)
             let final = StartLine.beginsRequestLine(bytes[...])
             for end in 0...bytes.count {
-                if let verdict = StartLine.beginsRequestLine(bytes[..<end]) { XCTAssertEqual(verdict, final, "\(text) at \(end)") }
+                if let verdict = StartLine.beginsRequestLine(bytes[..<end]) {
+                    XCTAssertEqual(verdict, final, "\(text) at \(end)")
+                }
             }
         }
     }

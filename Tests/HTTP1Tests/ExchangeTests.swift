@@ -62,24 +62,24 @@ final class ExchangeTests: XCTestCase {
 
         let second = outcome.request(1)
         assertSizes(second, line: 17, headers: 21, body: 0)
-        XCTAssertEqual(second?.streamOffset, 38)  // 17 + 21
+        XCTAssertEqual(second?.streamOffset, 38) // 17 + 21
         XCTAssertEqual(second?.pair, 1)
         let notFound = outcome.response(1)
-        assertSizes(notFound, line: 24, headers: 47, body: 3)  // 19 + 26 + 2 = 47
-        XCTAssertEqual(notFound?.streamOffset, 43)  // 17 + 21 + 5
+        assertSizes(notFound, line: 24, headers: 47, body: 3) // 19 + 26 + 2 = 47
+        XCTAssertEqual(notFound?.streamOffset, 43) // 17 + 21 + 5
         XCTAssertEqual(notFound?.reason.text, "Not Found")
         XCTAssertEqual(notFound?.pair, 1)
 
         let post = outcome.request(2)
-        assertSizes(post, line: 18, headers: 41, body: 11)  // 19 + 20 + 2 = 41
-        XCTAssertEqual(post?.streamOffset, 76)  // 38 + 38
+        assertSizes(post, line: 18, headers: 41, body: 11) // 19 + 20 + 2 = 41
+        XCTAssertEqual(post?.streamOffset, 76) // 38 + 38
         XCTAssertEqual(post?.framing, .length(11))
         XCTAssertEqual(post?.pair, 2)
         XCTAssertEqual(outcome.body(of: post), ObservedBody(bytes: Array("hello world".utf8)))
         let created = outcome.response(2)
         assertSizes(created, line: 22, headers: 21, body: 0)
-        XCTAssertEqual(created?.streamOffset, 117)  // 43 + 24 + 47 + 3
-        XCTAssertEqual(created?.framing, BodyFraming.none)  // Content-Length: 0
+        XCTAssertEqual(created?.streamOffset, 117) // 43 + 24 + 47 + 3
+        XCTAssertEqual(created?.framing, BodyFraming.none) // Content-Length: 0
         XCTAssertEqual(created?.pair, 2)
         XCTAssertEqual(created?.request?.method, "POST")
 
@@ -97,13 +97,16 @@ final class ExchangeTests: XCTestCase {
             // "GET /1 HTTP/1.1\r\n" = 17, "Host: h\r\n" = 9 + "\r\n" = 11 → 28
             // "HEAD /2 HTTP/1.1\r\n" = 4+1+2+1+8+2 = 18, 11 → 29
             // "GET /3 HTTP/1.1\r\n" = 17, 11 → 28
-            .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"),
+            .client(
+                "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
+            ),
             // 17, "Content-Length: 3\r\n" 19 + 2 = 21, "abc" 3 → 41
             // 17, "Content-Length: 1000\r\n" = 15+1+4+2 = 22, + 2 = 24, no body → 41
             // 17, 21, "xy" 2 → 40
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
-                + "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
-                + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nxy"),
+            .server(
+                "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+                    + "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+                    + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nxy"),
             .end(.initiator, .fin),
             .end(.responder, .fin),
         ])
@@ -121,7 +124,7 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(head?.framing, BodyFraming.none)
         XCTAssertEqual(head?.request?.method, "HEAD")
         XCTAssertEqual(head?.complete, true)
-        XCTAssertEqual(head?.values(of: "content-length"), [Array("1000".utf8)])
+        XCTAssertEqual(head?.message.values(of: "content-length"), [Array("1000".utf8)])
         assertSizes(outcome.response(2), line: 17, headers: 21, body: 2)
         XCTAssertEqual(outcome.body(of: outcome.response(2)), ObservedBody(bytes: Array("xy".utf8)))
         XCTAssertEqual(outcome.responses.map(\.streamOffset), [0, 41, 82])
@@ -181,8 +184,9 @@ final class ExchangeTests: XCTestCase {
             // "Link: </s.css>; rel=preload\r\n" = 5+1+(8+2+11)+2 = 29; "\r\n" → 31
             // "HTTP/1.1 304 Not Modified\r\n" = 8+1+3+1+12+2 = 27; "Content-Length: 50\r\n" = 15+1+2+2 = 20;
             // "ETag: \"v1\"\r\n" = 5+1+4+2 = 12; "\r\n" → 34
-            .server("HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
-                + "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\nETag: \"v1\"\r\n\r\n"),
+            .server(
+                "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                    + "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\nETag: \"v1\"\r\n\r\n"),
             // "DELETE /x HTTP/1.1\r\n" = 6+1+2+1+8+2 = 20; 11
             .client("DELETE /x HTTP/1.1\r\nHost: h\r\n\r\n"),
             // "HTTP/1.1 204 No Content\r\n" = 8+1+3+1+10+2 = 25; "\r\n" = 2
@@ -213,7 +217,7 @@ final class ExchangeTests: XCTestCase {
         assertSizes(notModified, line: 27, headers: 34, body: 0)
         XCTAssertEqual(notModified?.framing, BodyFraming.none)
         XCTAssertEqual(notModified?.pair, 0)
-        XCTAssertEqual(notModified?.streamOffset, 57)  // 26 + 31
+        XCTAssertEqual(notModified?.streamOffset, 57) // 26 + 31
 
         let noContent = outcome.response(2)
         assertSizes(noContent, line: 25, headers: 2, body: 0)
@@ -270,12 +274,12 @@ final class ExchangeTests: XCTestCase {
     func testAcknowledgementEqualToTheRequestStartDoesNotPair() {
         // The rule is "starts at or after what the packet acknowledges".
         let outcome = verify([
-            .client("GET /0 HTTP/1.1\r\nHost: h\r\n\r\n"),  // 28, offset 0
-            .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"),  // 28, offset 28
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ack: .at(28)),  // answers /0
+            .client("GET /0 HTTP/1.1\r\nHost: h\r\n\r\n"), // 28, offset 0
+            .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"), // 28, offset 28
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ack: .at(28)), // answers /0
             // Acknowledges up to the start of /1 only: answers nothing the capture holds.
             .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ack: .at(28)),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ack: .none),  // unknown: FIFO
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", ack: .none), // unknown: FIFO
         ])
         XCTAssertEqual(outcome.responses.map(\.pair), [0, nil, 1])
         XCTAssertEqual(outcome.requests.map(\.pair), [0, 2])
@@ -297,7 +301,7 @@ final class ExchangeTests: XCTestCase {
         // A response whose request came before the capture (the handshake was seen, yet the
         // request bytes were not, e.g. a filter): unpaired.
         let responseOnly = verify([
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),  // 17, 21, 2
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") // 17, 21, 2
         ])
         XCTAssertEqual(responseOnly.records.count, 1)
         assertSizes(responseOnly.response(0), line: 17, headers: 21, body: 2)
@@ -320,7 +324,8 @@ final class ExchangeTests: XCTestCase {
             .client("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"),
             // 17; "Content-Length: 100\r\n" = 15+1+3+2 = 21, 28, 2 → 51
             // body "3\r\n" 3 + "abc\r\n" 5 + "0\r\n" 3 + "\r\n" 2 = 13, de-chunked 3
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+            .server(
+                "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
             .end(.initiator, .fin),
             .end(.responder, .fin),
         ])
@@ -391,13 +396,15 @@ final class ExchangeTests: XCTestCase {
                 // "GET /old HTTP/1.0\r\n" = 3+1+4+1+8+2 = 19; "\r\n" = 2
                 .client("GET /old HTTP/1.0\r\n\r\n"),
                 // "HTTP/1.0 200 OK\r\n" = 17; "Content-Type: text/plain\r\n" = 26; "\r\n" → 28
-                .server("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nsome text"),  // 9
-                .server("\nmore"),  // 5
+                .server("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nsome text"), // 9
+                .server("\nmore"), // 5
                 .end(.responder, reason),
                 .end(.initiator, reason),
             ]
         }
-        for (reason, complete) in [(StreamEndReason.fin, true), (.reset, false), (.endOfCapture, false), (.idle, false)] {
+        for (reason, complete) in [
+            (StreamEndReason.fin, true), (.reset, false), (.endOfCapture, false), (.idle, false),
+        ] {
             let outcome = verify(script(reason))
             let response = outcome.response(0)
             assertSizes(response, line: 17, headers: 28, body: 14)
@@ -414,15 +421,16 @@ final class ExchangeTests: XCTestCase {
 
     func testHeadLargerThanTheLimitIsCutAtTheLimit() {
         let limits = HTTPLimits(maxHeadBytes: 40, maxLineBytes: 16 << 10)
-        let outcome = verify([
-            // "GET /big HTTP/1.1\r\n" = 19; "X-Pad: " + 30 × "a" + "\r\n" = 39: the head reaches 40
-            // bytes 21 bytes into the field line, and stops there.
-            .client("GET /big HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 30) + "\r\n\r\n"),
-            // That is "X-Pad: " (7) and 14 × "a". The rest, 16 × "a" + "\r\n" (18) then "\r\n" (2),
-            // is skipped while resynchronizing;
-            // "GET /s HTTP/1.1\r\n" 17 + "\r\n" 2 is the next request.
-            .client("GET /s HTTP/1.1\r\n\r\n"),
-        ], limits: limits)
+        let outcome = verify(
+            [
+                // "GET /big HTTP/1.1\r\n" = 19; "X-Pad: " + 30 × "a" + "\r\n" = 39: the head reaches 40
+                // bytes 21 bytes into the field line, and stops there.
+                .client("GET /big HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 30) + "\r\n\r\n"),
+                // That is "X-Pad: " (7) and 14 × "a". The rest, 16 × "a" + "\r\n" (18) then "\r\n" (2),
+                // is skipped while resynchronizing;
+                // "GET /s HTTP/1.1\r\n" 17 + "\r\n" 2 is the next request.
+                .client("GET /s HTTP/1.1\r\n\r\n"),
+            ], limits: limits)
         let big = outcome.request(0)
         assertSizes(big, line: 19, headers: 21, body: 0)
         XCTAssertEqual(big?.complete, false)
@@ -434,11 +442,12 @@ final class ExchangeTests: XCTestCase {
     }
 
     func testCloseWithoutEndFinishesWhatIsOpen() {
-        let outcome = verify([
-            // 17; 19 + 2 = 21 announced 10, 4 sent
-            .client("GET / HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcd"),
-        ], endSides: false)
+        let outcome = verify(
+            [
+                // 17; 19 + 2 = 21 announced 10, 4 sent
+                .client("GET / HTTP/1.1\r\nHost: h\r\n\r\n"),
+                .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcd"),
+            ], endSides: false)
         // "Content-Length: 10\r\n" = 20 + 2
         assertSizes(outcome.response(0), line: 17, headers: 22, body: 4)
         XCTAssertEqual(outcome.response(0)?.complete, false)

@@ -25,7 +25,7 @@ final class BodyCounter: BodyObserver {
 }
 
 final class TestSink: HTTPRecordSink {
-    var records: [HTTPMessage] = []
+    var records: [CapturedMessage] = []
     var bodies: [ObservedBody?] = []
     var observersAsked: [HTTPMessage] = []
     var summaries: [HTTPConnectionSummary] = []
@@ -35,7 +35,7 @@ final class TestSink: HTTPRecordSink {
         return BodyCounter()
     }
 
-    func record(_ message: HTTPMessage, body: BodyCounter?) {
+    func record(_ message: CapturedMessage, body: BodyCounter?) {
         records.append(message)
         bodies.append(body?.seen)
     }
@@ -73,9 +73,8 @@ enum Split: CustomStringConvertible {
     }
 }
 
-
 struct Outcome {
-    var records: [HTTPMessage]
+    var records: [CapturedMessage]
     var bodies: [ObservedBody?]
     var summary: HTTPConnectionSummary
     var observersAsked: [HTTPMessage]
@@ -83,13 +82,14 @@ struct Outcome {
     var fedBytes: Int
     var gapBytes: Int
 
-    var requests: [HTTPMessage] { records.filter { $0.kind == .request } }
-    var responses: [HTTPMessage] { records.filter { $0.kind == .response } }
+    var requests: [CapturedMessage] { records.filter { $0.kind == .request } }
+    var responses: [CapturedMessage] { records.filter { $0.kind == .response } }
 
-    func request(_ index: Int) -> HTTPMessage? { requests.first { $0.index == index } }
-    func response(_ index: Int) -> HTTPMessage? { responses.first { $0.index == index } }
-    func body(of message: HTTPMessage?) -> ObservedBody? {
-        guard let message, let at = records.firstIndex(where: { $0.kind == message.kind && $0.index == message.index }) else { return nil }
+    func request(_ index: Int) -> CapturedMessage? { requests.first { $0.index == index } }
+    func response(_ index: Int) -> CapturedMessage? { responses.first { $0.index == index } }
+    func body(of message: CapturedMessage?) -> ObservedBody? {
+        guard let message, let at = records.firstIndex(where: { $0.kind == message.kind && $0.index == message.index })
+        else { return nil }
         return bodies[at]
     }
 
@@ -105,12 +105,15 @@ func stepTime(_ index: Int) -> Int64 { startTime + Int64(index) * 1_000 }
 
 /// Runs a script through a fresh connection handler. Sides the script did not end are ended
 /// with `.endOfCapture` before close, as the assembler does, unless `endSides` is false.
-func run(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimits(), split: Split = .whole,
-         endSides: Bool = true) -> Outcome {
+func run(
+    _ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimits(), split: Split = .whole,
+    endSides: Bool = true
+) -> Outcome {
     let sink = TestSink()
     let factory = HTTPConnectionFactory(sink: sink, limits: limits)
-    let info = ConnectionInfo(number: 3, initiator: initiatorEndpoint, responder: responderEndpoint,
-                              sawHandshake: handshake, firstPacketTime: startTime)
+    let info = ConnectionInfo(
+        number: 3, initiator: initiatorEndpoint, responder: responderEndpoint,
+        sawHandshake: handshake, firstPacketTime: startTime)
     let handler = factory.makeHandler(for: info)
     var offsets: [Int64] = [0, 0]
     var ended = [false, false]
@@ -138,14 +141,17 @@ func run(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimit
                 case .random: length = 1 + Int(generator!.next() % 13)
                 }
                 length = min(length, bytes.count - start)
-                let position = StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged)
+                let position = StreamPosition(
+                    time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged)
                 bytes[start..<(start + length)].withUnsafeBytes { handler.receive($0, from: side, at: position) }
                 offsets[side.rawValue] += Int64(length)
                 start += length
             }
             fed += bytes.count
         case let .gap(side, length):
-            handler.gap(length, from: side, at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: nil))
+            handler.gap(
+                length, from: side,
+                at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: nil))
             offsets[side.rawValue] += Int64(length)
             gapped += length
         case let .end(side, reason):
@@ -163,8 +169,9 @@ func run(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimit
     accounting.lastPacketTime = closeTime
     handler.close(accounting)
     precondition(sink.summaries.count == 1, "one summary per connection")
-    return Outcome(records: sink.records, bodies: sink.bodies, summary: sink.summaries[0],
-                   observersAsked: sink.observersAsked, fedBytes: fed, gapBytes: gapped)
+    return Outcome(
+        records: sink.records, bodies: sink.bodies, summary: sink.summaries[0],
+        observersAsked: sink.observersAsked, fedBytes: fed, gapBytes: gapped)
 }
 
 /// Every byte fed (and every gap byte) lands in exactly one bucket: a record's line, headers
@@ -172,20 +179,25 @@ func run(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimit
 func assertBuckets(_ outcome: Outcome, _ context: String = "", file: StaticString = #filePath, line: UInt = #line) {
     let inRecords = outcome.records.reduce(0) { $0 + $1.wireLine + $1.wireHeaders + $1.wireBody }
     let inTallies = outcome.tallies.reduce(0) { $0 + $1.skippedBytes + $1.lostBytes + $1.tunnelBytes + $1.tlsBytes }
-    XCTAssertEqual(inRecords + inTallies, outcome.fedBytes + outcome.gapBytes,
-                   "buckets (\(context)): records \(inRecords) + tallies \(inTallies) != fed \(outcome.fedBytes) + gaps \(outcome.gapBytes)",
-                   file: file, line: line)
+    XCTAssertEqual(
+        inRecords + inTallies, outcome.fedBytes + outcome.gapBytes,
+        "buckets (\(context)): records \(inRecords) + tallies \(inTallies) != fed \(outcome.fedBytes) + gaps \(outcome.gapBytes)",
+        file: file, line: line)
     for record in outcome.records {
-        XCTAssertLessThanOrEqual(record.missingBytes, record.wireBody, "missing bytes are body bytes", file: file, line: line)
-        XCTAssertLessThanOrEqual(record.bodyLength, record.wireBody, "the de-chunked body is within the wire body", file: file, line: line)
+        XCTAssertLessThanOrEqual(
+            record.missingBytes, record.wireBody, "missing bytes are body bytes", file: file, line: line)
+        XCTAssertLessThanOrEqual(
+            record.bodyLength, record.wireBody, "the de-chunked body is within the wire body", file: file, line: line)
     }
 }
 
 /// Runs `steps` whole, byte by byte and cut at seeded random points; checks the buckets of
 /// each run and that all runs give the same records, bodies and tallies. Returns the whole run.
 @discardableResult
-func verify(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimits(), endSides: Bool = true,
-            file: StaticString = #filePath, line: UInt = #line) -> Outcome {
+func verify(
+    _ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLimits(), endSides: Bool = true,
+    file: StaticString = #filePath, line: UInt = #line
+) -> Outcome {
     let whole = run(steps, handshake: handshake, limits: limits, split: .whole, endSides: endSides)
     assertBuckets(whole, "whole", file: file, line: line)
     let splits: [Split] = [.bytes] + (1...12).map { .random($0 &* 7919) }
@@ -197,17 +209,23 @@ func verify(_ steps: [Step], handshake: Bool = true, limits: HTTPLimits = HTTPLi
             XCTFail("record \(index) differs \(split):\n whole: \(a)\n split: \(b)", file: file, line: line)
         }
         XCTAssertEqual(other.bodies, whole.bodies, "bodies, \(split)", file: file, line: line)
-        XCTAssertEqual(other.summary.clientTally, whole.summary.clientTally, "client tally, \(split)", file: file, line: line)
-        XCTAssertEqual(other.summary.serverTally, whole.summary.serverTally, "server tally, \(split)", file: file, line: line)
-        XCTAssertEqual(other.summary.protocolKind, whole.summary.protocolKind, "protocol, \(split)", file: file, line: line)
-        XCTAssertEqual(other.summary.serverName, whole.summary.serverName, "server name, \(split)", file: file, line: line)
+        XCTAssertEqual(
+            other.summary.clientTally, whole.summary.clientTally, "client tally, \(split)", file: file, line: line)
+        XCTAssertEqual(
+            other.summary.serverTally, whole.summary.serverTally, "server tally, \(split)", file: file, line: line)
+        XCTAssertEqual(
+            other.summary.protocolKind, whole.summary.protocolKind, "protocol, \(split)", file: file, line: line)
+        XCTAssertEqual(
+            other.summary.serverName, whole.summary.serverName, "server name, \(split)", file: file, line: line)
     }
     return whole
 }
 
 /// Checks a record's size buckets.
-func assertSizes(_ message: HTTPMessage?, line wireLine: Int, headers: Int, body: Int, bodyLength: Int? = nil,
-                 file: StaticString = #filePath, line: UInt = #line) {
+func assertSizes(
+    _ message: CapturedMessage?, line wireLine: Int, headers: Int, body: Int, bodyLength: Int? = nil,
+    file: StaticString = #filePath, line: UInt = #line
+) {
     guard let message else { return XCTFail("no such record", file: file, line: line) }
     XCTAssertEqual(message.wireLine, wireLine, "wire_line", file: file, line: line)
     XCTAssertEqual(message.wireHeaders, headers, "wire_headers", file: file, line: line)

@@ -9,13 +9,13 @@ final class ResyncTests: XCTestCase {
 
     func testGapInsideContentLengthBody() {
         let outcome = verify([
-            .client("GET /g HTTP/1.1\r\nHost: h\r\n\r\n"),  // 17; 11
+            .client("GET /g HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
             // 17; "Content-Length: 10\r\n" 20 + 2 = 22; "abc" 3
             .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
             .gap(.responder, 4),
-            .server("hij"),  // 3: 3 + 4 + 3 = 10
+            .server("hij"), // 3: 3 + 4 + 3 = 10
             .client("GET /h HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ"),  // 17; 21; 1
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ"), // 17; 21; 1
         ])
         let cut = outcome.response(0)
         assertSizes(cut, line: 17, headers: 22, body: 10)
@@ -26,21 +26,23 @@ final class ResyncTests: XCTestCase {
         let next = outcome.response(1)
         assertSizes(next, line: 17, headers: 21, body: 1)
         XCTAssertEqual(next?.anomalies, [])
-        XCTAssertEqual(next?.streamOffset, 49)  // 17 + 22 + 10
+        XCTAssertEqual(next?.streamOffset, 49) // 17 + 22 + 10
         XCTAssertEqual(next?.pair, 1)
         XCTAssertEqual(outcome.tallies, [StreamTally(), StreamTally()])
     }
 
     func testGapBeyondTheBodyResynchronizes() {
         let outcome = verify([
-            .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),  // 17; 22; 3
+            .client(
+                "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
+            ),
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), // 17; 22; 3
             // 7 body bytes, then the first 13 bytes of the next response, "HTTP/1.1 200 " (8+1+3+1).
             .gap(.responder, 20),
             // The rest of that response: "OK\r\n" 4, "Content-Length: 2\r\n" 19, "\r\n" 2, "ok" 2 = 27, skipped.
             .server("OK\r\nContent-Length: 2\r\n\r\nok"),
             // A response glued to "ok" (no line break between): found inside the line.
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz"),  // 17; 21; 3
+            .server("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz"), // 17; 21; 3
         ])
         let first = outcome.response(0)
         assertSizes(first, line: 17, headers: 22, body: 10)
@@ -53,8 +55,8 @@ final class ResyncTests: XCTestCase {
         assertSizes(found, line: 17, headers: 21, body: 3)
         XCTAssertEqual(found?.anomalies, [.afterResync])
         XCTAssertEqual(found?.complete, true)
-        XCTAssertEqual(found?.streamOffset, 89)  // 39 + 3 + 20 + 27
-        XCTAssertEqual(found?.time, stepTime(4))  // the packet with its first byte, not the line's
+        XCTAssertEqual(found?.streamOffset, 89) // 39 + 3 + 20 + 27
+        XCTAssertEqual(found?.time, stepTime(4)) // the packet with its first byte, not the line's
         // The lost response cannot be told from the FIFO: the one found pairs with /2.
         XCTAssertEqual(found?.pair, 1)
         XCTAssertEqual(outcome.request(2)?.anomalies, [.unpaired])
@@ -92,11 +94,11 @@ final class ResyncTests: XCTestCase {
             .client("GET / HTTP/1.1\r\n\r\n"),
             // 17; 30; "a\r\n" 3 + "01234" 5
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"),
-            .gap(.responder, 3),  // "567"
-            .server("89\r\n0\r\n\r\n"),  // 2 + 2 + 3 + 2 = 9
+            .gap(.responder, 3), // "567"
+            .server("89\r\n0\r\n\r\n"), // 2 + 2 + 3 + 2 = 9
         ])
         let response = outcome.response(0)
-        assertSizes(response, line: 17, headers: 30, body: 20, bodyLength: 10)  // 3 + 5 + 3 + 9
+        assertSizes(response, line: 17, headers: 30, body: 20, bodyLength: 10) // 3 + 5 + 3 + 9
         XCTAssertEqual(response?.missingBytes, 3)
         XCTAssertEqual(response?.complete, true)
         XCTAssertEqual(response?.anomalies, [.bytesMissing])
@@ -106,12 +108,12 @@ final class ResyncTests: XCTestCase {
     func testGapEndingExactlyAtTheChunkEnd() {
         let outcome = verify([
             .client("GET / HTTP/1.1\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"),  // 17; 30; 3 + 5
+            .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), // 17; 30; 3 + 5
             .gap(.responder, 5),
-            .server("\r\n0\r\n\r\n"),  // 2 + 3 + 2 = 7
+            .server("\r\n0\r\n\r\n"), // 2 + 3 + 2 = 7
         ])
         let response = outcome.response(0)
-        assertSizes(response, line: 17, headers: 30, body: 20, bodyLength: 10)  // 3 + 5 + 5 + 7
+        assertSizes(response, line: 17, headers: 30, body: 20, bodyLength: 10) // 3 + 5 + 5 + 7
         XCTAssertEqual(response?.complete, true)
         XCTAssertEqual(response?.missingBytes, 5)
     }
@@ -119,13 +121,13 @@ final class ResyncTests: XCTestCase {
     func testGapPastTheChunkEnd() {
         let outcome = verify([
             .client("GET / HTTP/1.1\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"),  // 17; 30; 3 + 5
+            .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), // 17; 30; 3 + 5
             // 5 chunk bytes, the CRLF and "0\r" of the last chunk: the framing is lost.
             .gap(.responder, 9),
-            .server("\n\r\n"),  // "\n" 1 and "\r\n" 2, skipped
+            .server("\n\r\n"), // "\n" 1 and "\r\n" 2, skipped
         ])
         let response = outcome.response(0)
-        assertSizes(response, line: 17, headers: 30, body: 13, bodyLength: 10)  // 3 + 5 + 5
+        assertSizes(response, line: 17, headers: 30, body: 13, bodyLength: 10) // 3 + 5 + 5
         XCTAssertEqual(response?.complete, false)
         XCTAssertEqual(response?.missingBytes, 5)
         XCTAssertEqual(outcome.summary.serverTally.lostBytes, 4)
@@ -148,12 +150,12 @@ final class ResyncTests: XCTestCase {
         XCTAssertEqual(cut?.target.text, "/cut")
         XCTAssertEqual(cut?.fields, [HeaderField("Host", "h")])
         XCTAssertEqual(cut?.anomalies, [.bytesMissing])
-        XCTAssertEqual(cut?.missingBytes, 0)  // how much of the hole was head is unknown
+        XCTAssertEqual(cut?.missingBytes, 0) // how much of the hole was head is unknown
         XCTAssertEqual(cut?.pair, 0)
         let next = outcome.request(1)
         assertSizes(next, line: 20, headers: 11, body: 0)
         XCTAssertEqual(next?.anomalies, [.afterResync])
-        XCTAssertEqual(next?.streamOffset, 48)  // 35 + 12 + 1
+        XCTAssertEqual(next?.streamOffset, 48) // 35 + 12 + 1
         XCTAssertEqual(next?.pair, 1)
         XCTAssertEqual(outcome.summary.clientTally.lostBytes, 12)
         XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 1)
@@ -162,7 +164,7 @@ final class ResyncTests: XCTestCase {
     func testGapInCloseDelimitedBody() {
         let outcome = verify([
             .client("GET / HTTP/1.0\r\n\r\n"),
-            .server("HTTP/1.0 200 OK\r\n\r\nab"),  // 17; 2; 2
+            .server("HTTP/1.0 200 OK\r\n\r\nab"), // 17; 2; 2
             .gap(.responder, 3),
             .server("cd"),
             .end(.responder, .fin),
@@ -174,11 +176,12 @@ final class ResyncTests: XCTestCase {
     }
 
     func testGapWhileSeekingCountsThePartialLine() {
-        let outcome = verify([
-            .server("tail"),  // 4, no line break yet
-            .gap(.responder, 5),
-            .server("HTTP/1.1 204 No Content\r\n\r\n"),  // 25; 2
-        ], handshake: false)
+        let outcome = verify(
+            [
+                .server("tail"), // 4, no line break yet
+                .gap(.responder, 5),
+                .server("HTTP/1.1 204 No Content\r\n\r\n"), // 25; 2
+            ], handshake: false)
         XCTAssertEqual(outcome.summary.serverTally.skippedBytes, 4)
         XCTAssertEqual(outcome.summary.serverTally.lostBytes, 5)
         let response = outcome.response(0)
@@ -190,7 +193,7 @@ final class ResyncTests: XCTestCase {
     func testGapBetweenMessages() {
         let outcome = verify([
             .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .gap(.initiator, 28),  // a whole request lost
+            .gap(.initiator, 28), // a whole request lost
             .client("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"),
         ])
         XCTAssertEqual(outcome.requests.count, 2)
@@ -204,13 +207,14 @@ final class ResyncTests: XCTestCase {
     func testMidConnectionStartFindsRolesFromContent() {
         // The first packet comes from the server, so the assembler's guess of the initiator is
         // the server: the roles come from what each side sends.
-        let outcome = verify([
-            // "rld\r\n" 5 (the end of a body), then 17; 21; 2
-            .send(.initiator, Array("rld\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), ack: .auto),
-            // "t: h\r\n" 6 and "\r\n" 2 (the end of a request head), then 17; 11
-            .send(.responder, Array("t: h\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n".utf8), ack: .auto),
-            .send(.initiator, Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ".utf8), ack: .auto),  // 17; 21; 1
-        ], handshake: false)
+        let outcome = verify(
+            [
+                // "rld\r\n" 5 (the end of a body), then 17; 21; 2
+                .send(.initiator, Array("rld\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), ack: .auto),
+                // "t: h\r\n" 6 and "\r\n" 2 (the end of a request head), then 17; 11
+                .send(.responder, Array("t: h\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n".utf8), ack: .auto),
+                .send(.initiator, Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ".utf8), ack: .auto), // 17; 21; 1
+            ], handshake: false)
         XCTAssertEqual(outcome.summary.protocolKind, .http)
         XCTAssertEqual(outcome.summary.serverTally.skippedBytes, 5)
         XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 8)
@@ -236,10 +240,11 @@ final class ResyncTests: XCTestCase {
     }
 
     func testMidConnectionStartAtAMessageBoundary() {
-        let outcome = verify([
-            .client("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
-        ], handshake: false)
+        let outcome = verify(
+            [
+                .client("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
+                .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+            ], handshake: false)
         XCTAssertEqual(outcome.request(0)?.anomalies, [])
         XCTAssertEqual(outcome.response(0)?.anomalies, [])
         XCTAssertEqual(outcome.response(0)?.pair, 0)
@@ -247,12 +252,13 @@ final class ResyncTests: XCTestCase {
     }
 
     func testStartLinesGluedToBodies() {
-        let outcome = verify([
-            // "a=1&b=2" 7 (the end of a form body) glued to "POST /f HTTP/1.1\r\n" 18; 9 + 19 + 2 = 30
-            .client("a=1&b=2POST /f HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"),
-            // "\"v\"}" 4 (the end of a JSON body) glued to "HTTP/1.1 204 No Content\r\n" 25; 2
-            .server("\"v\"}HTTP/1.1 204 No Content\r\n\r\n"),
-        ], handshake: false)
+        let outcome = verify(
+            [
+                // "a=1&b=2" 7 (the end of a form body) glued to "POST /f HTTP/1.1\r\n" 18; 9 + 19 + 2 = 30
+                .client("a=1&b=2POST /f HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"),
+                // "\"v\"}" 4 (the end of a JSON body) glued to "HTTP/1.1 204 No Content\r\n" 25; 2
+                .server("\"v\"}HTTP/1.1 204 No Content\r\n\r\n"),
+            ], handshake: false)
         let request = outcome.request(0)
         assertSizes(request, line: 18, headers: 30, body: 0)
         XCTAssertEqual(request?.method, "POST")
@@ -269,16 +275,34 @@ final class ResyncTests: XCTestCase {
     }
 
     func testMidConnectionClientSkipsItsPartialRequestBody() {
-        let outcome = verify([
-            // The end of a request body with a line break in it, then a request: "e\r\n" 3 + "tail" 4
-            // are skipped ("tail" is glued to nothing it can start: no known method follows).
-            .client("e\r\ntail"),
-            .client("\r\nGET / HTTP/1.1\r\n\r\n"),  // "\r\n" ends the skipped line "tail\r\n"; 16; 2
-            .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
-        ], handshake: false)
-        XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 9)  // 3 + 6
+        let outcome = verify(
+            [
+                // The end of a request body with a line break in it, then a request: "e\r\n" 3 + "tail" 4
+                // are skipped ("tail" is glued to nothing it can start: no known method follows).
+                .client("e\r\ntail"),
+                .client("\r\nGET / HTTP/1.1\r\n\r\n"), // "\r\n" ends the skipped line "tail\r\n"; 16; 2
+                .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+            ], handshake: false)
+        XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 9) // 3 + 6
         assertSizes(outcome.request(0), line: 16, headers: 2, body: 0)
         XCTAssertEqual(outcome.request(0)?.streamOffset, 9)
         XCTAssertEqual(outcome.request(0)?.pair, 0)
+    }
+
+    /// Found by FuzzHTTP1 (Tests/Fixtures/fuzz-crashers/FuzzHTTP1/both-sides-send-requests):
+    /// without the handshake both sides sent a request line and both heads were cut by the
+    /// end; the two requests share index 0 and the first one's bytes went missing.
+    func testRequestsFromBothSidesAreAllKept() {
+        let outcome = verify(
+            [
+                .client("\nT / HTTP/1.1\nT\n"),
+                .server("T / HTTP/1.1\n"),
+                .end(.initiator, .fin), .end(.responder, .fin),
+            ], handshake: false)
+        XCTAssertEqual(outcome.requests.count, 2)
+        // Client: "\n" skipped while seeking a start line (1), then "T / HTTP/1.1\n" (13) and
+        // "T\n" (2) as a cut head. Server: "T / HTTP/1.1\n" (13), a cut head with no fields.
+        XCTAssertEqual(outcome.summary.clientTally.skippedBytes + outcome.summary.serverTally.skippedBytes, 1)
+        XCTAssertEqual(outcome.requests.map { $0.wireLine + $0.wireHeaders }.sorted(), [13, 15])
     }
 }

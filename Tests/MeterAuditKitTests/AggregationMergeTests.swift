@@ -10,15 +10,14 @@ final class AggregationMergeTests: XCTestCase {
         let captures = try SampleTruthTests.samplePairs().map(\.0)
         XCTAssertGreaterThan(captures.count, 4)
         let analyzer = InputAnalyzer()
-        let names = analyzer.options.estimators.names
         func aggregate(_ paths: [String]) -> Aggregation {
-            var aggregation = Aggregation(estimatorNames: names)
+            var aggregation = Aggregation(estimators: analyzer.options.estimators)
             for path in paths { _ = analyzer.analyze(path: path) { aggregation.add($0) } }
             return aggregation
         }
         let whole = aggregate(captures)
         let middle = captures.count / 2
-        var merged = aggregate(Array(captures[middle...]))  // the second half first: order must not matter
+        var merged = aggregate(Array(captures[middle...])) // the second half first: order must not matter
         merged.merge(aggregate(Array(captures[..<middle])))
         XCTAssertEqual(merged.orderFree, whole.orderFree)
         XCTAssertFalse(whole.groups.isEmpty)

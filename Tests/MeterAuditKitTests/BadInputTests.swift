@@ -30,11 +30,15 @@ final class BadInputTests: XCTestCase {
         return (records, diagnostics)
     }
 
-    private func assertExchange(_ records: [MessageRecord], index: Int, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertExchange(
+        _ records: [MessageRecord], index: Int, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let request = records.first { $0.message.kind == .request && $0.message.index == index }
         let response = records.first { $0.message.kind == .response && $0.message.index == index }
-        XCTAssertEqual(request.map { [$0.message.wireLine, $0.message.wireHeaders, $0.message.wireBody] }, [21, 22, 0], file: file, line: line)
-        XCTAssertEqual(response.map { [$0.message.wireLine, $0.message.wireHeaders, $0.message.wireBody] }, [17, 21, 5], file: file, line: line)
+        XCTAssertEqual(
+            request.map { [$0.wire.line, $0.wire.headers, $0.wire.body] }, [21, 22, 0], file: file, line: line)
+        XCTAssertEqual(
+            response.map { [$0.wire.line, $0.wire.headers, $0.wire.body] }, [17, 21, 5], file: file, line: line)
         XCTAssertEqual(request?.message.pair, index, file: file, line: line)
         XCTAssertEqual(response?.message.pair, index, file: file, line: line)
     }
@@ -99,7 +103,7 @@ final class BadInputTests: XCTestCase {
         let last = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 1 })
         XCTAssertFalse(last.message.complete)
         XCTAssertFalse(last.measured)
-        XCTAssertEqual(last.message.wireBody, 10)
+        XCTAssertEqual(last.wire.body, 10)
         XCTAssertEqual(diagnostics.records.incomplete, 1)
     }
 
@@ -115,7 +119,7 @@ final class BadInputTests: XCTestCase {
         let path = try CaptureFileWriter.temporaryFile(named: "corrupt.pcap", containing: bytes)
         let (records, diagnostics) = analyze(path)
         XCTAssertNil(diagnostics.error)
-        XCTAssertEqual(diagnostics.packets.skipped["malformed-ipv4"], 1)
+        XCTAssertEqual(diagnostics.packets.skipped[.malformedIPv4], 1)
         XCTAssertEqual(records.count, 2)
         assertExchange(records, index: 0)
     }
@@ -124,15 +128,18 @@ final class BadInputTests: XCTestCase {
         let good = exchange().frames
         var frames = good
         for i in 0..<3 {
-            frames.append(CaptureFileWriter.Frame(timestamp: 1_700_000_100_000_000_000 + Int64(i), interface: 1,
-                                                  bytes: [1, 2, 3, 4, 5, 6, 7, 8]))
+            frames.append(
+                CaptureFileWriter.Frame(
+                    timestamp: 1_700_000_100_000_000_000 + Int64(i), interface: 1,
+                    bytes: [1, 2, 3, 4, 5, 6, 7, 8]))
         }
         let interfaces = [CaptureFileWriter.Interface(), CaptureFileWriter.Interface(linkType: 147)]
-        let path = try CaptureFileWriter.temporaryFile(named: "two-links.pcapng",
-                                                       containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces))
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "two-links.pcapng",
+            containing: CaptureFileWriter.pcapng(frames, interfaces: interfaces))
         let (records, diagnostics) = analyze(path)
         XCTAssertEqual(diagnostics.unsupportedLinkTypes, [.init(interface: 1, linkType: 147)])
-        XCTAssertEqual(diagnostics.packets.skipped["unsupported-link-type"], 3)
+        XCTAssertEqual(diagnostics.packets.skipped[.unsupportedLinkType], 3)
         XCTAssertEqual(records.count, 2)
         assertExchange(records, index: 0)
     }
@@ -145,9 +152,14 @@ final class BadInputTests: XCTestCase {
         XCTAssertTrue(result.someInputsUnreadable)
         let csv = try String(contentsOfFile: out + "/messages.csv", encoding: .utf8)
         let rows = csv.split(separator: "\r\n")
-        XCTAssertEqual(rows.count, 3)  // header + request + response of the good file
-        XCTAssertTrue(rows[1].hasPrefix("run-good.pcap,request,0,0,1700000000.003000,127.0.0.1:40000,127.0.0.1:8080,GET,example.test,/a,x=1,,GET example.test /a,0,true,true,21,22,0,43,0,,,"), String(rows[1]))
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/diagnostics.json"))) as? [String: Any]
+        XCTAssertEqual(rows.count, 3) // header + request + response of the good file
+        XCTAssertTrue(
+            rows[1].hasPrefix(
+                "run-good.pcap,request,0,0,1700000000.003000,127.0.0.1:40000,127.0.0.1:8080,GET,example.test,/a,x=1,,GET example.test /a,0,true,true,21,22,0,43,0,,,"
+            ), String(rows[1]))
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/diagnostics.json")))
+            as? [String: Any]
         let inputs = try XCTUnwrap(json?["inputs"] as? [[String: Any]])
         XCTAssertEqual(inputs.count, 2)
         XCTAssertEqual(inputs[0]["readable"] as? Bool, false)
@@ -169,7 +181,8 @@ final class BadInputTests: XCTestCase {
 
     func testInvalidJSONInAHARNamesFileLineAndColumnAndKeepsTheEntriesBefore() throws {
         // Line 3 lacks the comma after the second entry's method: column 30 is the `"` of "url".
-        let text = "{\"log\": {\"version\": \"1.2\", \"entries\": [\n" + Self.harEntry("/a") + ",\n"
+        let text =
+            "{\"log\": {\"version\": \"1.2\", \"entries\": [\n" + Self.harEntry("/a") + ",\n"
             + #"{"request": {"method": "GET" "url": "http://127.0.0.1:8080/b"}}"# + "\n]}}\n"
         let path = try harFile("invalid.har", text)
         let (records, diagnostics) = analyze(path)
@@ -196,7 +209,8 @@ final class BadInputTests: XCTestCase {
     }
 
     func testBrokenHAREntryIsReportedByIndexAndTheOthersKept() throws {
-        let text = "{\"log\": {\"entries\": [" + Self.harEntry("/a") + ", "
+        let text =
+            "{\"log\": {\"entries\": [" + Self.harEntry("/a") + ", "
             + #"{"request": {"method": 7, "url": "http://127.0.0.1:8080/b"}}, "# + Self.harEntry("/c") + "]}}"
         let path = try harFile("broken.har", text)
         let (records, diagnostics) = analyze(path)
@@ -206,7 +220,8 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(records.map(\.message.index), [0, 0, 2, 2])
         XCTAssertEqual(records.map(\.wire.total), [30, 45, 30, 45])
         XCTAssertEqual(records.map(\.bodyDecoded), [0, 5, 0, 5])
-        XCTAssertTrue(diagnostics.summaryLine.contains("entry 1 skipped: request.method is a number, not a string"),
-                      diagnostics.summaryLine)
+        XCTAssertTrue(
+            diagnostics.summaryLine.contains("entry 1 skipped: request.method is a number, not a string"),
+            diagnostics.summaryLine)
     }
 }

@@ -10,7 +10,8 @@ final class CommandLineTests: XCTestCase {
         let bundle = Bundle(for: Self.self).bundleURL
         let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("meteraudit") }
         guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            XCTFail("meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
+            XCTFail(
+                "meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
             throw CocoaError(.fileNoSuchFile)
         }
         return binary
@@ -20,14 +21,17 @@ final class CommandLineTests: XCTestCase {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)
+        )
     }
 
     private var outputDirectory: String { NSTemporaryDirectory() + "meteraudit-cli-\(UUID().uuidString)" }
@@ -42,17 +46,21 @@ final class CommandLineTests: XCTestCase {
 
     func testUnreadableInputExitsOne() throws {
         let bad = try CaptureFileWriter.temporaryFile(named: "bad.pcap", containing: Array("text".utf8))
-        let result = try run(["analyze", bad, Fixtures.sample("python-pipeline.pcap"), "--out", outputDirectory, "--quiet"])
+        let result = try run([
+            "analyze", bad, Fixtures.sample("python-pipeline.pcap"), "--out", outputDirectory, "--quiet",
+        ])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stderr.contains("\(bad): not a pcap or pcapng capture"), result.stderr)
         XCTAssertEqual(result.stdout, "")
     }
 
     func testUsageErrorsExit64() throws {
-        for arguments in [["analyze", "x.pcap", "--out", outputDirectory, "--format", "pdf"],
-                          ["analyze", "x.pcap", "--out", outputDirectory, "--gzip-level", "0"],
-                          ["analyze", "x.pcap", "--out", outputDirectory, "--endpoint-rule", "no-equals"],
-                          ["analyze", "x.pcap"]] {
+        for arguments in [
+            ["analyze", "x.pcap", "--out", outputDirectory, "--format", "pdf"],
+            ["analyze", "x.pcap", "--out", outputDirectory, "--gzip-level", "0"],
+            ["analyze", "x.pcap", "--out", outputDirectory, "--endpoint-rule", "no-equals"],
+            ["analyze", "x.pcap"],
+        ] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
         }
@@ -85,7 +93,9 @@ final class CommandLineTests: XCTestCase {
         if FileManager.default.createFile(atPath: directory + "/probe", contents: nil) {
             // Root writes anywhere: take a directory of a file system that refuses new files.
             try FileManager.default.removeItem(atPath: directory + "/probe")
-            guard FileManager.default.fileExists(atPath: "/proc/self") else { throw XCTSkip("no unwritable directory for root") }
+            guard FileManager.default.fileExists(atPath: "/proc/self") else {
+                throw XCTSkip("no unwritable directory for root")
+            }
             directory = "/proc/self"
         }
         let result = try run(["analyze", Fixtures.sample("python-pipeline.pcap"), "--out", directory, "--quiet"])
@@ -96,7 +106,9 @@ final class CommandLineTests: XCTestCase {
 
     /// Runs meteraudit under `ulimit -f` (KiB, as bash counts): a write past the limit fails
     /// with EFBIG, as on a full disk.
-    private func runWithFileSizeLimit(kib: Int, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func runWithFileSizeLimit(kib: Int, _ arguments: [String]) throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
         let binary = try executable().path
         return try run(viaShell: ["-c", "ulimit -f \(kib) && exec \"$0\" \"$@\"", binary] + arguments)
     }
@@ -105,14 +117,17 @@ final class CommandLineTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)
+        )
     }
 
     func testFullDiskMidWriteExitsTwoAndLeavesNoPartialFile() throws {
@@ -120,9 +135,10 @@ final class CommandLineTests: XCTestCase {
         let reference = outputDirectory
         let full = try run(["analyze"] + inputs + ["--out", reference, "--quiet"])
         XCTAssertEqual(full.status, 0, full.stderr)
-        let sizes = try Dictionary(uniqueKeysWithValues: files(in: reference).map {
-            ($0, try XCTUnwrap(FileManager.default.attributesOfItem(atPath: reference + "/" + $0)[.size] as? Int))
-        })
+        let sizes = try Dictionary(
+            uniqueKeysWithValues: files(in: reference).map {
+                ($0, try XCTUnwrap(FileManager.default.attributesOfItem(atPath: reference + "/" + $0)[.size] as? Int))
+            })
         // The limit sits between the small files and the two large ones, so those fail mid-write.
         let limit = 64 * 1024
         let tooLarge = sizes.filter { $0.value > limit }.keys.sorted()
@@ -131,7 +147,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(fitting, ["diagnostics.json", "endpoints.csv", "report.md"], "\(sizes)")
 
         let directory = outputDirectory
-        let result = try runWithFileSizeLimit(kib: limit / 1024, ["analyze"] + inputs + ["--out", directory, "--quiet"])
+        let result = try runWithFileSizeLimit(
+            kib: limit / 1024, ["analyze"] + inputs + ["--out", directory, "--quiet"])
         XCTAssertEqual(result.status, 2, result.stderr)
         for name in tooLarge {
             XCTAssertTrue(result.stderr.contains("\(directory)/\(name): cannot write: File too large"), result.stderr)
@@ -139,8 +156,9 @@ final class CommandLineTests: XCTestCase {
         // Only complete files are left, byte-identical to the unlimited run's; no temporaries.
         XCTAssertEqual(files(in: directory), fitting)
         for name in fitting {
-            XCTAssertEqual(FileManager.default.contents(atPath: directory + "/" + name),
-                           FileManager.default.contents(atPath: reference + "/" + name), name)
+            XCTAssertEqual(
+                FileManager.default.contents(atPath: directory + "/" + name),
+                FileManager.default.contents(atPath: reference + "/" + name), name)
         }
     }
 
@@ -148,7 +166,8 @@ final class CommandLineTests: XCTestCase {
         let inputs = try Fixtures.sampleInputs()
         let directory = outputDirectory
         // messages.csv of every sample is about 70 KB; diagnostics.json about 35 KB, report.md 24 KB.
-        let result = try runWithFileSizeLimit(kib: 48, ["analyze"] + inputs + ["--out", directory, "--format", "messages,markdown"])
+        let result = try runWithFileSizeLimit(
+            kib: 48, ["analyze"] + inputs + ["--out", directory, "--format", "messages,markdown"])
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("\(directory)/messages.csv: cannot write"), result.stderr)
         XCTAssertFalse(result.stdout.contains("messages.csv"), "not listed as written: \(result.stdout)")
@@ -164,22 +183,28 @@ final class CommandLineTests: XCTestCase {
         // (plain.txt) twice, and a different text once. Distinct wire bodies: 3; distinct
         // decoded contents: 2, so 2 deflates and 1 re-compression answered from memory.
         let plain = try Fixtures.bytes("contentcoding/plain.txt")
-        let bodies = try [Fixtures.bytes("contentcoding/body.gzip")] + [CaptureFileWriter.gzip(plain)]
+        let bodies =
+            try [Fixtures.bytes("contentcoding/body.gzip")] + [CaptureFileWriter.gzip(plain)]
             + [CaptureFileWriter.gzip(Array("a different text".utf8))]
         var conversation = Conversation()
         conversation.handshake()
         for body in [bodies[0], bodies[0], bodies[1], bodies[0], bodies[1], bodies[2]] {
             conversation.send(.client, BadInputTests.request)
-            conversation.send(.server, Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            conversation.send(
+                .server,
+                Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
         }
         conversation.close()
         let path = try CaptureFileWriter.temporaryFile(named: "floor.pcap", containing: conversation.pcap())
         let result = try run(["analyze", path, "--out", outputDirectory, "--quiet", "--work-timings"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let line = try XCTUnwrap(result.stderr.split(separator: "\n").first { $0.hasPrefix("work-floor: ") }, result.stderr)
+        let line = try XCTUnwrap(
+            result.stderr.split(separator: "\n").first { $0.hasPrefix("work-floor: ") }, result.stderr)
         XCTAssertTrue(line.hasPrefix("work-floor: decode 3 distinct bodies "), String(line))
         XCTAssertTrue(line.contains(" deflate 2 distinct contents "), String(line))
         XCTAssertTrue(line.contains("(1 re-compressions and 3 bodies answered from memory)"), String(line))
-        XCTAssertNotNil(line.range(of: #"; floor [0-9]+\.[0-9]{3} s on [1-9][0-9]* threads$"#, options: .regularExpression), String(line))
+        XCTAssertNotNil(
+            line.range(of: #"; floor [0-9]+\.[0-9]{3} s on [1-9][0-9]* threads$"#, options: .regularExpression),
+            String(line))
     }
 }

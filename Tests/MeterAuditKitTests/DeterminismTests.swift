@@ -11,10 +11,13 @@ final class DeterminismTests: XCTestCase {
         for _ in 0..<2 {
             let out = NSTemporaryDirectory() + "meteraudit-determinism-\(UUID().uuidString)"
             let result = try AuditRun(inputs: captures, outputDirectory: out).run()
-            XCTAssertEqual(result.files.map { ($0 as NSString).lastPathComponent },
-                           ["messages.csv", "endpoints.csv", "report.md", "report.json", "diagnostics.json"])
+            XCTAssertEqual(
+                result.files.map { ($0 as NSString).lastPathComponent },
+                ["messages.csv", "endpoints.csv", "report.md", "report.json", "diagnostics.json"])
             var files: [String: Data] = [:]
-            for path in result.files { files[(path as NSString).lastPathComponent] = try Data(contentsOf: URL(fileURLWithPath: path)) }
+            for path in result.files {
+                files[(path as NSString).lastPathComponent] = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
             contents.append(files)
         }
         for (name, data) in contents[0] {
@@ -39,6 +42,8 @@ final class SampleReportTests: XCTestCase {
         _ = try AuditRun(inputs: try Fixtures.sampleInputs(), outputDirectory: out, formats: ["markdown"]).run()
         let produced = try String(contentsOfFile: out + "/report.md", encoding: .utf8)
         let committed = try String(contentsOfFile: Fixtures.sample("report.md"), encoding: .utf8)
-        XCTAssertEqual(produced, committed, "Samples/report.md is stale: run scripts/analyze-samples and copy out/samples/report.md")
+        XCTAssertEqual(
+            produced, committed,
+            "Samples/report.md is stale: run scripts/analyze-samples and copy out/samples/report.md")
     }
 }

@@ -11,7 +11,8 @@ import XCTest
 /// When the samples or the messages.csv format change, regenerate the pair with the
 /// one-line recipe at the top of scripts/endpoint-figures.
 final class EndpointFiguresTests: XCTestCase {
-    static let regenerate = "regenerate Tests/Fixtures/endpoints/ with the recipe at the top of scripts/endpoint-figures"
+    static let regenerate =
+        "regenerate Tests/Fixtures/endpoints/ with the recipe at the top of scripts/endpoint-figures"
 
     func testEndpointsCSVMatchesTheIndependentFigures() throws {
         let inputs = try Fixtures.sampleInputs()
@@ -24,25 +25,32 @@ final class EndpointFiguresTests: XCTestCase {
 
         // Same inputs in the same order: the records must be exactly those the fixture was computed from.
         let messages = try Data(contentsOf: URL(fileURLWithPath: out + "/messages.csv"))
-        let expectedMessages = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("endpoints/samples.messages.csv")))
+        let expectedMessages = try Data(
+            contentsOf: URL(fileURLWithPath: Fixtures.path("endpoints/samples.messages.csv")))
         guard messages == expectedMessages else {
-            let got = Self.parseCSV(messages), want = Self.parseCSV(expectedMessages)
-            let firstDifference = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }
+            let got = Self.parseCSV(messages)
+            let want = Self.parseCSV(expectedMessages)
+            let firstDifference =
+                zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }
                 .map { "first different row \($0.offset + 1):\n  run:     \($0.element.0)\n  fixture: \($0.element.1)" }
                 ?? "rows: run \(got.count), fixture \(want.count)"
-            return XCTFail("messages.csv of the run differs from samples.messages.csv (\(firstDifference)); "
-                + "if the captures or the columns changed on purpose, \(Self.regenerate)")
+            return XCTFail(
+                "messages.csv of the run differs from samples.messages.csv (\(firstDifference)); "
+                    + "if the captures or the columns changed on purpose, \(Self.regenerate)")
         }
 
         let produced = try Self.endpointsCSV(in: out)
-        let expected = Self.parseCSV(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("endpoints/samples.endpoints.csv"))))
+        let expected = Self.parseCSV(
+            try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("endpoints/samples.endpoints.csv"))))
         Self.assertSameCells(produced, expected)
     }
 
     // MARK: helpers
 
     /// The rows of DIR/endpoints.csv; throws (failing the test) when the run did not write it.
-    static func endpointsCSV(in directory: String, file: StaticString = #filePath, line: UInt = #line) throws -> [[String]] {
+    static func endpointsCSV(in directory: String, file: StaticString = #filePath, line: UInt = #line) throws
+        -> [[String]]
+    {
         let path = directory + "/endpoints.csv"
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("the run wrote no \(path)", file: file, line: line)
@@ -52,25 +60,32 @@ final class EndpointFiguresTests: XCTestCase {
     }
 
     /// Header first; each cell reported by row key (endpoint, direction) and column name.
-    static func assertSameCells(_ produced: [[String]], _ expected: [[String]], file: StaticString = #filePath, line: UInt = #line) {
+    static func assertSameCells(
+        _ produced: [[String]], _ expected: [[String]], file: StaticString = #filePath, line: UInt = #line
+    ) {
         guard let header = expected.first, let producedHeader = produced.first else {
-            return XCTFail("empty endpoints.csv (produced \(produced.count) rows, expected \(expected.count))", file: file, line: line)
+            return XCTFail(
+                "empty endpoints.csv (produced \(produced.count) rows, expected \(expected.count))", file: file,
+                line: line)
         }
         XCTAssertEqual(producedHeader, header, "endpoints.csv columns", file: file, line: line)
         guard producedHeader == header else { return }
-        XCTAssertEqual(produced.map { $0.prefix(2).joined(separator: " | ") },
-                       expected.map { $0.prefix(2).joined(separator: " | ") },
-                       "endpoints.csv rows (endpoint | direction), in order", file: file, line: line)
+        XCTAssertEqual(
+            produced.map { $0.prefix(2).joined(separator: " | ") },
+            expected.map { $0.prefix(2).joined(separator: " | ") },
+            "endpoints.csv rows (endpoint | direction), in order", file: file, line: line)
         for (producedRow, expectedRow) in zip(produced.dropFirst(), expected.dropFirst()) {
             let key = expectedRow.prefix(2).joined(separator: " | ")
             guard producedRow.count == header.count, expectedRow.count == header.count else {
-                XCTFail("\(key): \(producedRow.count) cells produced, \(expectedRow.count) expected, \(header.count) columns",
-                        file: file, line: line)
+                XCTFail(
+                    "\(key): \(producedRow.count) cells produced, \(expectedRow.count) expected, \(header.count) columns",
+                    file: file, line: line)
                 continue
             }
             for (column, name) in header.enumerated() where producedRow[column] != expectedRow[column] {
-                XCTFail("\(key) \(name): produced \"\(producedRow[column])\", expected \"\(expectedRow[column])\"",
-                        file: file, line: line)
+                XCTFail(
+                    "\(key) \(name): produced \"\(producedRow[column])\", expected \"\(expectedRow[column])\"",
+                    file: file, line: line)
             }
         }
     }

@@ -10,7 +10,8 @@ import XCTest
 /// (Tests/Fixtures/contentcoding/manifest.json).
 final class EstimationRunTests: XCTestCase {
     private func analyze(_ conversation: Conversation, options: AnalysisOptions = AnalysisOptions()) throws
-        -> ([MessageRecord], InputDiagnostics) {
+        -> ([MessageRecord], InputDiagnostics)
+    {
         let path = try CaptureFileWriter.temporaryFile(named: "estimates.pcap", containing: conversation.pcap())
         var records: [MessageRecord] = []
         let diagnostics = InputAnalyzer(options: options).analyze(path: path) { records.append($0) }
@@ -22,7 +23,7 @@ final class EstimationRunTests: XCTestCase {
     }
 
     func testGzipBombIsStoppedAndTheOtherRecordsStayExact() throws {
-        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip")  // 65,250 B → 64 MiB of zeros
+        let bomb = try Fixtures.bytes("contentcoding/bomb.gzip") // 65,250 B → 64 MiB of zeros
         var conversation = Conversation()
         conversation.handshake()
         conversation.send(.client, BadInputTests.request)
@@ -34,20 +35,20 @@ final class EstimationRunTests: XCTestCase {
         XCTAssertEqual(records.count, 4)
         let bombRecord = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 0 })
         // "HTTP/1.1 200 OK\r\n" 17; "Content-Encoding: gzip\r\n" 24 + "Content-Length: 65250\r\n" 23 + "\r\n" 2 = 49
-        XCTAssertEqual([bombRecord.message.wireLine, bombRecord.message.wireHeaders, bombRecord.message.wireBody], [17, 49, 65250])
+        XCTAssertEqual([bombRecord.wire.line, bombRecord.wire.headers, bombRecord.wire.body], [17, 49, 65250])
         XCTAssertEqual(bombRecord.decoding, .overLimit)
         XCTAssertEqual(bombRecord.bodyDecoded, 65250, "an undecodable body counts its de-chunked size")
         XCTAssertEqual(try bombRecord.estimates[0].get().total, 65250, "naive takes Content-Length")
         XCTAssertEqual(bombRecord.estimates[1], .failure(.bodyNotDecoded))
-        XCTAssertEqual(diagnostics.notes["body-decoding-over-limit"], 1)
-        XCTAssertEqual(diagnostics.unestimated["documented"], ["body-not-decoded": 1])
+        XCTAssertEqual(diagnostics.notes[.bodyDecodingOverLimit], 1)
+        XCTAssertEqual(diagnostics.unestimated["documented"], [.bodyNotDecoded: 1])
         let after = try XCTUnwrap(records.first { $0.message.kind == .response && $0.message.index == 1 })
-        XCTAssertEqual([after.message.wireLine, after.message.wireHeaders, after.message.wireBody], [17, 21, 5])
+        XCTAssertEqual([after.wire.line, after.wire.headers, after.wire.body], [17, 21, 5])
         XCTAssertEqual(after.message.pair, 1)
     }
 
     func testGzipLevelReachesTheRecompression() throws {
-        let gzipped = try Fixtures.bytes("contentcoding/body.gzip")  // plain.txt, 107,636 B decoded
+        let gzipped = try Fixtures.bytes("contentcoding/body.gzip") // plain.txt, 107,636 B decoded
         var conversation = Conversation()
         conversation.handshake()
         conversation.send(.client, BadInputTests.request)
@@ -67,7 +68,7 @@ final class EstimationRunTests: XCTestCase {
     func testClientProfileDecidesTheVisibleRequestFields() throws {
         var conversation = Conversation()
         conversation.handshake()
-        conversation.send(.client, BadInputTests.request)  // only field: "Host: example.test"
+        conversation.send(.client, BadInputTests.request) // only field: "Host: example.test"
         conversation.send(.server, BadInputTests.response)
         conversation.close()
         // "example.test GET /a HTTP/1.1 x=1\n": 12+1+3+1+2+1+8+1+3+1 = 33

@@ -23,9 +23,9 @@ final class LowerLayerRunTests: XCTestCase {
         return (records, diagnostics)
     }
 
-    private func sizes(_ records: [MessageRecord]) -> [[Int]] {
+    private func sizes(_ records: [MessageRecord]) -> [[Int?]] {
         records.sorted { $0.message.kind == .request && $1.message.kind != .request }
-            .map { [$0.message.wireLine, $0.message.wireHeaders, $0.message.wireBody] }
+            .map { [$0.wire.line, $0.wire.headers, $0.wire.body] }
     }
 
     /// Request, a RST forged "from the server" 100 bytes into its window, then the real
@@ -60,7 +60,7 @@ final class LowerLayerRunTests: XCTestCase {
             XCTAssertEqual(sizes(records), [[21, 22, 0], [17, 21, 5]], "\(link)")
             // 3 handshake + 2 × (data + ACK) + 3 teardown = 10 TCP packets.
             XCTAssertEqual(diagnostics.packets.tcp, 10, "\(link)")
-            XCTAssertEqual(diagnostics.packets.skipped, ["pppoe-discovery": 1], "\(link)")
+            XCTAssertEqual(diagnostics.packets.skipped, [.pppoeDiscovery: 1], "\(link)")
         }
     }
 }

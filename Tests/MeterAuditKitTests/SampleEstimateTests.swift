@@ -7,7 +7,7 @@ import XCTest
 
 /// Every capture in Samples/ against the `naive` and `documented` estimates that
 /// `scripts/expected-estimates` computes from the capture bytes on its own (Python, zlib),
-/// following METERING.md §4 literally: Tests/Fixtures/estimates/<capture>.estimates.jsonl,
+/// following docs/METERING.md §4 literally: Tests/Fixtures/estimates/<capture>.estimates.jsonl,
 /// one line per truth message. A `null` component means "unavailable" and must be a
 /// `.failure` of that estimator.
 final class SampleEstimateTests: XCTestCase {
@@ -55,7 +55,7 @@ final class SampleEstimateTests: XCTestCase {
             XCTAssertEqual(records.count, expected.count, "\(name): record count")
             var byKey: [String: MessageRecord] = [:]
             for record in records {
-                byKey["\(record.message.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
+                byKey["\(record.source.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
             }
             for want in expected {
                 let key = "\(want.client) \(want.kind) \(want.index)"
@@ -81,20 +81,24 @@ final class SampleEstimateTests: XCTestCase {
                 }
                 // documented: any null component makes the whole estimate unavailable
                 if let line = want.est_documented_line, let headers = want.est_documented_headers,
-                   let body = want.est_documented_body {
+                    let body = want.est_documented_body
+                {
                     switch record.estimates[documentedAt] {
                     case let .success(got):
                         XCTAssertEqual(got.line, line, "\(context) documented line")
                         XCTAssertEqual(got.headers, headers, "\(context) documented headers")
                         XCTAssertEqual(got.body, body, "\(context) documented body")
                     case let .failure(why):
-                        XCTFail("\(context) documented: expected \(line)/\(headers)/\(body), got unavailable (\(why.rawValue))")
+                        XCTFail(
+                            "\(context) documented: expected \(line)/\(headers)/\(body), got unavailable (\(why.rawValue))"
+                        )
                     }
                 } else {
                     if case let .success(got) = record.estimates[documentedAt] {
-                        XCTFail("\(context) documented: expected unavailable "
-                            + "(\(String(describing: want.est_documented_line))/\(String(describing: want.est_documented_headers))/"
-                            + "\(String(describing: want.est_documented_body))), got \(got)")
+                        XCTFail(
+                            "\(context) documented: expected unavailable "
+                                + "(\(String(describing: want.est_documented_line))/\(String(describing: want.est_documented_headers))/"
+                                + "\(String(describing: want.est_documented_body))), got \(got)")
                     } else {
                         unavailable += 1
                     }

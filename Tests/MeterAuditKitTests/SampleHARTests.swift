@@ -4,7 +4,7 @@ import TestSupport
 import XCTest
 
 /// Every `Samples/*.har` through a whole run, row by row against what `scripts/har-expected`
-/// (Python, written from docs/HAR.md and METERING §3-§4, not from this code) expects in
+/// (Python, written from docs/HAR.md and docs/METERING.md §3-§4, not from this code) expects in
 /// Tests/Fixtures/har-expected/: record counts per kind, broken entries, wire_source, every
 /// wire size, body_decoded, notes, and both estimators' components or their absence.
 final class SampleHARTests: XCTestCase {
@@ -46,7 +46,8 @@ final class SampleHARTests: XCTestCase {
             let numbers: [String: Int?] = [
                 "index": index, "pair": pair, "status": status, "wire_line": wire_line, "wire_headers": wire_headers,
                 "wire_body": wire_body, "wire_total": wire_total, "body_decoded": body_decoded,
-                "est_naive_line": est_naive_line, "est_naive_headers": est_naive_headers, "est_naive_body": est_naive_body,
+                "est_naive_line": est_naive_line, "est_naive_headers": est_naive_headers,
+                "est_naive_body": est_naive_body,
                 "est_documented_line": est_documented_line, "est_documented_headers": est_documented_headers,
                 "est_documented_body": est_documented_body,
             ]
@@ -69,18 +70,21 @@ final class SampleHARTests: XCTestCase {
 
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("har-sample-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = AuditRun(inputs: [Fixtures.root.appendingPathComponent("Samples/\(name)").path], outputDirectory: out,
-                           formats: ["messages"])
+        let run = AuditRun(
+            inputs: [Fixtures.root.appendingPathComponent("Samples/\(name)").path], outputDirectory: out,
+            formats: ["messages"])
         let diagnostics = try XCTUnwrap(try run.run().report.inputs.first)
         XCTAssertTrue(diagnostics.readable, "\(name): \(diagnostics.error ?? "")")
         XCTAssertNil(diagnostics.error, name)
-        XCTAssertEqual(diagnostics.har?.brokenEntries.map(\.index), lines.compactMap(\.broken_entry), "\(name): broken entries")
+        XCTAssertEqual(
+            diagnostics.har?.brokenEntries.map(\.index), lines.compactMap(\.broken_entry), "\(name): broken entries")
 
         let table = EndpointFiguresTests.parseCSV(try Data(contentsOf: URL(fileURLWithPath: out + "/messages.csv")))
         let rows = table.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(table[0], $0)) }
         for kind in ["request", "response"] {
-            XCTAssertEqual(rows.filter { $0["kind"] == kind }.count, expected.filter { $0.kind == kind }.count,
-                           "\(name): \(kind) records")
+            XCTAssertEqual(
+                rows.filter { $0["kind"] == kind }.count, expected.filter { $0.kind == kind }.count,
+                "\(name): \(kind) records")
         }
         for (row, want) in zip(rows, expected) {
             let place = "\(name) \(want.kind!) \(want.index!)"
@@ -88,7 +92,9 @@ final class SampleHARTests: XCTestCase {
                 XCTAssertEqual(row[column], value, "\(place): \(column)")
             }
             XCTAssertEqual(row["est_naive"]?.isEmpty, want.est_naive_unavailable != nil, "\(place): est_naive given")
-            XCTAssertEqual(row["est_documented"]?.isEmpty, want.est_documented_unavailable != nil, "\(place): est_documented given")
+            XCTAssertEqual(
+                row["est_documented"]?.isEmpty, want.est_documented_unavailable != nil, "\(place): est_documented given"
+            )
             let notes = (row["anomalies"] ?? "").split(separator: " ").map(String.init)
                 .filter { note in Self.noteNames.contains { note.hasPrefix($0) } }
             XCTAssertEqual(notes.sorted(), (want.notes ?? []).sorted(), "\(place): notes")

@@ -52,7 +52,7 @@ final class SampleTruthTests: XCTestCase {
             XCTAssertEqual(records.count, truths.count, "\(name): record count")
             var byKey: [String: MessageRecord] = [:]
             for record in records {
-                byKey["\(record.message.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
+                byKey["\(record.source.client) \(record.message.kind.rawValue) \(record.message.index)"] = record
             }
             for truth in truths {
                 let key = "\(truth.client) \(truth.kind) \(truth.index)"
@@ -62,13 +62,15 @@ final class SampleTruthTests: XCTestCase {
                 }
                 let message = record.message
                 let context = "\(name) \(key)"
-                XCTAssertEqual(message.server.description, truth.server, context)
-                XCTAssertEqual(message.wireLine, truth.wire_line, "\(context) wire_line")
-                XCTAssertEqual(message.wireHeaders, truth.wire_headers, "\(context) wire_headers")
-                XCTAssertEqual(message.wireBody, truth.wire_body, "\(context) wire_body")
+                XCTAssertEqual(record.source.server, truth.server, context)
+                XCTAssertEqual(record.wire.line, truth.wire_line, "\(context) wire_line")
+                XCTAssertEqual(record.wire.headers, truth.wire_headers, "\(context) wire_headers")
+                XCTAssertEqual(record.wire.body, truth.wire_body, "\(context) wire_body")
                 XCTAssertEqual(record.bodyDecoded, truth.body_decoded, "\(context) body_decoded")
                 XCTAssertEqual(message.complete, truth.complete, "\(context) complete")
-                if let method = truth.method { XCTAssertEqual(message.method ?? record.requestSummary?.method, method, context) }
+                if let method = truth.method {
+                    XCTAssertEqual(message.method ?? record.requestSummary?.method, method, context)
+                }
                 if let status = truth.status { XCTAssertEqual(message.status, status, context) }
                 checked += 1
             }

@@ -22,19 +22,22 @@ final class AddressTextTests: XCTestCase {
             ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
             ("::ffff:192.0.2.1", "::ffff:192.0.2.1"),
             ("::ffff:c000:0201", "::ffff:192.0.2.1"),
-            ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),       // first of two equal runs
-            ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),    // a single zero group stays
-            ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),              // the longest run wins
+            ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"), // first of two equal runs
+            ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"), // a single zero group stays
+            ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"), // the longest run wins
             ("fe80::", "fe80::"),
             ("1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"),
             ("0:0:0:0:0:0:0:0", "::"),
             ("1::", "1::"),
-            ("::2:3:4:5:6:7:8", "0:2:3:4:5:6:7:8"),               // never :: for one group
-            ("::192.0.2.1", "::c000:201"),                        // IPv4-compatible: plain hex
+            ("::2:3:4:5:6:7:8", "0:2:3:4:5:6:7:8"), // never :: for one group
+            ("::192.0.2.1", "::c000:201"), // IPv4-compatible: plain hex
             ("64:ff9b::192.0.2.33", "64:ff9b::c000:221"),
         ]
         for (input, canonical) in cases {
-            guard let address = IPAddress(input) else { XCTFail("cannot parse \(input)"); continue }
+            guard let address = IPAddress(input) else {
+                XCTFail("cannot parse \(input)")
+                continue
+            }
             XCTAssertTrue(address.isIPv6, input)
             XCTAssertEqual(address.description, canonical, input)
             XCTAssertEqual(IPAddress(canonical), address, "round trip of \(canonical)")
@@ -50,8 +53,10 @@ final class AddressTextTests: XCTestCase {
     }
 
     func testBadIPv6Text() {
-        for bad in [":", ":::", "1:::2", "1::2::3", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "12345::", "g::",
-                    "1:2:3:4:5:6:7::8", "::1.2.3", "1.2.3.4::", "::ffff:1.2.3.4:5", ":1::", "1::2:"] {
+        for bad in [
+            ":", ":::", "1:::2", "1::2::3", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "12345::", "g::",
+            "1:2:3:4:5:6:7::8", "::1.2.3", "1.2.3.4::", "::ffff:1.2.3.4:5", ":1::", "1::2:",
+        ] {
             XCTAssertNil(IPAddress(bad), bad)
         }
     }
@@ -62,7 +67,9 @@ final class AddressTextTests: XCTestCase {
         XCTAssertEqual(TransportEndpoint("[2001:db8::1]:443")?.address, IPAddress("2001:db8::1"))
         XCTAssertEqual(TransportEndpoint("[2001:db8::1]:443")?.port, 443)
         XCTAssertEqual(TransportEndpoint("10.0.0.1:65535")?.port, 65535)
-        for bad in ["10.0.0.1", "10.0.0.1:", "10.0.0.1:65536", "::1:80", "[::1]", "[::1]80", "[::1:80", "x:1", "1.2.3.4:-1"] {
+        for bad in [
+            "10.0.0.1", "10.0.0.1:", "10.0.0.1:65536", "::1:80", "[::1]", "[::1]80", "[::1:80", "x:1", "1.2.3.4:-1",
+        ] {
             XCTAssertNil(TransportEndpoint(bad), bad)
         }
     }

@@ -65,10 +65,14 @@ enum Outcome: Equatable, CustomStringConvertible {
 
 extension PacketDecoder {
     /// Decodes `bytes` as one frame of `link`.
-    func decode(_ bytes: [UInt8], link: PacketBuilder.Link = .ethernet, number: Int = 1,
-                timestamp: Int64 = 0, originalLength: Int? = nil) -> Outcome {
-        PacketBuilder.withCapturedFrame(bytes, link: link, number: number, timestamp: timestamp,
-                                        originalLength: originalLength) { Outcome(decode($0)) }
+    func decode(
+        _ bytes: [UInt8], link: PacketBuilder.Link = .ethernet, number: Int = 1,
+        timestamp: Int64 = 0, originalLength: Int? = nil
+    ) -> Outcome {
+        PacketBuilder.withCapturedFrame(
+            bytes, link: link, number: number, timestamp: timestamp,
+            originalLength: originalLength
+        ) { Outcome(decode($0)) }
     }
 
     /// Decodes `bytes` under a raw link type number.
@@ -80,8 +84,10 @@ extension PacketDecoder {
 }
 
 /// Decodes with a fresh decoder and fails the test unless a segment comes out.
-func decodeSegment(_ bytes: [UInt8], link: PacketBuilder.Link = .ethernet, originalLength: Int? = nil,
-                   file: StaticString = #filePath, line: UInt = #line) throws -> Decoded {
+func decodeSegment(
+    _ bytes: [UInt8], link: PacketBuilder.Link = .ethernet, originalLength: Int? = nil,
+    file: StaticString = #filePath, line: UInt = #line
+) throws -> Decoded {
     let outcome = PacketDecoder().decode(bytes, link: link, originalLength: originalLength)
     return try XCTUnwrap(outcome.segment, "expected a segment, got \(outcome)", file: file, line: line)
 }

@@ -8,22 +8,29 @@ final class FragmentTests: XCTestCase {
     private let second: Int64 = 1_000_000_000
 
     /// A 4000-byte TCP payload (4020 bytes of IP payload) in fragments of at most 1480 bytes: 3 frames.
-    private func fragments(ipID: UInt16 = 0x1234, data: [UInt8]? = nil, size: Int = 1480,
-                           from: String = "10.0.0.1:1234") -> [[UInt8]] {
-        PacketBuilder.tcpFragments(from: from, to: "10.0.0.2:80", seq: 5000, ack: 6000,
-                                   payload: data ?? payload, maxFragmentPayload: size, ipID: ipID)
+    private func fragments(
+        ipID: UInt16 = 0x1234, data: [UInt8]? = nil, size: Int = 1480,
+        from: String = "10.0.0.1:1234"
+    ) -> [[UInt8]] {
+        PacketBuilder.tcpFragments(
+            from: from, to: "10.0.0.2:80", seq: 5000, ack: 6000,
+            payload: data ?? payload, maxFragmentPayload: size, ipID: ipID)
     }
 
     /// Feeds frames in order; returns every outcome.
-    private func feed(_ frames: [[UInt8]], into decoder: PacketDecoder, firstNumber: Int = 1,
-                      time: (Int) -> Int64 = { Int64($0) * 1000 }) -> [Outcome] {
+    private func feed(
+        _ frames: [[UInt8]], into decoder: PacketDecoder, firstNumber: Int = 1,
+        time: (Int) -> Int64 = { Int64($0) * 1000 }
+    ) -> [Outcome] {
         frames.enumerated().map { index, bytes in
             decoder.decode(bytes, number: firstNumber + index, timestamp: time(index))
         }
     }
 
-    private func assertReassembled(_ outcome: Outcome?, frames: [[UInt8]], lastNumber: Int,
-                                   file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertReassembled(
+        _ outcome: Outcome?, frames: [[UInt8]], lastNumber: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let segment = try XCTUnwrap(outcome?.segment, "got \(String(describing: outcome))", file: file, line: line)
         XCTAssertEqual(segment.payload, payload, file: file, line: line)
         XCTAssertEqual(segment.payloadLength, payload.count, file: file, line: line)
@@ -74,7 +81,10 @@ final class FragmentTests: XCTestCase {
         var result: Outcome?
         for (index, bytes) in all.enumerated() {
             let outcome = decoder.decode(bytes, number: index + 1)
-            if case .segment = outcome { result = outcome; break }
+            if case .segment = outcome {
+                result = outcome
+                break
+            }
             XCTAssertEqual(outcome, .held)
         }
         let segment = try XCTUnwrap(result?.segment)
@@ -102,8 +112,9 @@ final class FragmentTests: XCTestCase {
         _ = decoder.decode(frames[0])
         _ = decoder.decode(frames[1])
         frames[2].withUnsafeBytes { raw in
-            let frame = CapturedFrame(number: 3, timestamp: 0, linkType: LinkType.ethernet, interface: 0,
-                                      originalLength: raw.count, bytes: raw)
+            let frame = CapturedFrame(
+                number: 3, timestamp: 0, linkType: LinkType.ethernet, interface: 0,
+                originalLength: raw.count, bytes: raw)
             guard case .segment(let segment) = decoder.decode(frame) else { return XCTFail("no segment") }
             // Points into the decoder's buffer, not into the last frame.
             let frameRange = UInt(bitPattern: raw.baseAddress!)..<UInt(bitPattern: raw.baseAddress! + raw.count)
@@ -126,36 +137,45 @@ final class FragmentTests: XCTestCase {
     }
 
     func testMalformedFragments() {
-        let a = IPAddress("10.0.0.1")!, b = IPAddress("10.0.0.2")!
+        let a = IPAddress("10.0.0.1")!
+        let b = IPAddress("10.0.0.2")!
         // Not a multiple of 8 with more fragments to come.
-        let odd = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 1, count: 30), moreFragments: true)
+        let odd = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 1, count: 30), moreFragments: true)
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(odd)), .skipped(.badFragment))
         // Empty fragment.
         let empty = PacketBuilder.ipv4(source: a, destination: b, payload: [], moreFragments: true)
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(empty)), .skipped(.badFragment))
         // Past 65535 bytes.
-        let huge = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 1, count: 16),
-                                      fragmentOffset: 65_528)
+        let huge = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 1, count: 16),
+            fragmentOffset: 65_528)
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(huge)), .skipped(.badFragment))
         // Two different "last" fragments.
         let decoder = PacketDecoder()
-        let last1 = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 1, count: 16), fragmentOffset: 64)
-        let last2 = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 1, count: 16), fragmentOffset: 128)
+        let last1 = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 1, count: 16), fragmentOffset: 64)
+        let last2 = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 1, count: 16), fragmentOffset: 128)
         XCTAssertEqual(decoder.decode(PacketBuilder.frame(last1)), .held)
         XCTAssertEqual(decoder.decode(PacketBuilder.frame(last2)), .skipped(.badFragment))
         // A fragment cut by snaplen can never complete its datagram.
         let frames = fragments()
         XCTAssertEqual(decoder.decode(frames[0]), .held)
-        XCTAssertEqual(decoder.decode(Array(frames[1].prefix(200)), originalLength: frames[1].count),
-                       .skipped(.badFragment))
+        XCTAssertEqual(
+            decoder.decode(Array(frames[1].prefix(200)), originalLength: frames[1].count),
+            .skipped(.badFragment))
         XCTAssertEqual(decoder.pendingFragmentDatagrams, 0)
     }
 
     func testTooShortForTCPAfterReassembly() {
-        let a = IPAddress("10.0.0.1")!, b = IPAddress("10.0.0.2")!
+        let a = IPAddress("10.0.0.1")!
+        let b = IPAddress("10.0.0.2")!
         let decoder = PacketDecoder()
-        let first = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 0, count: 8), moreFragments: true)
-        let last = PacketBuilder.ipv4(source: a, destination: b, payload: [UInt8](repeating: 0, count: 4), fragmentOffset: 8)
+        let first = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 0, count: 8), moreFragments: true)
+        let last = PacketBuilder.ipv4(
+            source: a, destination: b, payload: [UInt8](repeating: 0, count: 4), fragmentOffset: 8)
         XCTAssertEqual(decoder.decode(PacketBuilder.frame(first)), .held)
         XCTAssertEqual(decoder.decode(PacketBuilder.frame(last)), .skipped(.malformedTCP))
     }
@@ -163,7 +183,9 @@ final class FragmentTests: XCTestCase {
     func testLimitDropsTheOldestDatagram() throws {
         // Each first fragment holds 1480 bytes; the limit has room for two of them.
         let decoder = PacketDecoder(maxPendingFragmentBytes: 3400)
-        let one = fragments(ipID: 1), two = fragments(ipID: 2), three = fragments(ipID: 3)
+        let one = fragments(ipID: 1)
+        let two = fragments(ipID: 2)
+        let three = fragments(ipID: 3)
         XCTAssertEqual(decoder.decode(one[0]), .held)
         XCTAssertEqual(decoder.decode(two[0]), .held)
         XCTAssertEqual(decoder.pendingFragmentDatagrams, 2)
@@ -204,8 +226,8 @@ final class FragmentTests: XCTestCase {
         XCTAssertEqual(decoder.pendingFragmentDatagrams, 1)
         // Gaps under 30 s each: it still completes.
         XCTAssertEqual(decoder.decode(other[1], timestamp: start + 229 * second), .held)
-        try assertReassembled(decoder.decode(other[2], number: 3, timestamp: start + 258 * second),
-                              frames: other, lastNumber: 3)
+        try assertReassembled(
+            decoder.decode(other[2], number: 3, timestamp: start + 258 * second),
+            frames: other, lastNumber: 3)
     }
 }
-

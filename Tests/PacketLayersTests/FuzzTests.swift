@@ -10,15 +10,20 @@ final class FuzzTests: XCTestCase {
     /// Decodes and checks the segment invariants.
     /// - Returns: whether a segment came out.
     @discardableResult
-    private func check(_ decoder: PacketDecoder, _ bytes: [UInt8], linkType: Int32, originalLength: Int,
-                       timestamp: Int64 = 0, context: @autoclosure () -> String) -> Bool {
-        PacketBuilder.withCapturedFrame(bytes, linkType: linkType, timestamp: timestamp,
-                                        originalLength: originalLength) { frame in
+    private func check(
+        _ decoder: PacketDecoder, _ bytes: [UInt8], linkType: Int32, originalLength: Int,
+        timestamp: Int64 = 0, context: @autoclosure () -> String
+    ) -> Bool {
+        PacketBuilder.withCapturedFrame(
+            bytes, linkType: linkType, timestamp: timestamp,
+            originalLength: originalLength
+        ) { frame in
             guard case .segment(let segment) = decoder.decode(frame) else { return false }
             XCTAssertLessThanOrEqual(segment.payload.count, segment.payloadLength, context())
             XCTAssertGreaterThanOrEqual(segment.ipLength, segment.payloadLength + 20, context())
             if segment.payload.count > 0, let base = frame.bytes.baseAddress, let payload = segment.payload.baseAddress,
-               payload >= base, payload < base + frame.bytes.count {
+                payload >= base, payload < base + frame.bytes.count
+            {
                 // Borrowed from the frame: must end inside it.
                 XCTAssertLessThanOrEqual(payload + segment.payload.count, base + frame.bytes.count, context())
             }
@@ -37,16 +42,24 @@ final class FuzzTests: XCTestCase {
             // Often make the link header plausible so the IP and TCP layers get exercised.
             if Bool.random(using: &random), length > 20 {
                 switch linkType {
-                case 1: bytes[12] = 0x08; bytes[13] = Bool.random(using: &random) ? 0x00 : 0x86
-                    if bytes[13] == 0x86 { bytes[13] = 0xDD; bytes[14] = 0x60 } else { bytes[14] = 0x45 }
+                case 1:
+                    bytes[12] = 0x08
+                    bytes[13] = Bool.random(using: &random) ? 0x00 : 0x86
+                    if bytes[13] == 0x86 {
+                        bytes[13] = 0xDD
+                        bytes[14] = 0x60
+                    } else {
+                        bytes[14] = 0x45
+                    }
                 case 101, 228: bytes[0] = 0x45
                 case 229: bytes[0] = 0x60
                 default: break
                 }
             }
             let originalLength = length + (Bool.random(using: &random) ? 0 : Int.random(in: -10...3000, using: &random))
-            check(decoder, bytes, linkType: linkType, originalLength: originalLength,
-                  context: "random #\(iteration)")
+            check(
+                decoder, bytes, linkType: linkType, originalLength: originalLength,
+                context: "random #\(iteration)")
         }
     }
 
@@ -79,8 +92,12 @@ final class FuzzTests: XCTestCase {
             case 1: bytes += [UInt8](repeating: 0, count: Int.random(in: 1...20, using: &random))
             default: break
             }
-            if check(decoder, bytes, linkType: link.linkType, originalLength: max(originalLength, bytes.count),
-                     context: "mutated #\(iteration) \(link)") { segments += 1 }
+            if check(
+                decoder, bytes, linkType: link.linkType, originalLength: max(originalLength, bytes.count),
+                context: "mutated #\(iteration) \(link)")
+            {
+                segments += 1
+            }
         }
         // The mutations must leave plenty of decodable frames, or the test exercises little.
         XCTAssertGreaterThan(segments, 1000)
@@ -92,10 +109,12 @@ final class FuzzTests: XCTestCase {
         var time: Int64 = 0
         var segments = 0
         // Eight datagrams in flight, each a real TCP segment, renewed once completed.
-        let a = endpoint("10.0.0.1:1000"), b = endpoint("10.0.0.2:80")
+        let a = endpoint("10.0.0.1:1000")
+        let b = endpoint("10.0.0.2:80")
         func newDatagram() -> [UInt8] {
-            PacketBuilder.tcpSegment(from: a, to: b, seq: random.next32(), ack: 0, flags: [.ack],
-                                     payload: [UInt8](repeating: 0x55, count: Int.random(in: 0...600, using: &random)))
+            PacketBuilder.tcpSegment(
+                from: a, to: b, seq: random.next32(), ack: 0, flags: [.ack],
+                payload: [UInt8](repeating: 0x55, count: Int.random(in: 0...600, using: &random)))
         }
         var datagrams = (0..<8).map { _ in newDatagram() }
         for iteration in 0..<4000 {
@@ -103,7 +122,10 @@ final class FuzzTests: XCTestCase {
             let datagram = datagrams[id]
             var start = Int.random(in: 0...(datagram.count / 8), using: &random) * 8
             var end = min(datagram.count, start + 8 * Int.random(in: 1...30, using: &random))
-            if start >= datagram.count { start = max(0, (datagram.count - 1) / 8 * 8); end = datagram.count }
+            if start >= datagram.count {
+                start = max(0, (datagram.count - 1) / 8 * 8)
+                end = datagram.count
+            }
             var data = Array(datagram[start..<end])
             var moreFragments = end < datagram.count
             // Now and then something goes wrong: odd sizes, wrong flags, changed bytes.
@@ -114,16 +136,19 @@ final class FuzzTests: XCTestCase {
             case 3: start += 8 * Int.random(in: 1...8200, using: &random)
             default: break
             }
-            let packet = PacketBuilder.ipv4(source: a.address, destination: b.address, payload: data,
-                                            identification: UInt16(id), moreFragments: moreFragments,
-                                            fragmentOffset: start & 0xFFF8)
+            let packet = PacketBuilder.ipv4(
+                source: a.address, destination: b.address, payload: data,
+                identification: UInt16(id), moreFragments: moreFragments,
+                fragmentOffset: start & 0xFFF8)
             var bytes = PacketBuilder.frame(packet)
             if Int.random(in: 0..<10, using: &random) == 0 {
                 bytes[Int.random(in: 14..<34, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
             }
             time += Int64.random(in: 0...400_000_000, using: &random)
-            if check(decoder, bytes, linkType: LinkType.ethernet, originalLength: bytes.count, timestamp: time,
-                     context: "fragment #\(iteration)") {
+            if check(
+                decoder, bytes, linkType: LinkType.ethernet, originalLength: bytes.count, timestamp: time,
+                context: "fragment #\(iteration)")
+            {
                 segments += 1
                 datagrams[id] = newDatagram()
             }

@@ -31,7 +31,8 @@ final class IPv4Tests: XCTestCase {
         XCTAssertEqual(segment.payloadLength, 6)
         // Shorter payloads get NIC padding, which must not become data.
         for count in 0..<6 {
-            let padded = PacketBuilder.tcp(from: a, to: b, payload: [UInt8](repeating: 0x41, count: count), padToMinimum: true)
+            let padded = PacketBuilder.tcp(
+                from: a, to: b, payload: [UInt8](repeating: 0x41, count: count), padToMinimum: true)
             XCTAssertEqual(padded.count, 60)
             let decoded = try decodeSegment(padded)
             XCTAssertEqual(decoded.payload, [UInt8](repeating: 0x41, count: count))
@@ -64,8 +65,9 @@ final class IPv4Tests: XCTestCase {
         let full = PacketBuilder.tcp(from: a, to: b, options: PacketBuilder.TCPOption.mss(1460), payload: [1, 2, 3])
         // Inside the IP header, inside the TCP header, inside the TCP options.
         for keep in [15, 20, 33, 34, 40, 53, 54, 57] {
-            XCTAssertEqual(decodeOutcome(Array(full.prefix(keep)), originalLength: full.count),
-                           .skipped(.truncatedHeader), "cut at \(keep)")
+            XCTAssertEqual(
+                decodeOutcome(Array(full.prefix(keep)), originalLength: full.count),
+                .skipped(.truncatedHeader), "cut at \(keep)")
         }
         XCTAssertNotNil(decodeOutcome(Array(full.prefix(58)), originalLength: full.count).segment)
     }
@@ -84,14 +86,34 @@ final class IPv4Tests: XCTestCase {
         // IHL beyond the total length (60 bytes of header announced in a 44-byte datagram).
         XCTAssertEqual(decodeOutcome(patched { $0[14] = 0x4F }), .skipped(.malformedIPv4))
         // Total length below the header length.
-        XCTAssertEqual(decodeOutcome(patched { $0[16] = 0; $0[17] = 19 }), .skipped(.malformedIPv4))
+        XCTAssertEqual(
+            decodeOutcome(
+                patched {
+                    $0[16] = 0
+                    $0[17] = 19
+                }), .skipped(.malformedIPv4))
         // Total length beyond a frame that was not truncated.
-        XCTAssertEqual(decodeOutcome(patched { $0[16] = 0x05; $0[17] = 0xDC }), .skipped(.malformedIPv4))
+        XCTAssertEqual(
+            decodeOutcome(
+                patched {
+                    $0[16] = 0x05
+                    $0[17] = 0xDC
+                }), .skipped(.malformedIPv4))
         // Total length beyond even the wire length of a truncated frame.
-        XCTAssertEqual(decodeOutcome(patched { $0[16] = 0x05; $0[17] = 0xDC }, originalLength: 100),
-                       .skipped(.malformedIPv4))
+        XCTAssertEqual(
+            decodeOutcome(
+                patched {
+                    $0[16] = 0x05
+                    $0[17] = 0xDC
+                }, originalLength: 100),
+            .skipped(.malformedIPv4))
         // Too short for a TCP header by its own length.
-        XCTAssertEqual(decodeOutcome(patched { $0[16] = 0; $0[17] = 39 }), .skipped(.malformedTCP))
+        XCTAssertEqual(
+            decodeOutcome(
+                patched {
+                    $0[16] = 0
+                    $0[17] = 39
+                }), .skipped(.malformedTCP))
     }
 
     func testIHLBeyondCapturedBytesIsTruncated() {
@@ -104,12 +126,14 @@ final class IPv4Tests: XCTestCase {
 
     func testOtherProtocolsAreNotTCP() {
         for protocolNumber: UInt8 in [1, 17, 47, 50, 132] {
-            let ip = PacketBuilder.ipv4(source: a.address, destination: b.address, protocolNumber: protocolNumber,
-                                        payload: [UInt8](repeating: 0, count: 28))
+            let ip = PacketBuilder.ipv4(
+                source: a.address, destination: b.address, protocolNumber: protocolNumber,
+                payload: [UInt8](repeating: 0, count: 28))
             XCTAssertEqual(decodeOutcome(PacketBuilder.frame(ip)), .skipped(.notTCP))
             // Fragments of other protocols are not held either.
-            let fragment = PacketBuilder.ipv4(source: a.address, destination: b.address, protocolNumber: protocolNumber,
-                                              payload: [UInt8](repeating: 0, count: 24), moreFragments: true)
+            let fragment = PacketBuilder.ipv4(
+                source: a.address, destination: b.address, protocolNumber: protocolNumber,
+                payload: [UInt8](repeating: 0, count: 24), moreFragments: true)
             XCTAssertEqual(decodeOutcome(PacketBuilder.frame(fragment)), .skipped(.notTCP))
         }
     }
@@ -118,7 +142,8 @@ final class IPv4Tests: XCTestCase {
         // TSO/GSO super-segments captured on the sender carry total length 0.
         let payload = [UInt8](repeating: 0x33, count: 3000)
         var bytes = PacketBuilder.tcp(from: a, to: b, seq: 9, payload: payload)
-        bytes[16] = 0; bytes[17] = 0
+        bytes[16] = 0
+        bytes[17] = 0
         let segment = try decodeSegment(bytes)
         XCTAssertEqual(segment.payloadLength, 3000)
         XCTAssertEqual(segment.payload, payload)
@@ -126,9 +151,10 @@ final class IPv4Tests: XCTestCase {
     }
 
     func testDontFragmentIsNotAFragment() throws {
-        let ip = PacketBuilder.ipv4(source: a.address, destination: b.address,
-                                    payload: PacketBuilder.tcpSegment(from: a, to: b, seq: 1, ack: 0, flags: [.syn]),
-                                    dontFragment: true)
+        let ip = PacketBuilder.ipv4(
+            source: a.address, destination: b.address,
+            payload: PacketBuilder.tcpSegment(from: a, to: b, seq: 1, ack: 0, flags: [.syn]),
+            dontFragment: true)
         XCTAssertEqual(try decodeSegment(PacketBuilder.frame(ip)).flags, [.syn])
     }
 }

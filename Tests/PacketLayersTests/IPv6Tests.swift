@@ -9,8 +9,9 @@ final class IPv6Tests: XCTestCase {
     private let data = Array("hello, world".utf8)
 
     private func frame(_ extensions: [PacketBuilder.IPv6Extension], payload: [UInt8]? = nil) -> [UInt8] {
-        PacketBuilder.tcp(from: a, to: b, seq: 77, ack: 88, flags: [.ack, .psh], payload: payload ?? data,
-                          ipv6Extensions: extensions)
+        PacketBuilder.tcp(
+            from: a, to: b, seq: 77, ack: 88, flags: [.ack, .psh], payload: payload ?? data,
+            ipv6Extensions: extensions)
     }
 
     func testHopByHopAndDestinationOptions() throws {
@@ -27,8 +28,10 @@ final class IPv6Tests: XCTestCase {
     }
 
     func testRoutingAuthenticationAndAtomicFragment() throws {
-        let bytes = frame([.hopByHop(units: 3), .routing(addresses: 2), .fragment(), .authentication(icvWords: 5),
-                           .destinationOptions()])
+        let bytes = frame([
+            .hopByHop(units: 3), .routing(addresses: 2), .fragment(), .authentication(icvWords: 5),
+            .destinationOptions(),
+        ])
         let segment = try decodeSegment(bytes)
         XCTAssertEqual(segment.payload, data)
         XCTAssertEqual(segment.ipLength, 40 + 24 + 40 + 8 + 32 + 8 + 20 + data.count)
@@ -41,18 +44,21 @@ final class IPv6Tests: XCTestCase {
     }
 
     func testNotTCP() {
-        let esp = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 50,
-                                     payload: [UInt8](repeating: 0x11, count: 40))
+        let esp = PacketBuilder.ipv6(
+            source: a.address, destination: b.address, nextHeader: 50,
+            payload: [UInt8](repeating: 0x11, count: 40))
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(esp)), .skipped(.notTCP))
         let none = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 59, payload: [0, 0])
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(none)), .skipped(.notTCP))
         let empty = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 59, payload: [])
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(empty)), .skipped(.notTCP))
-        let udp = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 17,
-                                     payload: [UInt8](repeating: 0, count: 8), extensions: [.hopByHop()])
+        let udp = PacketBuilder.ipv6(
+            source: a.address, destination: b.address, nextHeader: 17,
+            payload: [UInt8](repeating: 0, count: 8), extensions: [.hopByHop()])
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(udp)), .skipped(.notTCP))
-        let icmp = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 58,
-                                      payload: [128, 0, 0, 0, 0, 1, 0, 1])
+        let icmp = PacketBuilder.ipv6(
+            source: a.address, destination: b.address, nextHeader: 58,
+            payload: [128, 0, 0, 0, 0, 1, 0, 1])
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(icmp)), .skipped(.notTCP))
     }
 
@@ -63,8 +69,9 @@ final class IPv6Tests: XCTestCase {
         wrongVersion[14] = 0x45
         XCTAssertEqual(decodeOutcome(wrongVersion), .skipped(.malformedIPv6))
         // Jumbogram: payload length 0 with a hop-by-hop header.
-        let jumbo = PacketBuilder.ipv6(source: a.address, destination: b.address, payload: tcp,
-                                       extensions: [.hopByHop()], payloadLength: 0)
+        let jumbo = PacketBuilder.ipv6(
+            source: a.address, destination: b.address, payload: tcp,
+            extensions: [.hopByHop()], payloadLength: 0)
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(jumbo)), .skipped(.malformedIPv6))
         // Payload length beyond a frame that was not truncated.
         let long = PacketBuilder.ipv6(source: a.address, destination: b.address, payload: tcp, payloadLength: 1000)
@@ -74,8 +81,9 @@ final class IPv6Tests: XCTestCase {
         overrun[14 + 40 + 1] = 9 // 80 bytes announced, 28 in the payload
         XCTAssertEqual(decodeOutcome(overrun), .skipped(.malformedIPv6))
         // Payload length too short for the extension header.
-        let short = PacketBuilder.ipv6(source: a.address, destination: b.address, payload: tcp,
-                                       extensions: [.hopByHop()], payloadLength: 4)
+        let short = PacketBuilder.ipv6(
+            source: a.address, destination: b.address, payload: tcp,
+            extensions: [.hopByHop()], payloadLength: 4)
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(short)), .skipped(.malformedIPv6))
         // Payload length too short for the TCP header.
         let shortTCP = PacketBuilder.ipv6(source: a.address, destination: b.address, payload: tcp, payloadLength: 12)
@@ -98,8 +106,9 @@ final class IPv6Tests: XCTestCase {
         XCTAssertEqual(segment.ipLength, 40 + 8 + 20 + 1200)
         // Cut in the fixed header, in the extension header, in the TCP header.
         for keep in [14, 30, 53, 54, 55, 61, 62, 70, 81] {
-            XCTAssertEqual(decodeOutcome(Array(full.prefix(keep)), originalLength: full.count),
-                           .skipped(.truncatedHeader), "cut at \(keep)")
+            XCTAssertEqual(
+                decodeOutcome(Array(full.prefix(keep)), originalLength: full.count),
+                .skipped(.truncatedHeader), "cut at \(keep)")
         }
     }
 }

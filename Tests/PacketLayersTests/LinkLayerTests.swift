@@ -8,8 +8,9 @@ final class LinkLayerTests: XCTestCase {
 
     func testEveryLinkTypeDecodesIPv4() throws {
         for link in PacketBuilder.Link.all(ipv6: false) {
-            let bytes = PacketBuilder.tcp(from: "10.0.0.1:1234", to: "10.0.0.2:80", seq: 1000, ack: 2000,
-                                          flags: [.ack, .psh], window: 512, payload: payload, link: link)
+            let bytes = PacketBuilder.tcp(
+                from: "10.0.0.1:1234", to: "10.0.0.2:80", seq: 1000, ack: 2000,
+                flags: [.ack, .psh], window: 512, payload: payload, link: link)
             let segment = try decodeSegment(bytes, link: link)
             XCTAssertEqual(segment.source, endpoint("10.0.0.1:1234"), "\(link)")
             XCTAssertEqual(segment.destination, endpoint("10.0.0.2:80"), "\(link)")
@@ -26,8 +27,9 @@ final class LinkLayerTests: XCTestCase {
 
     func testEveryLinkTypeDecodesIPv6() throws {
         for link in PacketBuilder.Link.all(ipv6: true) {
-            let bytes = PacketBuilder.tcp(from: "[2001:db8::1]:49152", to: "[2001:db8::2]:443", seq: 7, ack: 9,
-                                          flags: [.ack], payload: payload, link: link)
+            let bytes = PacketBuilder.tcp(
+                from: "[2001:db8::1]:49152", to: "[2001:db8::2]:443", seq: 7, ack: 9,
+                flags: [.ack], payload: payload, link: link)
             let segment = try decodeSegment(bytes, link: link)
             XCTAssertEqual(segment.source, endpoint("[2001:db8::1]:49152"), "\(link)")
             XCTAssertEqual(segment.destination, endpoint("[2001:db8::2]:443"), "\(link)")
@@ -54,8 +56,9 @@ final class LinkLayerTests: XCTestCase {
             .ethernetTagged([.init(tpid: 0x9100, id: 1), .init(tpid: 0x88A8, id: 2), .init(tpid: 0x8100, id: 3)]),
         ]
         for link in links {
-            let bytes = PacketBuilder.tcp(from: "192.168.1.10:5555", to: "192.168.1.20:8080", seq: 123,
-                                          payload: [9, 8, 7], link: link)
+            let bytes = PacketBuilder.tcp(
+                from: "192.168.1.10:5555", to: "192.168.1.20:8080", seq: 123,
+                payload: [9, 8, 7], link: link)
             let segment = try decodeSegment(bytes, link: link)
             XCTAssertEqual(segment.source, endpoint("192.168.1.10:5555"))
             XCTAssertEqual(segment.destination.port, 8080)
@@ -114,15 +117,18 @@ final class LinkLayerTests: XCTestCase {
         arp += [UInt8](repeating: 0, count: 28)
         XCTAssertEqual(decodeOutcome(arp), .skipped(.notIP))
         // ARP inside a VLAN tag.
-        let tagged = PacketBuilder.destinationMAC + PacketBuilder.sourceMAC + [0x81, 0x00, 0x00, 0x05, 0x08, 0x06]
+        let tagged =
+            PacketBuilder.destinationMAC + PacketBuilder.sourceMAC + [0x81, 0x00, 0x00, 0x05, 0x08, 0x06]
             + [UInt8](repeating: 0, count: 28)
         XCTAssertEqual(decodeOutcome(tagged), .skipped(.notIP))
         // SLL carrying ARP, SLL2 carrying LLDP.
         var sll = PacketBuilder.tcp(from: "10.0.0.1:1", to: "10.0.0.2:2", link: .linuxSLL)
-        sll[14] = 0x08; sll[15] = 0x06
+        sll[14] = 0x08
+        sll[15] = 0x06
         XCTAssertEqual(decodeOutcome(sll, link: .linuxSLL), .skipped(.notIP))
         var sll2 = PacketBuilder.tcp(from: "10.0.0.1:1", to: "10.0.0.2:2", link: .linuxSLL2)
-        sll2[0] = 0x88; sll2[1] = 0xCC
+        sll2[0] = 0x88
+        sll2[1] = 0xCC
         XCTAssertEqual(decodeOutcome(sll2, link: .linuxSLL2), .skipped(.notIP))
     }
 
@@ -141,13 +147,15 @@ final class LinkLayerTests: XCTestCase {
         for (link, keep) in cases {
             let bytes = PacketBuilder.tcp(from: "10.0.0.1:1", to: "10.0.0.2:2", link: link)
             for length in 0...keep {
-                XCTAssertEqual(decodeOutcome(Array(bytes.prefix(length)), link: link, originalLength: bytes.count),
-                               .skipped(.truncatedHeader), "\(link) cut to \(length)")
+                XCTAssertEqual(
+                    decodeOutcome(Array(bytes.prefix(length)), link: link, originalLength: bytes.count),
+                    .skipped(.truncatedHeader), "\(link) cut to \(length)")
             }
             // The link header whole but no IP byte at all.
             let linkLength = keep + 1
-            XCTAssertEqual(decodeOutcome(Array(bytes.prefix(linkLength)), link: link, originalLength: bytes.count),
-                           .skipped(.truncatedHeader), "\(link) without IP")
+            XCTAssertEqual(
+                decodeOutcome(Array(bytes.prefix(linkLength)), link: link, originalLength: bytes.count),
+                .skipped(.truncatedHeader), "\(link) without IP")
         }
     }
 }

@@ -8,8 +8,9 @@ final class TCPTests: XCTestCase {
     private let b = endpoint("172.16.0.2:1")
 
     func testHeaderFields() throws {
-        let bytes = PacketBuilder.tcp(from: a, to: b, seq: 0xFFFF_FFFF, ack: 0x8000_0001,
-                                      flags: [.syn, .ack, .ece, .cwr, .urg, .fin, .rst, .psh], window: 0xBEEF)
+        let bytes = PacketBuilder.tcp(
+            from: a, to: b, seq: 0xFFFF_FFFF, ack: 0x8000_0001,
+            flags: [.syn, .ack, .ece, .cwr, .urg, .fin, .rst, .psh], window: 0xBEEF)
         let segment = try decodeSegment(bytes)
         XCTAssertEqual(segment.source.port, 65535)
         XCTAssertEqual(segment.destination.port, 1)
@@ -22,7 +23,8 @@ final class TCPTests: XCTestCase {
     }
 
     func testOptionsAreSkipped() throws {
-        let options = PacketBuilder.TCPOption.mss(1460) + [1] + PacketBuilder.TCPOption.windowScale(7)
+        let options =
+            PacketBuilder.TCPOption.mss(1460) + [1] + PacketBuilder.TCPOption.windowScale(7)
             + PacketBuilder.TCPOption.sackPermitted + PacketBuilder.TCPOption.timestamps(1, echo: 0)
         let bytes = PacketBuilder.tcp(from: a, to: b, flags: [.syn], options: options, payload: [0xAA, 0xBB])
         let segment = try decodeSegment(bytes)
@@ -51,11 +53,13 @@ final class TCPTests: XCTestCase {
     }
 
     func testTruncatedInsideTheHeader() {
-        let bytes = PacketBuilder.tcp(from: a, to: b, options: PacketBuilder.TCPOption.timestamps(5, echo: 6),
-                                      payload: [UInt8](repeating: 1, count: 100))
+        let bytes = PacketBuilder.tcp(
+            from: a, to: b, options: PacketBuilder.TCPOption.timestamps(5, echo: 6),
+            payload: [UInt8](repeating: 1, count: 100))
         for keep in (14 + 20)..<(14 + 20 + 32) {
-            XCTAssertEqual(decodeOutcome(Array(bytes.prefix(keep)), originalLength: bytes.count),
-                           .skipped(.truncatedHeader), "cut at \(keep)")
+            XCTAssertEqual(
+                decodeOutcome(Array(bytes.prefix(keep)), originalLength: bytes.count),
+                .skipped(.truncatedHeader), "cut at \(keep)")
         }
     }
 }

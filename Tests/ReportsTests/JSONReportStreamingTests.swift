@@ -12,9 +12,10 @@ final class JSONReportStreamingTests: XCTestCase {
     }
 
     func testEmptyRunMatchesJSONEncoder() {
-        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: []))
+        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: [], rankingEstimator: nil))
         XCTAssertEqual(JSONReport.render(run), JSONReportOracle.render(run))
-        let named = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ["naive", "documented"]))
+        let named = RunReport(
+            inputs: [], aggregation: Aggregation(estimatorNames: ["naive", "documented"], rankingEstimator: 1))
         XCTAssertEqual(JSONReport.render(named), JSONReportOracle.render(named))
     }
 

@@ -1,5 +1,6 @@
 import Analysis
 import Foundation
+import TestSupport
 import XCTest
 @testable import Reports
 
@@ -17,8 +18,12 @@ final class MarkdownReportTests: XCTestCase {
 
     func testSectionsInOrder() {
         let headings = markdown.components(separatedBy: "\n").filter { $0.hasPrefix("#") && !$0.hasPrefix("###") }
-        XCTAssertEqual(headings, ["# MeterAudit report", "## Inputs", "## Totals", "## Endpoints",
-                                  "## Where the error comes from", "## Data quality"])
+        XCTAssertEqual(
+            headings,
+            [
+                "# MeterAudit report", "## Inputs", "## Totals", "## Endpoints",
+                "## Where the error comes from", "## Data quality",
+            ])
         XCTAssertTrue(markdown.hasSuffix("\n"))
         XCTAssertFalse(markdown.contains("<"), "no HTML")
     }
@@ -31,22 +36,32 @@ final class MarkdownReportTests: XCTestCase {
 
     func testSummary() {
         // Requests: 200 + 200 + 5000 + 200 = 5,600 B; responses (measured) 1000 + 500 + 100 + 100 = 1,700 B.
-        XCTAssertTrue(markdown.contains("MeterAudit read 2 inputs (5 TCP connections) and found 10 HTTP messages:\n"
-            + "4 requests with 5,600 B, 5 responses with 1,700 B and 1 interim response with 27 B on the wire.\n"))
+        XCTAssertTrue(
+            markdown.contains(
+                "MeterAudit read 2 inputs (5 TCP connections) and found 10 HTTP messages:\n"
+                    + "4 requests with 5,600 B, 5 responses with 1,700 B and 1 interim response with 27 B on the wire.\n"
+            ))
         // documented requests: 5,340 − 5,600 = −260 (−4.64%); responses 1,694 − 1,600 = +94 (+5.875%).
-        XCTAssertTrue(markdown.contains("The documented estimator is off by -260 B (-4.64%) on the requests\n"
-            + "and +94 B (+5.88%) on the responses (1 response not estimated).\n"))
+        XCTAssertTrue(
+            markdown.contains(
+                "The documented estimator is off by -260 B (-4.64%) on the requests\n"
+                    + "and +94 B (+5.88%) on the responses (1 response not estimated).\n"))
         // naive: 4,800 − 5,600 = −800 (−14.29%); 1,120 − 1,700 = −580 (−34.12%).
-        XCTAssertTrue(markdown.contains("The naive estimator is off by -800 B (-14.29%) on the requests\n"
-            + "and -580 B (-34.12%) on the responses.\n"))
+        XCTAssertTrue(
+            markdown.contains(
+                "The naive estimator is off by -800 B (-14.29%) on the requests\n"
+                    + "and -580 B (-34.12%) on the responses.\n"))
         // /users/{id}: |−200| + |+96| = 296.
-        XCTAssertTrue(markdown.contains("The largest documented error is on `GET api.test /users/{id}`: 296 B summed over its directions.\n"))
+        XCTAssertTrue(
+            markdown.contains(
+                "The largest documented error is on `GET api.test /users/{id}`: 296 B summed over its directions.\n"))
         XCTAssertTrue(markdown.contains("Settings: profile `urlsession`, gzip level `6`.\n"))
     }
 
     func testInputsTable() {
         let lines = section("Inputs")
-        XCTAssertTrue(lines.contains("| fixture.pcap | pcap | 1,234 | 5 (4/1/0) | 4 | 5 | 1 | 1 | 1 | 2 (1,448 B) | 0 |"))
+        XCTAssertTrue(
+            lines.contains("| fixture.pcap | pcap | 1,234 | 5 (4/1/0) | 4 | 5 | 1 | 1 | 1 | 2 (1,448 B) | 0 |"))
         XCTAssertTrue(lines.contains("| broken_file.pcap | n/a | 0 | 0 (0/0/0) | 0 | 0 | 0 | 0 | 0 | 0 | unreadable |"))
         XCTAssertTrue(lines.contains("| all |  | 1,234 | 5 (4/1/0) | 4 | 5 | 1 | 1 | 1 | 2 (1,448 B) | 1 |"))
         XCTAssertTrue(lines.contains("- broken_file.pcap: not a capture file"))
@@ -55,13 +70,18 @@ final class MarkdownReportTests: XCTestCase {
     func testTotalsTable() {
         let lines = section("Totals")
         // documented requests: |rel| = 0.5, 0.5, 0.01, 0.05 → sorted 0.01 0.05 0.5 0.5: median (rank 2) 0.05, p95 (rank 4) 0.5.
-        XCTAssertTrue(lines.contains("| up (requests) | documented | 4 | 5,600 | 5,340 | -260 | -4.64% | 5.00% | 50.00% | 50.00% |"))
+        XCTAssertTrue(
+            lines.contains(
+                "| up (requests) | documented | 4 | 5,600 | 5,340 | -260 | -4.64% | 5.00% | 50.00% | 50.00% |"))
         XCTAssertTrue(lines.contains("|  | naive | 4 | 5,600 | 4,800 | -800 | -14.29% | 100.00% | 100.00% | 100.00% |"))
         // documented responses: S1 98/1000, S2 2/500, S3 2/100 → 0.004 0.02 0.098; U1 not estimated, M1 unmeasured.
-        XCTAssertTrue(lines.contains("| down (responses) | documented | 3 | 1,600 | 1,694 | +94 | +5.88% | 2.00% | 9.80% | 9.80% |"))
+        XCTAssertTrue(
+            lines.contains(
+                "| down (responses) | documented | 3 | 1,600 | 1,694 | +94 | +5.88% | 2.00% | 9.80% | 9.80% |"))
         // naive responses: 200/1000, 200/500, 100/100, 80/100 → 0.2 0.4 0.8 1: median (rank 2) 0.4.
         XCTAssertTrue(lines.contains("|  | naive | 4 | 1,700 | 1,120 | -580 | -34.12% | 40.00% | 100.00% | 100.00% |"))
-        XCTAssertTrue(lines.contains("| interim (1xx) | documented | 1 | 27 | 25 | -2 | -7.41% | 7.41% | 7.41% | 7.41% |"))
+        XCTAssertTrue(
+            lines.contains("| interim (1xx) | documented | 1 | 27 | 25 | -2 | -7.41% | 7.41% | 7.41% | 7.41% |"))
         XCTAssertTrue(lines.contains("- documented: 1 response with no estimate (100 B on the wire), left out."))
         XCTAssertTrue(lines.contains("- 1 response unmeasured (no known wire size), left out."))
     }
@@ -69,12 +89,18 @@ final class MarkdownReportTests: XCTestCase {
     func testEndpointsRankedByAbsoluteDocumentedError() {
         let lines = section("Endpoints")
         // Σ|documented error|: /users/{id} 200 + 96 = 296; /upload 50 + 2 + 2 = 54; the long path 10; ? 0.
-        let firstRows = lines.filter { $0.hasPrefix("| ") && !$0.hasPrefix("|  |") && !$0.hasPrefix("| #") && !$0.hasPrefix("| ---") }
-        XCTAssertEqual(firstRows.map { $0.components(separatedBy: " | ")[1] }, [
-            "`GET api.test /users/{id}`", "`POST api.test /upload`",
-            "`GET api.test /v1/organizations/acme/projects/…/settings`", "`? 10.0.0.2:80 ?`",
-        ])
-        XCTAssertTrue(lines.contains("| 1 | `GET api.test /users/{id}` | request | 2 | 400 | 200 | -200 | -50.00% | 50.00% | 50.00% |"))
+        let firstRows = lines.filter {
+            $0.hasPrefix("| ") && !$0.hasPrefix("|  |") && !$0.hasPrefix("| #") && !$0.hasPrefix("| ---")
+        }
+        XCTAssertEqual(
+            firstRows.map { $0.components(separatedBy: " | ")[1] },
+            [
+                "`GET api.test /users/{id}`", "`POST api.test /upload`",
+                "`GET api.test /v1/organizations/acme/projects/…/settings`", "`? 10.0.0.2:80 ?`",
+            ])
+        XCTAssertTrue(
+            lines.contains(
+                "| 1 | `GET api.test /users/{id}` | request | 2 | 400 | 200 | -200 | -50.00% | 50.00% | 50.00% |"))
         // S1 98/1000 and S2 2/500: median (rank 1) 0.004, p95 (rank 2) 0.098; 1,596 − 1,500 = +96 (+6.40%).
         XCTAssertTrue(lines.contains("|  |  | response | 2 | 1,500 | 1,596 | +96 | +6.40% | 0.40% | 9.80% |"))
         XCTAssertTrue(lines.contains("|  |  | interim | 1 | 27 | 25 | -2 | -7.41% | 7.41% | 7.41% |"))
@@ -96,14 +122,22 @@ final class MarkdownReportTests: XCTestCase {
         // All requests, documented: stack-added −120 −120 −70 −20 = −330 over 4 (−82.5 each); line +10 × 4;
         // formatting +10 × 3. Components: line +40, headers 2×(60−170) + (100−160) + (100−120) = −300.
         XCTAssertTrue(lines.contains("- documented: -260 B (-4.64%): line +40 B, headers -300 B, body 0 B"))
-        XCTAssertTrue(lines.contains("  - stack-added request fields: -82.50 B per request (4 requests), -330 B in all"))
-        XCTAssertTrue(lines.contains(
-            "  - request line written as \"host method path HTTP/1.1 query\\n\": +10 B per request (4 requests), +40 B in all"))
-        XCTAssertTrue(lines.contains(
-            "  - header formatting (merged fields, spacing, line ends): +10 B per request (3 requests), +30 B in all"))
-        XCTAssertTrue(lines.contains("- documented: +94 B (+5.88%): line -6 B, headers 0 B, body +100 B; 1 response not estimated"))
+        XCTAssertTrue(
+            lines.contains("  - stack-added request fields: -82.50 B per request (4 requests), -330 B in all"))
+        XCTAssertTrue(
+            lines.contains(
+                "  - request line written as \"host method path HTTP/1.1 query\\n\": +10 B per request (4 requests), +40 B in all"
+            ))
+        XCTAssertTrue(
+            lines.contains(
+                "  - header formatting (merged fields, spacing, line ends): +10 B per request (3 requests), +30 B in all"
+            ))
+        XCTAssertTrue(
+            lines.contains(
+                "- documented: +94 B (+5.88%): line -6 B, headers 0 B, body +100 B; 1 response not estimated"))
         XCTAssertTrue(lines.contains("  - status-line CRLF: -2 B per response (3 responses), -6 B in all"))
-        XCTAssertTrue(lines.contains("  - status-line CRLF: -2 B per interim response (1 interim response), -2 B in all"))
+        XCTAssertTrue(
+            lines.contains("  - status-line CRLF: -2 B per interim response (1 interim response), -2 B in all"))
         // Causes of equal size: by name.
         let users = lines.drop { $0 != "### 1. `GET api.test /users/{id}`" }
         let formatting = users.firstIndex { $0.hasPrefix("  - header formatting") }!
@@ -117,19 +151,28 @@ final class MarkdownReportTests: XCTestCase {
 
     func testDataQuality() {
         let lines = section("Data quality")
-        XCTAssertTrue(lines.contains("- Unpaired: 0 requests without a response, 1 response without a request (fixture.pcap 1)."))
+        XCTAssertTrue(
+            lines.contains("- Unpaired: 0 requests without a response, 1 response without a request (fixture.pcap 1)."))
         XCTAssertTrue(lines.contains("  Interim responses are never paired and not counted here."))
-        XCTAssertTrue(lines.contains("- Incomplete (the message's end is not in the capture): 1 response (fixture.pcap 1)."))
+        XCTAssertTrue(
+            lines.contains("- Incomplete (the message's end is not in the capture): 1 response (fixture.pcap 1)."))
         XCTAssertTrue(lines.contains("- Unmeasured (no known wire size, left out of every byte figure): 1 response."))
         XCTAssertTrue(lines.contains("- Gaps in the captured streams: 2 gaps, 1,448 B missing (fixture.pcap 2)."))
-        XCTAssertTrue(lines.contains("- Bodies whose content coding failed to decode (damaged or cut): 1 (fixture.pcap 1)."))
+        XCTAssertTrue(
+            lines.contains("- Bodies whose content coding failed to decode (damaged or cut): 1 (fixture.pcap 1)."))
         XCTAssertTrue(lines.contains("- No documented estimate (body-not-decoded): 1 record (fixture.pcap 1)."))
-        XCTAssertTrue(lines.contains("- TLS connections (encrypted, not measured): 1, 5,120 B (fixture.pcap 1); server names `secure.test`."))
+        XCTAssertTrue(
+            lines.contains(
+                "- TLS connections (encrypted, not measured): 1, 5,120 B (fixture.pcap 1); server names `secure.test`.")
+        )
         XCTAssertTrue(lines.contains("- Packets not decoded: not-tcp 34."))
     }
 
     func testEmptyRun() {
-        let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: ReportFixture.estimators))
+        let run = RunReport(
+            inputs: [],
+            aggregation: Aggregation(
+                estimatorNames: ReportFixture.estimators, rankingEstimator: ReportFixture.rankingEstimator))
         let text = MarkdownReport.render(run)
         XCTAssertTrue(text.contains("MeterAudit read 0 inputs (0 TCP connections) and found no HTTP message."))
         XCTAssertTrue(text.contains("No endpoints."))
@@ -180,7 +223,8 @@ final class JSONReportTests: XCTestCase {
         XCTAssertEqual(documented["headers_error"] as? Int, 0)
         XCTAssertEqual(documented["body_error"] as? Int, 100)
         let causes = try XCTUnwrap(documented["causes"] as? [[String: Any]])
-        XCTAssertEqual(causes.map { $0["name"] as? String }, ["decoded body counted instead of the coded one", "status-line CRLF"])
+        XCTAssertEqual(
+            causes.map { $0["name"] as? String }, ["decoded body counted instead of the coded one", "status-line CRLF"])
         XCTAssertEqual(causes.map { $0["bytes"] as? Int }, [100, -6])
         XCTAssertEqual(causes.map { $0["records"] as? Int }, [1, 3])
         XCTAssertEqual(causes.map { $0["bytes_per_record"] as? Double }, [100, -2])
@@ -188,9 +232,12 @@ final class JSONReportTests: XCTestCase {
 
     func testEndpointsInRankOrderWithNullsWhereUndefined() throws {
         let endpoints = try XCTUnwrap(try document()["endpoints"] as? [[String: Any]])
-        XCTAssertEqual(endpoints.map { $0["endpoint"] as? String }, [
-            "GET api.test /users/{id}", "POST api.test /upload", "GET api.test " + ReportFixture.longPath, "? 10.0.0.2:80 ?",
-        ])
+        XCTAssertEqual(
+            endpoints.map { $0["endpoint"] as? String },
+            [
+                "GET api.test /users/{id}", "POST api.test /upload", "GET api.test " + ReportFixture.longPath,
+                "? 10.0.0.2:80 ?",
+            ])
         XCTAssertEqual(endpoints.map { $0["rank"] as? Int }, [1, 2, 3, 4])
         XCTAssertEqual(endpoints.map { $0["rank_abs_error"] as? Int }, [296, 54, 10, 0])
         let upload = try XCTUnwrap(endpoints[1]["directions"] as? [String: [String: Any]])
@@ -200,8 +247,11 @@ final class JSONReportTests: XCTestCase {
         XCTAssertEqual(documented["count"] as? Int, 0)
         XCTAssertEqual(documented["unestimated"] as? Int, 1)
         XCTAssertEqual((documented["causes"] as? [[String: Any]])?.count, 0)
-        for key in ["wire", "estimated", "error", "error_pct", "mean_abs_rel", "median_abs_rel", "p95_abs_rel", "max_abs_rel", "line_error",
-                    "headers_error", "body_error"] {
+        for key in [
+            "wire", "estimated", "error", "error_pct", "mean_abs_rel", "median_abs_rel", "p95_abs_rel", "max_abs_rel",
+            "line_error",
+            "headers_error", "body_error",
+        ] {
             XCTAssertTrue(documented[key] is NSNull, key)
         }
         let naive = try XCTUnwrap((unpaired["response"]?["estimators"] as? [String: [String: Any]])?["naive"])
@@ -231,16 +281,18 @@ final class TerminalSummaryTests: XCTestCase {
         let lines = Reporters.terminalSummary(ReportFixture.run).split(separator: "\n").map {
             $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         }
-        XCTAssertEqual(lines, [
-            "Wire bytes against the estimates (error = estimate - wire):",
-            "up (4 requests): wire 5,600 B, documented 5,340 B (-4.64%), naive 4,800 B (-14.29%)",
-            "down (5 responses): wire 1,700 B, documented 1,694 B (+5.88% of 1,600 B estimable), naive 1,120 B (-34.12%)",
-            "interim (1 response): wire 27 B, documented 25 B (-7.41%), naive 0 B (-100.00%)",
-            "Largest documented errors:",
-            "1. GET api.test /users/{id}: request -200 B (-50.00%), response +96 B (+6.40%)",
-            "2. POST api.test /upload: request -50 B (-1.00%), response -2 B (-2.00%), interim -2 B (-7.41%)",
-            "3. GET api.test /v1/organizations/acme/projects/…/settings: request -10 B (-5.00%)",
-        ])
+        XCTAssertEqual(
+            lines,
+            [
+                "Wire bytes against the estimates (error = estimate - wire):",
+                "up (4 requests): wire 5,600 B, documented 5,340 B (-4.64%), naive 4,800 B (-14.29%)",
+                "down (5 responses): wire 1,700 B, documented 1,694 B (+5.88% of 1,600 B estimable), naive 1,120 B (-34.12%)",
+                "interim (1 response): wire 27 B, documented 25 B (-7.41%), naive 0 B (-100.00%)",
+                "Largest documented errors:",
+                "1. GET api.test /users/{id}: request -200 B (-50.00%), response +96 B (+6.40%)",
+                "2. POST api.test /upload: request -50 B (-1.00%), response -2 B (-2.00%), interim -2 B (-7.41%)",
+                "3. GET api.test /v1/organizations/acme/projects/…/settings: request -10 B (-5.00%)",
+            ])
     }
 
     func testTopLimitsTheEndpoints() {
@@ -252,18 +304,32 @@ final class TerminalSummaryTests: XCTestCase {
 
     func testColumnsAlign() {
         let lines = Reporters.terminalSummary(ReportFixture.run).split(separator: "\n")
-        let wireColumns = lines.filter { $0.contains(" wire ") }.map { $0.range(of: " wire ")!.lowerBound.utf16Offset(in: $0) }
+        let wireColumns = lines.filter { $0.contains(" wire ") }.map {
+            $0.range(of: " wire ")!.lowerBound.utf16Offset(in: $0)
+        }
         XCTAssertEqual(Set(wireColumns).count, 1)
     }
 }
 
 final class DeterminismTests: XCTestCase {
-    func testSameRunRendersTheSameBytes() {
-        let run = ReportFixture.run
-        for reporter in Reporters.all {
-            XCTAssertEqual(reporter.render(run), reporter.render(run), reporter.name)
+    /// endpoints.csv of the fixture against `scripts/endpoint-figures` (Python, exact
+    /// fractions, docs/FIGURES.md read literally), run on the fixture's own messages.csv:
+    /// Tests/Fixtures/reports/fixture.messages.csv → fixture.endpoints.csv. Regenerate the pair
+    /// when the fixture changes: write the first file from this test's failure output, then
+    /// `scripts/endpoint-figures Tests/Fixtures/reports/fixture.messages.csv --out Tests/Fixtures/reports/fixture.endpoints.csv`.
+    func testEndpointsCSVMatchesTheIndependentFigures() throws {
+        let messages = CSVWriter.text(
+            [MessagesCSV.columns(estimators: ReportFixture.estimators)]
+                + ReportFixture.records.map(MessagesCSV.row(for:)))
+        let committedMessages = try String(
+            contentsOfFile: Fixtures.path("reports/fixture.messages.csv"), encoding: .utf8)
+        if messages != committedMessages {
+            let written = NSTemporaryDirectory() + "fixture.messages.csv"
+            try? messages.write(toFile: written, atomically: true, encoding: .utf8)
+            XCTFail("the fixture's messages.csv changed (now in \(written)); regenerate Tests/Fixtures/reports/")
         }
-        XCTAssertEqual(Reporters.terminalSummary(run), Reporters.terminalSummary(run))
+        let oracle = try String(contentsOfFile: Fixtures.path("reports/fixture.endpoints.csv"), encoding: .utf8)
+        XCTAssertEqual(EndpointsReporter.render(ReportFixture.run), oracle)
     }
 
     func testRecordOrderDoesNotMatter() {
@@ -290,7 +356,8 @@ final class DeterminismTests: XCTestCase {
         var records: [MessageRecord] = []
         for copy in 0..<300 {
             for var record in base {
-                record.message.wireBody += copy % 7
+                record.wire.body! += copy % 7
+                record.wire.total! += copy % 7
                 records.append(record)
             }
         }
@@ -322,7 +389,8 @@ final class RegistryTests: XCTestCase {
         let run = ReportFixture.run
         let written = try Reporters.write(run, names: ["json", "markdown"], directory: directory)
         XCTAssertEqual(written, [directory + "/report.md", directory + "/report.json"])
-        XCTAssertEqual(try String(contentsOfFile: directory + "/report.md", encoding: .utf8), MarkdownReport.render(run))
+        XCTAssertEqual(
+            try String(contentsOfFile: directory + "/report.md", encoding: .utf8), MarkdownReport.render(run))
         XCTAssertEqual(try String(contentsOfFile: directory + "/report.json", encoding: .utf8), JSONReport.render(run))
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/endpoints.csv"))
 

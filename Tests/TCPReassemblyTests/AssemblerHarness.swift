@@ -101,8 +101,9 @@ final class RecordingHandler: TCPStreamHandler {
         if self.accounting != nil { problems.append("closed twice") }
         if ends.contains(where: { $0 == nil }) { problems.append("closed before both sides ended: \(ends)") }
         if accounting.initiatorEnd != ends[0] || accounting.responderEnd != ends[1] {
-            problems.append("accounting ends \(String(describing: accounting.initiatorEnd)), "
-                + "\(String(describing: accounting.responderEnd)) differ from end calls \(ends)")
+            problems.append(
+                "accounting ends \(String(describing: accounting.initiatorEnd)), "
+                    + "\(String(describing: accounting.responderEnd)) differ from end calls \(ends)")
         }
         if accounting.info.number != info.number { problems.append("accounting for another connection") }
         self.accounting = accounting
@@ -191,11 +192,12 @@ final class Harness {
     func feed(_ packet: Packet) {
         factory.log.events.append(.packet(fed))
         packet.payload.withUnsafeBytes { payload in
-            assembler.process(TCPSegment(
-                source: packet.source, destination: packet.destination, sequence: packet.sequence,
-                acknowledgment: packet.acknowledgment, flags: packet.flags, window: 65535,
-                payload: payload, payloadLength: packet.payloadLength, frameLength: packet.frameLength,
-                ipLength: packet.ipLength, timestamp: packet.time, frameNumber: fed + 1))
+            assembler.process(
+                TCPSegment(
+                    source: packet.source, destination: packet.destination, sequence: packet.sequence,
+                    acknowledgment: packet.acknowledgment, flags: packet.flags, window: 65535,
+                    payload: payload, payloadLength: packet.payloadLength, frameLength: packet.frameLength,
+                    ipLength: packet.ipLength, timestamp: packet.time, frameNumber: fed + 1))
         }
         fed += 1
         afterEachPacket?(assembler)
@@ -251,13 +253,16 @@ struct Flow {
 
     /// A packet from `side` whose data starts at stream offset `offset` (sequence ISN + 1 +
     /// offset) acknowledging the peer's stream up to offset `ack` (no ACK flag when nil).
-    func packet(_ side: FlowSide, offset: Int, _ payload: [UInt8] = [], ack: Int?, flags: TCPFlags = [],
-                payloadLength: Int? = nil) -> Packet {
-        Packet(source: source(side), destination: source(side.peer),
-               sequence: isn(side) &+ 1 &+ UInt32(truncatingIfNeeded: offset),
-               acknowledgment: ack.map { isn(side.peer) &+ 1 &+ UInt32(truncatingIfNeeded: $0) } ?? 0,
-               flags: ack == nil ? flags : flags.union(.ack),
-               payload: payload, payloadLength: payloadLength ?? payload.count)
+    func packet(
+        _ side: FlowSide, offset: Int, _ payload: [UInt8] = [], ack: Int?, flags: TCPFlags = [],
+        payloadLength: Int? = nil
+    ) -> Packet {
+        Packet(
+            source: source(side), destination: source(side.peer),
+            sequence: isn(side) &+ 1 &+ UInt32(truncatingIfNeeded: offset),
+            acknowledgment: ack.map { isn(side.peer) &+ 1 &+ UInt32(truncatingIfNeeded: $0) } ?? 0,
+            flags: ack == nil ? flags : flags.union(.ack),
+            payload: payload, payloadLength: payloadLength ?? payload.count)
     }
 
     func syn() -> Packet {
@@ -265,8 +270,9 @@ struct Flow {
     }
 
     func synAck() -> Packet {
-        Packet(source: server, destination: client, sequence: serverISN, acknowledgment: clientISN &+ 1,
-               flags: [.syn, .ack])
+        Packet(
+            source: server, destination: client, sequence: serverISN, acknowledgment: clientISN &+ 1,
+            flags: [.syn, .ack])
     }
 
     func handshake() -> [Packet] { [syn(), synAck(), packet(.initiator, offset: 0, ack: 0)] }
@@ -400,26 +406,34 @@ struct Exchange {
 }
 
 /// Checks one side's packet accounting against the packets the script made it send.
-func assertAccounting(_ accounting: SideAccounting, sentBy source: TransportEndpoint, in packets: [Packet],
-                      file: StaticString = #filePath, line: UInt = #line) {
+func assertAccounting(
+    _ accounting: SideAccounting, sentBy source: TransportEndpoint, in packets: [Packet],
+    file: StaticString = #filePath, line: UInt = #line
+) {
     let sent = packets.filter { $0.source == source }
     XCTAssertEqual(accounting.packets, sent.count, "packets", file: file, line: line)
     XCTAssertEqual(accounting.frameBytes, sent.reduce(0) { $0 + $1.frameLength }, "frameBytes", file: file, line: line)
     XCTAssertEqual(accounting.ipBytes, sent.reduce(0) { $0 + $1.ipLength }, "ipBytes", file: file, line: line)
-    XCTAssertEqual(accounting.payloadBytes, sent.reduce(0) { $0 + $1.payloadLength }, "payloadBytes",
-                   file: file, line: line)
-    XCTAssertEqual(accounting.controlPackets, sent.filter { $0.payloadLength == 0 }.count, "controlPackets",
-                   file: file, line: line)
+    XCTAssertEqual(
+        accounting.payloadBytes, sent.reduce(0) { $0 + $1.payloadLength }, "payloadBytes",
+        file: file, line: line)
+    XCTAssertEqual(
+        accounting.controlPackets, sent.filter { $0.payloadLength == 0 }.count, "controlPackets",
+        file: file, line: line)
 }
 
 /// Compares byte streams, reporting the first difference instead of dumping both.
-func assertSameBytes(_ actual: [UInt8], _ expected: [UInt8], _ message: String = "",
-                     file: StaticString = #filePath, line: UInt = #line) {
+func assertSameBytes(
+    _ actual: [UInt8], _ expected: [UInt8], _ message: String = "",
+    file: StaticString = #filePath, line: UInt = #line
+) {
     guard actual != expected else { return }
-    let first = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    let first =
+        zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         ?? min(actual.count, expected.count)
-    XCTFail("\(message) streams differ: \(actual.count) bytes delivered, \(expected.count) expected, first difference at \(first)",
-            file: file, line: line)
+    XCTFail(
+        "\(message) streams differ: \(actual.count) bytes delivered, \(expected.count) expected, first difference at \(first)",
+        file: file, line: line)
 }
 
 /// `bytes` with each cut replaced by gap markers, as a recording handler shows a gap.
@@ -438,13 +452,15 @@ func patternBytes(_ count: Int, seed: Int = 0) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ ($0 >> 8) &* 7 &+ seed &* 17) % 251) }
 }
 
-let sampleRequest: [UInt8] = Array(
-    ("POST /api/v1/upload?id=42 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: meter-test/1.0\r\n"
-        + "Content-Type: application/octet-stream\r\nContent-Length: 64\r\n\r\n").utf8) + patternBytes(64, seed: 1)
+let sampleRequest: [UInt8] =
+    Array(
+        ("POST /api/v1/upload?id=42 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: meter-test/1.0\r\n"
+            + "Content-Type: application/octet-stream\r\nContent-Length: 64\r\n\r\n").utf8) + patternBytes(64, seed: 1)
 
-let sampleResponse: [UInt8] = Array(
-    ("HTTP/1.1 200 OK\r\nServer: test\r\nContent-Type: text/plain\r\nContent-Length: 900\r\n"
-        + "Cache-Control: no-store\r\n\r\n").utf8) + patternBytes(900, seed: 2)
+let sampleResponse: [UInt8] =
+    Array(
+        ("HTTP/1.1 200 OK\r\nServer: test\r\nContent-Type: text/plain\r\nContent-Length: 900\r\n"
+            + "Cache-Control: no-store\r\n\r\n").utf8) + patternBytes(900, seed: 2)
 
 let requestSizes = [1, 7, 30, 2, 50, 13, 25, 4, 40]
 let responseSizes = [100, 1, 37, 200, 3, 64, 128, 9, 250, 17, 80, 45]
@@ -476,4 +492,3 @@ func windowReorderings(count n: Int, window k: Int) -> [[Int]] {
     }
     return result
 }
-

@@ -5,8 +5,9 @@ import XCTest
 /// In-order delivery, stream positions, mid-connection starts, stray packets, numbering.
 final class InOrderDeliveryTests: XCTestCase {
     func testInOrderExchangeDeliversBothStreamsWithPositions() {
-        let exchange = Exchange(request: sampleRequest, response: sampleResponse,
-                                requestSizes: requestSizes, responseSizes: responseSizes)
+        let exchange = Exchange(
+            request: sampleRequest, response: sampleResponse,
+            requestSizes: requestSizes, responseSizes: responseSizes)
         let packets = exchange.packets()
         let harness = Harness()
         harness.feed(packets)
@@ -35,8 +36,9 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertEqual(connection.positions[1].map(\.offset), exchange.responseSends.map { Int64($0.offset) })
         XCTAssertEqual(connection.receivedCounts[1], exchange.responseSends.map(\.length))
         XCTAssertEqual(connection.positions[1].map(\.time), responseData.map(\.time))
-        XCTAssertEqual(connection.positions[1].map(\.peerAcknowledged),
-                       responseData.map { _ in Int64(sampleRequest.count) })
+        XCTAssertEqual(
+            connection.positions[1].map(\.peerAcknowledged),
+            responseData.map { _ in Int64(sampleRequest.count) })
 
         // Each side ends at its FIN; the connection lingers until the capture ends.
         let serverFin = packets.first { $0.source == serverEndpoint && $0.flags.contains(.fin) }!
@@ -69,22 +71,25 @@ final class InOrderDeliveryTests: XCTestCase {
         let first = Array("GET /a HTTP/1.1\r\n\r\n".utf8)
         let second = Array("GET /b HTTP/1.1\r\n\r\n".utf8)
         let response = patternBytes(600)
-        let packets = stamped(flow.handshake() + [
-            flow.data(.initiator, first, Cut(offset: 0, length: first.count), ack: 0),
-            flow.data(.responder, response, Cut(offset: 0, length: 300), ack: first.count),
-            // Pipelined: the second request is sent having seen 300 bytes of the response.
-            flow.packet(.initiator, offset: first.count, second, ack: 300, flags: .psh),
-            flow.data(.responder, response, Cut(offset: 300, length: 300), ack: first.count + second.count),
-            // A segment without the ACK flag carries no acknowledgment.
-            flow.packet(.initiator, offset: first.count + second.count, [0x41], ack: nil, flags: .psh),
-        ])
+        let packets = stamped(
+            flow.handshake() + [
+                flow.data(.initiator, first, Cut(offset: 0, length: first.count), ack: 0),
+                flow.data(.responder, response, Cut(offset: 0, length: 300), ack: first.count),
+                // Pipelined: the second request is sent having seen 300 bytes of the response.
+                flow.packet(.initiator, offset: first.count, second, ack: 300, flags: .psh),
+                flow.data(.responder, response, Cut(offset: 300, length: 300), ack: first.count + second.count),
+                // A segment without the ACK flag carries no acknowledgment.
+                flow.packet(.initiator, offset: first.count + second.count, [0x41], ack: nil, flags: .psh),
+            ])
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.positions[0].map(\.peerAcknowledged), [0, 300, nil])
-        XCTAssertEqual(connection.positions[0].map(\.offset), [0, Int64(first.count), Int64(first.count + second.count)])
-        XCTAssertEqual(connection.positions[1].map(\.peerAcknowledged),
-                       [Int64(first.count), Int64(first.count + second.count)])
+        XCTAssertEqual(
+            connection.positions[0].map(\.offset), [0, Int64(first.count), Int64(first.count + second.count)])
+        XCTAssertEqual(
+            connection.positions[1].map(\.peerAcknowledged),
+            [Int64(first.count), Int64(first.count + second.count)])
         assertSameBytes(connection.stream(.initiator), first + second + [0x41])
         assertSameBytes(connection.stream(.responder), response)
         harness.finish()
@@ -98,7 +103,7 @@ final class InOrderDeliveryTests: XCTestCase {
         let flow = Flow()
         let response = patternBytes(2_000, seed: 5)
         let request2 = Array("GET /next HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        let clientBase = 700  // client stream offset where the capture joins
+        let clientBase = 700 // client stream offset where the capture joins
         let responseCuts = cuts(response.count, sizes: [500, 300, 200])
         var script: [Packet] = []
         for cut in responseCuts where cut.offset >= 1_000 {
@@ -151,8 +156,9 @@ final class InOrderDeliveryTests: XCTestCase {
 
     /// A SYN-ACK without its SYN: its destination is the initiator.
     func testSynAckWithoutSynMakesItsDestinationTheInitiator() {
-        let exchange = Exchange(request: sampleRequest, response: sampleResponse,
-                                requestSizes: requestSizes, responseSizes: responseSizes)
+        let exchange = Exchange(
+            request: sampleRequest, response: sampleResponse,
+            requestSizes: requestSizes, responseSizes: responseSizes)
         let packets = Array(exchange.packets().dropFirst())
         XCTAssertTrue(packets[0].flags.contains([.syn, .ack]))
         let harness = Harness()
@@ -187,8 +193,10 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertEqual(harness.handlers.count, 0)
 
         let data = Array("hello".utf8)
-        harness.feed(stamped([flow.packet(.initiator, offset: 10, data, ack: 20, flags: .psh)],
-                             from: baseTime + second))
+        harness.feed(
+            stamped(
+                [flow.packet(.initiator, offset: 10, data, ack: 20, flags: .psh)],
+                from: baseTime + second))
         XCTAssertEqual(harness.assembler.connectionCount, 1)
         XCTAssertEqual(harness.assembler.strayControlPackets, 5)
         harness.finish()
@@ -199,7 +207,9 @@ final class InOrderDeliveryTests: XCTestCase {
 
     /// Numbers count from 0 in the order of each connection's first packet.
     func testConnectionsAreNumberedInOrderOfFirstPacket() {
-        let flows = (0..<4).map { Flow(client: endpoint(0x0A00_0001, 40_000 + UInt16($0)), clientISN: UInt32(100 * $0)) }
+        let flows = (0..<4).map {
+            Flow(client: endpoint(0x0A00_0001, 40_000 + UInt16($0)), clientISN: UInt32(100 * $0))
+        }
         let request = Array("GET / HTTP/1.1\r\n\r\n".utf8)
         // Connection order by first packet: flows[2] (SYN), flows[0] (mid-stream data),
         // flows[3] (SYN-ACK only), flows[1] (SYN).
@@ -217,10 +227,12 @@ final class InOrderDeliveryTests: XCTestCase {
 
         XCTAssertEqual(harness.assembler.connectionCount, 4)
         XCTAssertEqual(harness.handlers.map(\.info.number), [0, 1, 2, 3])
-        XCTAssertEqual(harness.handlers.map(\.info.initiator),
-                       [flows[2].client, flows[0].client, flows[3].client, flows[1].client])
-        XCTAssertEqual(harness.handlers.map(\.info.firstPacketTime),
-                       [packets[0].time, packets[1].time, packets[3].time, packets[4].time])
+        XCTAssertEqual(
+            harness.handlers.map(\.info.initiator),
+            [flows[2].client, flows[0].client, flows[3].client, flows[1].client])
+        XCTAssertEqual(
+            harness.handlers.map(\.info.firstPacketTime),
+            [packets[0].time, packets[1].time, packets[3].time, packets[4].time])
         XCTAssertEqual(harness.handlers.map(\.info.sawHandshake), [true, false, true, true])
         harness.assertNoProblems()
     }

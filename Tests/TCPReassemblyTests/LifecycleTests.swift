@@ -5,8 +5,9 @@ import XCTest
 
 /// Port reuse, end of capture, idle flush and linger, sequence wrap-around.
 final class LifecycleTests: XCTestCase {
-    private let exchange = Exchange(request: sampleRequest, response: sampleResponse,
-                                    requestSizes: requestSizes, responseSizes: responseSizes)
+    private let exchange = Exchange(
+        request: sampleRequest, response: sampleResponse,
+        requestSizes: requestSizes, responseSizes: responseSizes)
 
     private func closeIndex(_ harness: Harness, _ number: Int) -> Int? {
         harness.log.index { $0 == .close(number) }
@@ -22,17 +23,20 @@ final class LifecycleTests: XCTestCase {
         next.request = Array("GET /again HTTP/1.1\r\n\r\n".utf8)
         next.requestSends = cuts(next.request.count, sizes: [10])
         let firstPackets = exchange.packets()
-        let secondPackets = stamped(next.handshakePackets() + next.requestPackets() + next.responsePackets()
-                                    + next.teardownPackets(), from: firstPackets.last!.time + second / 2)
+        let secondPackets = stamped(
+            next.handshakePackets() + next.requestPackets() + next.responsePackets()
+                + next.teardownPackets(), from: firstPackets.last!.time + second / 2)
         let harness = Harness()
         harness.feed(firstPackets)
         XCTAssertNil(harness.handlers[0].accounting, "lingers after both FINs")
         harness.feed(secondPackets)
         guard harness.handlers.count == 2 else { return XCTFail("\(harness.handlers.count) connections") }
-        XCTAssertLessThan(closeIndex(harness, 0)!, harness.log.index { $0 == .open(1) }!,
-                          "the old connection closes before the new one opens")
+        XCTAssertLessThan(
+            closeIndex(harness, 0)!, harness.log.index { $0 == .open(1) }!,
+            "the old connection closes before the new one opens")
         XCTAssertEqual(harness.log.packetIndex { $0 == .close(0) }, firstPackets.count, "closed by the new SYN")
-        let old = harness.handlers[0], new = harness.handlers[1]
+        let old = harness.handlers[0]
+        let new = harness.handlers[1]
         XCTAssertEqual(old.ends, [.fin, .fin])
         assertAccounting(old.accounting!.initiator, sentBy: clientEndpoint, in: firstPackets)
         XCTAssertEqual(new.info.number, 1)
@@ -71,7 +75,8 @@ final class LifecycleTests: XCTestCase {
     /// A retransmitted SYN (same ISN) is part of the same connection.
     func testRetransmittedSynDoesNotOpenANewConnection() {
         let flow = exchange.flow
-        let script = [flow.syn(), flow.syn(), flow.synAck(), flow.syn(), flow.synAck()]
+        let script =
+            [flow.syn(), flow.syn(), flow.synAck(), flow.syn(), flow.synAck()]
             + Array(exchange.packets().dropFirst(2))
         let packets = stamped(script)
         let harness = Harness()
@@ -106,7 +111,9 @@ final class LifecycleTests: XCTestCase {
         assertSameBytes(new.stream(.initiator), next.request)
         assertSameBytes(new.stream(.responder), next.response)
         XCTAssertEqual(new.ends, [.fin, .fin])
-        XCTAssertEqual(harness.handlers[0].accounting?.initiator.packets, firstPackets.filter { $0.source == clientEndpoint }.count)
+        XCTAssertEqual(
+            harness.handlers[0].accounting?.initiator.packets, firstPackets.filter { $0.source == clientEndpoint }.count
+        )
         harness.assertNoProblems()
     }
 
@@ -149,12 +156,14 @@ final class LifecycleTests: XCTestCase {
         let count = 24
         var scripts: [[Packet]] = []
         for number in 0..<count {
-            var flow = Flow(client: endpoint(0x0A00_0001 + UInt32(number % 3), 30_000 + UInt16(number)),
-                            clientISN: UInt32(number) * 10_000)
+            var flow = Flow(
+                client: endpoint(0x0A00_0001 + UInt32(number % 3), 30_000 + UInt16(number)),
+                clientISN: UInt32(number) * 10_000)
             flow.serverISN = UInt32(number) * 7_000
             let request = patternBytes(50 + number, seed: number)
-            var script = flow.handshake() + [flow.data(.initiator, request, Cut(offset: 0, length: request.count), ack: 0)]
-            if number % 5 == 2 {  // some finish properly
+            var script =
+                flow.handshake() + [flow.data(.initiator, request, Cut(offset: 0, length: request.count), ack: 0)]
+            if number % 5 == 2 { // some finish properly
                 script.append(flow.fin(.initiator, offset: request.count, ack: 0))
                 script.append(flow.fin(.responder, offset: 0, ack: request.count + 1))
             }
@@ -169,10 +178,14 @@ final class LifecycleTests: XCTestCase {
         harness.feed(packets)
         XCTAssertTrue(harness.log.events.allSatisfy { if case .close = $0 { return false } else { return true } })
         harness.finish()
-        let closes = harness.log.events.compactMap { event -> Int? in if case .close(let n) = event { return n } else { return nil } }
+        let closes = harness.log.events.compactMap { event -> Int? in
+            if case .close(let n) = event { return n } else { return nil }
+        }
         XCTAssertEqual(closes, Array(0..<count))
         for (number, connection) in harness.handlers.enumerated() {
-            let lastTime = packets.last { FlowKey($0.source, $0.destination) == FlowKey(connection.info.initiator, connection.info.responder) }!.time
+            let lastTime = packets.last {
+                FlowKey($0.source, $0.destination) == FlowKey(connection.info.initiator, connection.info.responder)
+            }!.time
             if number % 5 == 2 {
                 XCTAssertEqual(connection.ends, [.fin, .fin], "connection \(number)")
             } else {
@@ -194,19 +207,21 @@ final class LifecycleTests: XCTestCase {
         let request = exchange.request
         let sends = exchange.requestSends
         // The idle connection leaves a hole: segment 1 never comes.
-        let idlePackets = stamped(idle.handshake() + [
-            idle.data(.initiator, request, sends[0], ack: 0),
-            idle.data(.initiator, request, sends[2], ack: 0),
-        ])
+        let idlePackets = stamped(
+            idle.handshake() + [
+                idle.data(.initiator, request, sends[0], ack: 0),
+                idle.data(.initiator, request, sends[2], ack: 0),
+            ])
         let lastIdleTime = idlePackets.last!.time
         let harness = Harness(limits: limits)
         harness.feed(idlePackets)
         var otherPackets = stamped(other.handshake(), from: lastIdleTime + 9 * second, step: 100 * millisecond)
-        harness.feed(otherPackets)  // 9.0 - 9.2 s of silence: not yet
+        harness.feed(otherPackets) // 9.0 - 9.2 s of silence: not yet
         XCTAssertNil(harness.handlers[0].accounting)
         XCTAssertEqual(harness.handlers[0].ends, [nil, nil])
-        otherPackets = stamped([other.packet(.initiator, offset: 0, [1, 2, 3], ack: 0, flags: .psh)],
-                               from: lastIdleTime + 10 * second + 500 * millisecond)
+        otherPackets = stamped(
+            [other.packet(.initiator, offset: 0, [1, 2, 3], ack: 0, flags: .psh)],
+            from: lastIdleTime + 10 * second + 500 * millisecond)
         harness.feed(otherPackets)
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.ends, [.idle, .idle])
@@ -229,7 +244,7 @@ final class LifecycleTests: XCTestCase {
         let end = packets.last!.time
         let harness = Harness(limits: limits)
         harness.feed(packets)
-        harness.feed(stamped(other.handshake(), from: end + 1 * second, step: 400 * millisecond))  // up to +1.8 s
+        harness.feed(stamped(other.handshake(), from: end + 1 * second, step: 400 * millisecond)) // up to +1.8 s
         XCTAssertNil(harness.handlers[0].accounting, "still lingering")
         harness.feed(stamped([other.packet(.initiator, offset: 0, ack: 0)], from: end + 2_500 * millisecond))
         XCTAssertNotNil(harness.handlers[0].accounting, "evicted after the linger")
@@ -243,10 +258,13 @@ final class LifecycleTests: XCTestCase {
     // MARK: - Sequence wrap-around
 
     func testSequenceNumbersWrappingPast2To32() {
-        var wrapped = Exchange(request: patternBytes(3_000, seed: 11), response: patternBytes(9_000, seed: 12),
-                               requestSizes: [1_460, 536, 1, 700], responseSizes: [1_460, 1_460, 97, 1])
-        for (clientISN, serverISN) in [(UInt32.max - 99, UInt32.max - 99), (UInt32.max, UInt32.max - 1),
-                                       (UInt32.max - 1_500, UInt32.max - 8_000)] {
+        var wrapped = Exchange(
+            request: patternBytes(3_000, seed: 11), response: patternBytes(9_000, seed: 12),
+            requestSizes: [1_460, 536, 1, 700], responseSizes: [1_460, 1_460, 97, 1])
+        for (clientISN, serverISN) in [
+            (UInt32.max - 99, UInt32.max - 99), (UInt32.max, UInt32.max - 1),
+            (UInt32.max - 1_500, UInt32.max - 8_000),
+        ] {
             wrapped.flow.clientISN = clientISN
             wrapped.flow.serverISN = serverISN
             let packets = wrapped.packets()
@@ -258,24 +276,28 @@ final class LifecycleTests: XCTestCase {
             assertSameBytes(connection.stream(.responder), wrapped.response, "ISN \(serverISN)")
             XCTAssertEqual(connection.gaps[0] + connection.gaps[1], [])
             XCTAssertEqual(connection.ends, [.fin, .fin])
-            XCTAssertEqual(connection.positions[1].map(\.peerAcknowledged),
-                           wrapped.responseSends.map { _ in Int64(wrapped.request.count) })
+            XCTAssertEqual(
+                connection.positions[1].map(\.peerAcknowledged),
+                wrapped.responseSends.map { _ in Int64(wrapped.request.count) })
             XCTAssertEqual(connection.positions[1].map(\.offset), wrapped.responseSends.map { Int64($0.offset) })
             harness.assertNoProblems()
 
             // Reordered and duplicated around the wrap.
             var generator = SplitMix64(seed: UInt64(clientISN))
             var scrambledExchange = wrapped
-            scrambledExchange.responseSends = scrambled(wrapped.responseSends, length: wrapped.response.count, using: &generator)
-            scrambledExchange.requestSends = scrambled(wrapped.requestSends, length: wrapped.request.count, using: &generator)
+            scrambledExchange.responseSends = scrambled(
+                wrapped.responseSends, length: wrapped.response.count, using: &generator)
+            scrambledExchange.requestSends = scrambled(
+                wrapped.requestSends, length: wrapped.request.count, using: &generator)
             XCTAssertEqual(intactDeliveryProblems(scrambledExchange, checkOutOfOrder: false), [], "ISN \(clientISN)")
         }
     }
 
     func testLostSegmentAcrossTheWrap() {
-        var wrapped = Exchange(request: patternBytes(100, seed: 1), response: patternBytes(5_000, seed: 2),
-                               requestSizes: [100], responseSizes: [1_000])
-        wrapped.flow.serverISN = UInt32.max - 2_500  // the wrap falls inside segment 2
+        var wrapped = Exchange(
+            request: patternBytes(100, seed: 1), response: patternBytes(5_000, seed: 2),
+            requestSizes: [100], responseSizes: [1_000])
+        wrapped.flow.serverISN = UInt32.max - 2_500 // the wrap falls inside segment 2
         let lost = 2
         var script = wrapped.handshakePackets() + wrapped.requestPackets()
         for (index, cut) in wrapped.responseSends.enumerated() where index != lost {

@@ -5,8 +5,9 @@ import XCTest
 
 /// Segments the capture lost, snaplen truncation, RST, and the buffer limits.
 final class LossTests: XCTestCase {
-    private let exchange = Exchange(request: sampleRequest, response: sampleResponse,
-                                    requestSizes: requestSizes, responseSizes: responseSizes)
+    private let exchange = Exchange(
+        request: sampleRequest, response: sampleResponse,
+        requestSizes: requestSizes, responseSizes: responseSizes)
 
     private func gapEvent(_ side: FlowSide, connection: Int = 0) -> (Event) -> Bool {
         { if case .gap(connection, side, _, _) = $0 { return true } else { return false } }
@@ -24,7 +25,9 @@ final class LossTests: XCTestCase {
             var script = exchange.handshakePackets() + exchange.requestPackets()
             var ackAfterLoss = -1
             for (index, cut) in exchange.responseSends.enumerated() {
-                if index != lost { script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count)) }
+                if index != lost {
+                    script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+                }
                 // The real client received everything, so it acknowledges every segment.
                 if index == lost { ackAfterLoss = script.count }
                 script.append(flow.packet(.initiator, offset: exchange.request.count, ack: cut.end))
@@ -36,8 +39,9 @@ final class LossTests: XCTestCase {
             harness.finish()
             let connection = harness.handlers[0]
             let hole = exchange.responseSends[lost]
-            XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
-                           "lost \(lost)")
+            XCTAssertEqual(
+                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
+                "lost \(lost)")
             XCTAssertEqual(connection.gapTimes[1], [packets[ackAfterLoss].time], "lost \(lost)")
             XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), ackAfterLoss, "lost \(lost)")
             XCTAssertLessThan(harness.log.index(of: gapEvent(.responder))!, harness.log.index(of: endEvent)!)
@@ -148,7 +152,8 @@ final class LossTests: XCTestCase {
         }
         let reset = script.count
         script.append(flow.rst(.initiator, offset: exchange.request.count))
-        script.append(flow.data(.responder, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
+        script.append(
+            flow.data(.responder, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
         // A repeated ACK from the client (offset 0, as with its request) does not revive it either.
         script.append(flow.packet(.initiator, offset: exchange.request.count, ack: 0))
         let packets = stamped(script)
@@ -179,8 +184,9 @@ final class LossTests: XCTestCase {
             harness.feed(stamped(script))
             let connection = harness.handlers[0]
             let hole = exchange.responseSends[lost]
-            XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
-                           "lost \(lost)")
+            XCTAssertEqual(
+                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
+                "lost \(lost)")
             XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), script.count - 1)
             XCTAssertEqual(connection.ends, [.fin, .fin])
             harness.finish()
@@ -198,14 +204,20 @@ final class LossTests: XCTestCase {
         let last = sends.count - 1
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for cut in sends.dropFirst() {
-            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count,
-                                    flags: cut.end == exchange.response.count ? [.psh, .fin] : .psh))
+            script.append(
+                flow.data(
+                    .responder, exchange.response, cut, ack: exchange.request.count,
+                    flags: cut.end == exchange.response.count ? [.psh, .fin] : .psh))
         }
-        script.append(flow.packet(.responder, offset: exchange.response.count, Array("junk".utf8), ack: exchange.request.count,
-                                  flags: .psh))
+        script.append(
+            flow.packet(
+                .responder, offset: exchange.response.count, Array("junk".utf8), ack: exchange.request.count,
+                flags: .psh))
         // A copy of a segment before the FIN, sorted behind it in the buffer.
-        script.append(flow.data(.responder, exchange.response, Cut(offset: sends[last].offset + 1, length: 2),
-                                ack: exchange.request.count))
+        script.append(
+            flow.data(
+                .responder, exchange.response, Cut(offset: sends[last].offset + 1, length: 2),
+                ack: exchange.request.count))
         script.append(flow.data(.responder, exchange.response, sends[0], ack: exchange.request.count))
         let harness = Harness()
         harness.feed(stamped(script))
@@ -223,7 +235,9 @@ final class LossTests: XCTestCase {
         let lost: Set<Int> = [1, 6]
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for (index, cut) in exchange.responseSends.enumerated() {
-            if !lost.contains(index) { script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count)) }
+            if !lost.contains(index) {
+                script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+            }
             if index % 4 == 3 { script.append(flow.packet(.initiator, offset: exchange.request.count, ack: cut.end)) }
         }
         script += exchange.teardownPackets()
@@ -266,7 +280,8 @@ final class LossTests: XCTestCase {
                 let connection = harness.handlers[0]
                 let tail = Cut(offset: truncated.end - missing, length: missing)
                 let context = "segment \(index) missing \(missing) swap \(swap)"
-                XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(tail.offset), length: missing)], context)
+                XCTAssertEqual(
+                    connection.gaps(.responder), [SeenGap(offset: Int64(tail.offset), length: missing)], context)
                 assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [tail]), context)
                 XCTAssertEqual(connection.ends, [.fin, .fin], context)
                 let accounting = connection.accounting!
@@ -365,8 +380,9 @@ final class LossTests: XCTestCase {
         // sweep at the next packet, 6 s later (a stray ACK once the connection is gone).
         var packets = stamped(script)
         let late = packets.count
-        packets += stamped([flow.packet(.initiator, offset: exchange.requestSends[2].offset, ack: exchange.response.count)],
-                           from: packets[reset].time + 6 * second)
+        packets += stamped(
+            [flow.packet(.initiator, offset: exchange.requestSends[2].offset, ack: exchange.response.count)],
+            from: packets[reset].time + 6 * second)
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
@@ -377,8 +393,10 @@ final class LossTests: XCTestCase {
         XCTAssertEqual(harness.assembler.strayControlPackets, 1)
         let requestHole = exchange.requestSends[2]
         let responseHoles = [exchange.responseSends[4], exchange.responseSends[7]]
-        XCTAssertEqual(connection.gaps(.initiator), [SeenGap(offset: Int64(requestHole.offset), length: requestHole.length)])
-        XCTAssertEqual(connection.gaps(.responder), responseHoles.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
+        XCTAssertEqual(
+            connection.gaps(.initiator), [SeenGap(offset: Int64(requestHole.offset), length: requestHole.length)])
+        XCTAssertEqual(
+            connection.gaps(.responder), responseHoles.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
         assertSameBytes(connection.stream(.initiator), withGaps(exchange.request, [requestHole]))
         assertSameBytes(connection.stream(.responder), withGaps(exchange.response, responseHoles))
         XCTAssertEqual(harness.assembler.bufferedBytesTotal, 0)
@@ -394,7 +412,8 @@ final class LossTests: XCTestCase {
     /// more; memory stays under the limit; the data behind the hole is delivered.
     func testPerSideLimitGivesUpTheHole() {
         let response = patternBytes(20_000, seed: 3)
-        var exchange = Exchange(request: sampleRequest, response: response, requestSizes: requestSizes, responseSizes: [100])
+        var exchange = Exchange(
+            request: sampleRequest, response: response, requestSizes: requestSizes, responseSizes: [100])
         exchange.receiverAcks = false
         let limit = 1_000
         let flow = exchange.flow
@@ -403,10 +422,12 @@ final class LossTests: XCTestCase {
             for (index, cut) in exchange.responseSends.enumerated() where index != lost {
                 script.append(flow.data(.responder, response, cut, ack: exchange.request.count))
                 if arrivesLate, index == lost + 30 {
-                    script.append(flow.data(.responder, response, exchange.responseSends[lost], ack: exchange.request.count))
+                    script.append(
+                        flow.data(.responder, response, exchange.responseSends[lost], ack: exchange.request.count))
                 }
             }
-            let harness = Harness(limits: ReassemblyLimits(maxBufferedBytesPerSide: limit, maxBufferedBytesTotal: 1 << 20))
+            let harness = Harness(
+                limits: ReassemblyLimits(maxBufferedBytesPerSide: limit, maxBufferedBytesTotal: 1 << 20))
             var peak = 0
             harness.afterEachPacket = { peak = max(peak, $0.bufferedBytesTotal) }
             harness.feed(stamped(script))
@@ -414,7 +435,8 @@ final class LossTests: XCTestCase {
             let hole = exchange.responseSends[lost]
             let context = "lost \(lost) late \(arrivesLate)"
             XCTAssertLessThanOrEqual(peak, limit, context)
-            XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)], context)
+            XCTAssertEqual(
+                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)], context)
             assertSameBytes(connection.stream(.responder), withGaps(response, [hole]), context)
             XCTAssertNil(connection.end(.responder), "given up while the connection is open")
             harness.finish()
@@ -458,8 +480,9 @@ final class LossTests: XCTestCase {
         XCTAssertEqual(harness.assembler.bufferedBytesTotal, 0)
         for (number, connection) in harness.handlers.enumerated() {
             let (response, holes) = expected[number]
-            XCTAssertEqual(connection.gaps(.responder), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) },
-                           "connection \(number)")
+            XCTAssertEqual(
+                connection.gaps(.responder), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) },
+                "connection \(number)")
             assertSameBytes(connection.stream(.responder), withGaps(response, holes), "connection \(number)")
         }
         harness.assertNoProblems()

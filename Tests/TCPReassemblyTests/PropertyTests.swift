@@ -8,12 +8,18 @@ import XCTest
 final class PropertyTests: XCTestCase {
     func testRandomExchangesDeliverTheOriginalStreams() {
         var generator = SplitMix64(seed: 0x7C9_2024)
-        var reordered = 0, repeated = 0
+        var reordered = 0
+        var repeated = 0
         for iteration in 0..<200 {
-            let request = (0..<Int.random(in: 0...4_000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let response = (0..<Int.random(in: 1...30_000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            var exchange = Exchange(request: request, response: response,
-                                    requestSizes: randomSizes(using: &generator), responseSizes: randomSizes(using: &generator))
+            let request = (0..<Int.random(in: 0...4_000, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            let response = (0..<Int.random(in: 1...30_000, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            var exchange = Exchange(
+                request: request, response: response,
+                requestSizes: randomSizes(using: &generator), responseSizes: randomSizes(using: &generator))
             exchange.flow.clientISN = randomISN(using: &generator)
             exchange.flow.serverISN = randomISN(using: &generator)
             exchange.receiverAcks = Int.random(in: 0..<4, using: &generator) != 0
@@ -24,9 +30,10 @@ final class PropertyTests: XCTestCase {
             if repeatedBytes(exchange.responseSends) + repeatedBytes(exchange.requestSends) > 0 { repeated += 1 }
             let problems = intactDeliveryProblems(exchange, checkOutOfOrder: false)
             if !problems.isEmpty {
-                return XCTFail("iteration \(iteration) (ISNs \(exchange.flow.clientISN), \(exchange.flow.serverISN), "
-                    + "acks \(exchange.receiverAcks), fin on data \(exchange.finOnLastResponseSegment)): \(problems)\n"
-                    + "request sends \(exchange.requestSends)\nresponse sends \(exchange.responseSends)")
+                return XCTFail(
+                    "iteration \(iteration) (ISNs \(exchange.flow.clientISN), \(exchange.flow.serverISN), "
+                        + "acks \(exchange.receiverAcks), fin on data \(exchange.finOnLastResponseSegment)): \(problems)\n"
+                        + "request sends \(exchange.requestSends)\nresponse sends \(exchange.responseSends)")
             }
         }
         // The generator really exercises the buffer and the overlap trimming.

@@ -21,8 +21,10 @@ func intactDeliveryProblems(_ exchange: Exchange, checkOutOfOrder: Bool = true) 
     if !connection.gaps[0].isEmpty || !connection.gaps[1].isEmpty { problems.append("gaps \(connection.gaps)") }
     if connection.ends != [.fin, .fin] { problems.append("ends \(connection.ends)") }
     guard let accounting = connection.accounting else { return problems + ["not closed"] }
-    for (side, sends, source) in [(FlowSide.initiator, exchange.requestSends, exchange.flow.client),
-                                  (.responder, exchange.responseSends, exchange.flow.server)] {
+    for (side, sends, source) in [
+        (FlowSide.initiator, exchange.requestSends, exchange.flow.client),
+        (.responder, exchange.responseSends, exchange.flow.server),
+    ] {
         let counted = accounting[side]
         let sent = packets.filter { $0.source == source }
         if counted.packets != sent.count { problems.append("\(side) packets \(counted.packets) != \(sent.count)") }
@@ -39,15 +41,18 @@ func intactDeliveryProblems(_ exchange: Exchange, checkOutOfOrder: Bool = true) 
             problems.append("\(side) gaps \(counted.gaps)/\(counted.gapBytes), truncated \(counted.truncatedBytes)")
         }
     }
-    if harness.assembler.bufferedBytesTotal != 0 { problems.append("buffered \(harness.assembler.bufferedBytesTotal) after finish") }
+    if harness.assembler.bufferedBytesTotal != 0 {
+        problems.append("buffered \(harness.assembler.bufferedBytesTotal) after finish")
+    }
     return problems
 }
 
 /// Reordered segments, with the peer's ACKs kept physically plausible: the receiver only
 /// ever acknowledges what it has contiguously received.
 final class ReorderingTests: XCTestCase {
-    private let base = Exchange(request: sampleRequest, response: sampleResponse,
-                                requestSizes: requestSizes, responseSizes: responseSizes)
+    private let base = Exchange(
+        request: sampleRequest, response: sampleResponse,
+        requestSizes: requestSizes, responseSizes: responseSizes)
 
     func testEveryWindowPermutationOfRequestSegments() {
         runWindowPermutations(reorderingRequest: true)
@@ -68,8 +73,10 @@ final class ReorderingTests: XCTestCase {
         runWindowPermutations(reorderingRequest: false, finOnLastSegment: true)
     }
 
-    private func runWindowPermutations(reorderingRequest: Bool, receiverAcks: Bool = true,
-                                       finOnLastSegment: Bool = false) {
+    private func runWindowPermutations(
+        reorderingRequest: Bool, receiverAcks: Bool = true,
+        finOnLastSegment: Bool = false
+    ) {
         var base = self.base
         base.receiverAcks = receiverAcks
         base.finOnLastResponseSegment = finOnLastSegment
@@ -109,8 +116,9 @@ final class ReorderingTests: XCTestCase {
 
 /// Retransmissions: exact duplicates, retransmissions spanning two segments, partial overlaps.
 final class RetransmissionTests: XCTestCase {
-    private let base = Exchange(request: sampleRequest, response: sampleResponse,
-                                requestSizes: requestSizes, responseSizes: responseSizes)
+    private let base = Exchange(
+        request: sampleRequest, response: sampleResponse,
+        requestSizes: requestSizes, responseSizes: responseSizes)
 
     func testExactDuplicateOfEachSegment() {
         for reorderingRequest in [true, false] {
@@ -133,9 +141,11 @@ final class RetransmissionTests: XCTestCase {
     func testRetransmissionOverlappingTwoSegments() {
         let original = base.responseSends
         for index in 0..<(original.count - 1) {
-            let first = original[index], second = original[index + 1]
-            let overlap = Cut(offset: first.offset + first.length / 2,
-                              length: second.offset + (second.length + 1) / 2 - (first.offset + first.length / 2))
+            let first = original[index]
+            let second = original[index + 1]
+            let overlap = Cut(
+                offset: first.offset + first.length / 2,
+                length: second.offset + (second.length + 1) / 2 - (first.offset + first.length / 2))
             // After both originals, between them, and before either (the originals delayed).
             for position in [index + 2, index + 1, index] {
                 var sends = original
@@ -153,11 +163,13 @@ final class RetransmissionTests: XCTestCase {
     func testPartialOverlapsIntoNewData() {
         let original = base.responseSends
         for index in 1..<(original.count - 1) {
-            let previous = original[index - 1], current = original[index]
+            let previous = original[index - 1]
+            let current = original[index]
             // The tail of the previous segment plus all of the current one, in place of it.
             var sends = original
-            sends[index] = Cut(offset: previous.offset + previous.length / 2,
-                               length: current.end - (previous.offset + previous.length / 2))
+            sends[index] = Cut(
+                offset: previous.offset + previous.length / 2,
+                length: current.end - (previous.offset + previous.length / 2))
             var exchange = base
             exchange.responseSends = sends
             var problems = intactDeliveryProblems(exchange, checkOutOfOrder: false)
@@ -174,8 +186,8 @@ final class RetransmissionTests: XCTestCase {
     /// A duplicate of a segment that is itself waiting behind a hole.
     func testDuplicateOfBufferedSegment() {
         var sends = base.responseSends
-        sends.swapAt(2, 4)  // 4 arrives ahead of 2 and 3
-        sends.insert(sends[2], at: 3)  // and again before the hole fills
+        sends.swapAt(2, 4) // 4 arrives ahead of 2 and 3
+        sends.insert(sends[2], at: 3) // and again before the hole fills
         var exchange = base
         exchange.responseSends = sends
         XCTAssertEqual(intactDeliveryProblems(exchange, checkOutOfOrder: false), [])
@@ -222,7 +234,9 @@ final class RetransmissionTests: XCTestCase {
             exchange.requestSends = scrambled(base.requestSends, length: base.request.count, using: &generator)
             let problems = intactDeliveryProblems(exchange, checkOutOfOrder: false)
             if !problems.isEmpty {
-                return XCTFail("iteration \(iteration): \(problems) request \(exchange.requestSends) response \(exchange.responseSends)")
+                return XCTFail(
+                    "iteration \(iteration): \(problems) request \(exchange.requestSends) response \(exchange.responseSends)"
+                )
             }
         }
     }

@@ -12,7 +12,7 @@ final class CapturedConnection: TCPStreamHandler {
     enum Piece { case bytes([UInt8]), gap(Int) }
 
     let info: ConnectionInfo
-    var pieces: [[Piece]] = [[], []]  // [initiator, responder]
+    var pieces: [[Piece]] = [[], []] // [initiator, responder]
 
     init(info: ConnectionInfo) { self.info = info }
 
@@ -24,7 +24,9 @@ final class CapturedConnection: TCPStreamHandler {
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
         pieces[side.rawValue].append(.bytes(Array(bytes)))
     }
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) { pieces[side.rawValue].append(.gap(length)) }
+    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        pieces[side.rawValue].append(.gap(length))
+    }
     func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
     func close(_ accounting: ConnectionAccounting) {}
 
@@ -38,7 +40,8 @@ final class CapturedConnection: TCPStreamHandler {
             for side in 0..<2 where next[side] < pieces[side].count {
                 let direction = TLSDirection(rawValue: side)!
                 switch pieces[side][next[side]] {
-                case .bytes(let bytes): connection.receive(bytes, from: direction, inPiecesOf: min(pieceLimit, max(1, bytes.count)))
+                case .bytes(let bytes):
+                    connection.receive(bytes, from: direction, inPiecesOf: min(pieceLimit, max(1, bytes.count)))
                 case .gap(let length): connection.gap(length, in: direction)
                 }
                 next[side] += 1
@@ -72,7 +75,7 @@ func capturedConnections(_ path: String) throws -> [CapturedConnection] {
 }
 
 func sampleKeyLog(_ name: String) throws -> KeyLog {
-    try KeyLog.load(path: Fixtures.sample(name))
+    try KeyLog.load(path: Fixtures.sample("tls/" + name))
 }
 
 /// The pcapng Decryption Secrets Blocks of a file, read with a minimal block walker (the
@@ -88,12 +91,15 @@ func decryptionSecretsBlocks(_ path: String) throws -> KeyLog {
     }
     while offset + 12 <= data.count {
         if data[offset..<(offset + 4)].elementsEqual([0x0a, 0x0d, 0x0d, 0x0a]) {
-            bigEndian = data[offset + 8] == 0x1a  // byte-order magic 0x1A2B3C4D
+            bigEndian = data[offset + 8] == 0x1a // byte-order magic 0x1A2B3C4D
         }
-        let type = u32(offset), length = u32(offset + 4)
+        let type = u32(offset)
+        let length = u32(offset + 4)
         guard length >= 12, offset + length <= data.count else { break }
         if type == 0x0000_000A {
-            keyLog.add(decryptionSecretsBlockBody: Array(data[(offset + 8)..<(offset + length - 4)]), bigEndian: bigEndian, file: path)
+            keyLog.add(
+                decryptionSecretsBlockBody: Array(data[(offset + 8)..<(offset + length - 4)]), bigEndian: bigEndian,
+                file: path)
         }
         offset += length
     }

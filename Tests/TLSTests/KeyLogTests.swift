@@ -42,7 +42,8 @@ final class KeyLogTests: XCTestCase {
             """
         let log = KeyLog(text: Array(text.utf8), file: "broken.keys")
         XCTAssertEqual(log.issues.map(\.line), [2, 3, 4, 5, 6])
-        XCTAssertEqual(log.issues.map(\.problem), [.wrongFieldCount, .badClientRandom, .badSecret, .badSecret, .wrongFieldCount])
+        XCTAssertEqual(
+            log.issues.map(\.problem), [.wrongFieldCount, .badClientRandom, .badSecret, .badSecret, .wrongFieldCount])
         XCTAssertEqual(log.issues[0].description, "broken.keys:2: expected LABEL CLIENT_RANDOM SECRET")
         XCTAssertEqual(log.secrets(forClientRandom: hexBytes(random))?.masterSecret, hexBytes(secret48))
         XCTAssertEqual(log.secrets(forClientRandom: hexBytes(other))?.clientTrafficSecret0, hexBytes(secret32))
@@ -52,7 +53,7 @@ final class KeyLogTests: XCTestCase {
     /// A pcapng Decryption Secrets Block body: type 0x544c534b, length, the key log text,
     /// padding to 4 bytes; both byte orders.
     func testDecryptionSecretsBlock() {
-        let text = Array("CLIENT_RANDOM \(random) \(secret48)\n".utf8)  // 14 + 64 + 1 + 96 + 1 = 176 bytes
+        let text = Array("CLIENT_RANDOM \(random) \(secret48)\n".utf8) // 14 + 64 + 1 + 96 + 1 = 176 bytes
         XCTAssertEqual(text.count, 176)
         let little: [UInt8] = [0x4b, 0x53, 0x4c, 0x54, 176, 0, 0, 0] + text
         let big: [UInt8] = [0x54, 0x4c, 0x53, 0x4b, 0, 0, 0, 176] + text + [0, 0, 0, 0]
@@ -61,9 +62,11 @@ final class KeyLogTests: XCTestCase {
             XCTAssertEqual(log.issues, [])
             XCTAssertEqual(log.secrets(forClientRandom: hexBytes(random))?.masterSecret, hexBytes(secret48))
         }
-        let wrongType = KeyLog(decryptionSecretsBlockBody: [0x57, 0x47, 0x4b, 0x42, 0, 0, 0, 0], bigEndian: true, file: "x")
+        let wrongType = KeyLog(
+            decryptionSecretsBlockBody: [0x57, 0x47, 0x4b, 0x42, 0, 0, 0, 0], bigEndian: true, file: "x")
         XCTAssertEqual(wrongType.issues.map(\.problem), [.notTLSKeyLog])
-        let truncated = KeyLog(decryptionSecretsBlockBody: [0x54, 0x4c, 0x53, 0x4b, 0, 0, 1, 0], bigEndian: true, file: "x")
+        let truncated = KeyLog(
+            decryptionSecretsBlockBody: [0x54, 0x4c, 0x53, 0x4b, 0, 0, 1, 0], bigEndian: true, file: "x")
         XCTAssertEqual(truncated.issues.map(\.problem), [.truncatedBlock])
     }
 

@@ -11,8 +11,11 @@ final class TLSConnectionTests: XCTestCase {
     {
         let log = RecordLog()
         let connection = TLSConnection(keyLog: keyLog, onRecord: log.handler())
-        let feeds: [(TLSDirection, [UInt8])] = serverFirst ? [(.server, server), (.client, client)] : [(.client, client), (.server, server)]
-        for (direction, bytes) in feeds { connection.receive(bytes, from: direction, inPiecesOf: min(piece, max(1, bytes.count))) }
+        let feeds: [(TLSDirection, [UInt8])] =
+            serverFirst ? [(.server, server), (.client, client)] : [(.client, client), (.server, server)]
+        for (direction, bytes) in feeds {
+            connection.receive(bytes, from: direction, inPiecesOf: min(piece, max(1, bytes.count)))
+        }
         connection.finish()
         return (connection.summary, log)
     }
@@ -49,15 +52,17 @@ final class TLSConnectionTests: XCTestCase {
     func testByteByByteAndServerFirst() {
         let (whole, wholeLog) = run(keyLog: keyLog, client: RFC8448.clientStream, server: RFC8448.serverStream)
         for serverFirst in [false, true] {
-            let (summary, log) = run(keyLog: keyLog, client: RFC8448.clientStream, server: RFC8448.serverStream,
-                                     piece: 1, serverFirst: serverFirst)
+            let (summary, log) = run(
+                keyLog: keyLog, client: RFC8448.clientStream, server: RFC8448.serverStream,
+                piece: 1, serverFirst: serverFirst)
             XCTAssertEqual(summary, whole)
             XCTAssertEqual(log.plaintext, wholeLog.plaintext)
             XCTAssertEqual(log.wireLengths(.client), wholeLog.wireLengths(.client))
         }
         // several records in one piece of 1000 bytes, records split at odd places (7)
         for piece in [7, 1000] {
-            let (summary, _) = run(keyLog: keyLog, client: RFC8448.clientStream, server: RFC8448.serverStream, piece: piece)
+            let (summary, _) = run(
+                keyLog: keyLog, client: RFC8448.clientStream, server: RFC8448.serverStream, piece: piece)
             XCTAssertEqual(summary, whole)
         }
     }
@@ -66,11 +71,12 @@ final class TLSConnectionTests: XCTestCase {
         var text = RFC8448.keyLog
         // another server handshake secret: the server's first encrypted record fails its tag
         text = text.replacingOccurrences(of: RFC8448.serverHandshakeSecret, with: String(repeating: "5a", count: 32))
-        let (summary, log) = run(keyLog: KeyLog(text: Array(text.utf8), file: "wrong.keys"),
-                                 client: RFC8448.clientStream, server: RFC8448.serverStream)
+        let (summary, log) = run(
+            keyLog: KeyLog(text: Array(text.utf8), file: "wrong.keys"),
+            client: RFC8448.clientStream, server: RFC8448.serverStream)
         XCTAssertEqual(summary.notDecrypted, .badKey)
         XCTAssertEqual(summary.server.notDecrypted, .badKey)
-        XCTAssertNil(summary.client.notDecrypted)  // the client's own secrets were right
+        XCTAssertNil(summary.client.notDecrypted) // the client's own secrets were right
         XCTAssertEqual(log.plaintext[1], [])
         XCTAssertEqual(log.plaintext[0], Array(0...0x31))
         // still every record counted: ServerHello read, the 4 encrypted ones by their outer type
@@ -121,20 +127,23 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertNil(summary.client.notDecrypted)
         XCTAssertEqual(summary.server.records, 2)
         XCTAssertEqual(summary.server.gapBytes, 127)
-        XCTAssertEqual(summary.server.unreadBytes, 100 + 72 + 24)  // the cut record, then all after the gap
+        XCTAssertEqual(summary.server.unreadBytes, 100 + 72 + 24) // the cut record, then all after the gap
         XCTAssertEqual(log.plaintext[0], Array(0...0x31))
     }
 
     /// Bytes that cannot be a record header stop the direction as malformed; no trap on any
     /// length.
     func testMalformedHeaderAndArbitraryBytes() {
-        let (summary, _) = run(keyLog: keyLog, client: [0x16, 0x03, 0x01, 0xff, 0xff] + [UInt8](repeating: 0, count: 10),
-                               server: [])
+        let (summary, _) = run(
+            keyLog: keyLog, client: [0x16, 0x03, 0x01, 0xff, 0xff] + [UInt8](repeating: 0, count: 10),
+            server: [])
         XCTAssertEqual(summary.notDecrypted, .malformed)
         XCTAssertEqual(summary.client.unreadBytes, 15)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
-            let client = (0..<Int.random(in: 0..<400, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let client = (0..<Int.random(in: 0..<400, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             var server = RFC8448.serverStream
             for _ in 0..<4 { server[Int.random(in: 0..<server.count)] ^= UInt8.random(in: 1...255) }
             _ = run(keyLog: keyLog, client: RFC8448.clientStream.prefix(201) + client, server: server, piece: 13)

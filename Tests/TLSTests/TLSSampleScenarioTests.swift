@@ -9,16 +9,20 @@ import XCTest
 final class TLSSampleScenarioTests: XCTestCase {
     func testSummariesOfTheNginxSamples() throws {
         let keyLog = try sampleKeyLog("tls13-nginx-curl.keys")
-        let summaries = try capturedConnections(Fixtures.sample("tls13-nginx-curl.pcap")).map { $0.decode(keyLog: keyLog).0 }
+        let summaries = try capturedConnections(Fixtures.sample("tls/" + "tls13-nginx-curl.pcap")).map {
+            $0.decode(keyLog: keyLog).0
+        }
         // make-tls-samples: one curl run per TLS 1.3 suite; the third by address, so no SNI
-        XCTAssertEqual(summaries.map(\.cipherSuiteName), ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"])
+        XCTAssertEqual(
+            summaries.map(\.cipherSuiteName),
+            ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"])
         XCTAssertEqual(summaries.map(\.serverName), ["localhost", "localhost", nil])
         XCTAssertEqual(summaries.map(\.version), [0x0304, 0x0304, 0x0304])
         XCTAssertEqual(summaries.map(\.selectedALPN), ["http/1.1", "http/1.1", "http/1.1"])
-        XCTAssertEqual(summaries[0].offeredALPN, ["http/1.1"])  // curl --http1.1
+        XCTAssertEqual(summaries[0].offeredALPN, ["http/1.1"]) // curl --http1.1
         XCTAssertEqual(summaries.map(\.isDecrypted), [true, true, true])
 
-        let twelve = try capturedConnections(Fixtures.sample("tls12-nginx-curl.pcap"))
+        let twelve = try capturedConnections(Fixtures.sample("tls/" + "tls12-nginx-curl.pcap"))
             .map { $0.decode(keyLog: try sampleKeyLog("tls12-nginx-curl.keys")).0 }
         XCTAssertEqual(twelve.map { $0.cipherSuite ?? 0 }, [0xC02F, 0xC030, 0xCCA8, 0xC013, 0xC028, 0xC027, 0xC014])
         // CBC on port 18444 negotiates encrypt_then_mac; the 18445 server block turns it off
@@ -29,7 +33,9 @@ final class TLSSampleScenarioTests: XCTestCase {
 
     func testResumedSession() throws {
         let keyLog = try sampleKeyLog("tls12-resume.keys")
-        let summaries = try capturedConnections(Fixtures.sample("tls12-resume.pcap")).map { $0.decode(keyLog: keyLog).0 }
+        let summaries = try capturedConnections(Fixtures.sample("tls/" + "tls12-resume.pcap")).map {
+            $0.decode(keyLog: keyLog).0
+        }
         XCTAssertEqual(summaries.map(\.resumed), [false, true])
         XCTAssertEqual(summaries.map(\.isDecrypted), [true, true])
         // the abbreviated handshake: ServerHello, then the server's ChangeCipherSpec and Finished
@@ -39,7 +45,7 @@ final class TLSSampleScenarioTests: XCTestCase {
 
     func testKeyUpdateBothWays() throws {
         let keyLog = try sampleKeyLog("tls13-keyupdate.keys")
-        let connections = try capturedConnections(Fixtures.sample("tls13-keyupdate.pcap"))
+        let connections = try capturedConnections(Fixtures.sample("tls/" + "tls13-keyupdate.pcap"))
         XCTAssertEqual(connections.count, 1)
         let (summary, log) = connections[0].decode(keyLog: keyLog)
         XCTAssertNil(summary.notDecrypted)
@@ -52,8 +58,8 @@ final class TLSSampleScenarioTests: XCTestCase {
     }
 
     func testMissingKey() throws {
-        let keyLog = try sampleKeyLog("tls13-nginx-curl.keys")  // keys of other connections
-        let connections = try capturedConnections(Fixtures.sample("tls13-nokey.pcap"))
+        let keyLog = try sampleKeyLog("tls13-nginx-curl.keys") // keys of other connections
+        let connections = try capturedConnections(Fixtures.sample("tls/" + "tls13-nokey.pcap"))
         XCTAssertEqual(connections.count, 1)
         let (summary, log) = connections[0].decode(keyLog: keyLog)
         XCTAssertEqual(summary.notDecrypted, .noKey)
@@ -66,7 +72,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// Every secret of the key log changed in its last byte: tags fail, nothing is decrypted.
     func testWrongKeyIsBadKey() throws {
         for name in ["tls13-nginx-curl", "tls12-nginx-curl"] {
-            let text = try String(contentsOfFile: Fixtures.sample(name + ".keys"), encoding: .utf8)
+            let text = try String(contentsOfFile: Fixtures.sample("tls/" + name + ".keys"), encoding: .utf8)
             let corrupted = text.split(separator: "\n").map { line -> String in
                 var line = String(line)
                 let last = line.removeLast()
@@ -74,7 +80,7 @@ final class TLSSampleScenarioTests: XCTestCase {
             }.joined(separator: "\n")
             let keyLog = KeyLog(text: Array(corrupted.utf8), file: "corrupted.keys")
             XCTAssertEqual(keyLog.issues, [])
-            for connection in try capturedConnections(Fixtures.sample(name + ".pcap")) {
+            for connection in try capturedConnections(Fixtures.sample("tls/" + name + ".pcap")) {
                 let (summary, log) = connection.decode(keyLog: keyLog)
                 XCTAssertEqual(summary.notDecrypted, .badKey, name)
                 XCTAssertEqual(log.plaintext, [[], []], name)
@@ -86,15 +92,15 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// Broken lines in a real key log are reported with their line numbers, and the rest still
     /// decrypts every connection.
     func testBrokenKeyLogLines() throws {
-        let text = try String(contentsOfFile: Fixtures.sample("tls12-nginx-curl.keys"), encoding: .utf8)
+        let text = try String(contentsOfFile: Fixtures.sample("tls/" + "tls12-nginx-curl.keys"), encoding: .utf8)
         var lines = text.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 7)
-        lines.insert("CLIENT_RANDOM 1234 5678", at: 2)  // line 3
-        lines.insert("garbage", at: 5)  // line 6
-        lines.append(String(lines[0].prefix(40)))  // line 10: cut short
+        lines.insert("CLIENT_RANDOM 1234 5678", at: 2) // line 3
+        lines.insert("garbage", at: 5) // line 6
+        lines.append(String(lines[0].prefix(40))) // line 10: cut short
         let keyLog = KeyLog(text: Array(lines.joined(separator: "\n").utf8), file: "broken.keys")
         XCTAssertEqual(keyLog.issues.map(\.line), [3, 6, 10])
-        for connection in try capturedConnections(Fixtures.sample("tls12-nginx-curl.pcap")) {
+        for connection in try capturedConnections(Fixtures.sample("tls/" + "tls12-nginx-curl.pcap")) {
             XCTAssertNil(connection.decode(keyLog: keyLog).0.notDecrypted)
         }
     }
@@ -103,7 +109,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     func testByteByByte() throws {
         for name in ["tls13-python", "tls12-nginx-curl"] {
             let keyLog = try sampleKeyLog(name + ".keys")
-            for connection in try capturedConnections(Fixtures.sample(name + ".pcap")) {
+            for connection in try capturedConnections(Fixtures.sample("tls/" + name + ".pcap")) {
                 let (whole, wholeLog) = connection.decode(keyLog: keyLog)
                 let (bytewise, bytewiseLog) = connection.decode(keyLog: keyLog, pieceLimit: 1)
                 XCTAssertEqual(bytewise, whole)
@@ -117,12 +123,14 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// the client's Finished and the server's first application data.
     func testCaptureStartingAfterTheHandshake() throws {
         let keyLog = try sampleKeyLog("tls13-python.keys")
-        let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
+        let connection = try capturedConnections(Fixtures.sample("tls/" + "tls13-python.pcap"))[0]
         let (_, log) = connection.decode(keyLog: keyLog)
         func tail(_ direction: TLSDirection) -> [UInt8] {
             // skip the records up to the first application_data record
             let lengths = log.records.filter { $0.direction == direction }
-            let skip = lengths.prefix { $0.contentType != TLSContentType.applicationData.rawValue }.reduce(0) { $0 + $1.wireLength }
+            let skip = lengths.prefix { $0.contentType != TLSContentType.applicationData.rawValue }.reduce(0) {
+                $0 + $1.wireLength
+            }
             return Array(connection.stream(direction).dropFirst(skip))
         }
         let late = TLSConnection(keyLog: keyLog)
@@ -139,7 +147,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// counted unread with reason gap, the client's side goes on.
     func testGapInsideTheStream() throws {
         let keyLog = try sampleKeyLog("tls13-python.keys")
-        let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
+        let connection = try capturedConnections(Fixtures.sample("tls/" + "tls13-python.pcap"))[0]
         let (_, wholeLog) = connection.decode(keyLog: keyLog)
         let server = connection.stream(.server)
         let cut = server.count / 2

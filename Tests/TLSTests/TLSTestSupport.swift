@@ -16,7 +16,7 @@ func hexString(_ bytes: [UInt8]) -> String {
 final class RecordLog {
     var records: [TLSRecordInfo] = []
     var plaintext: [[UInt8]] = [[], []]
-    var plaintextRecords: [[Int]] = [[], []]  // plaintext bytes per application_data record
+    var plaintextRecords: [[Int]] = [[], []] // plaintext bytes per application_data record
 
     func handler() -> TLSConnection.RecordHandler {
         { [unowned self] info, bytes in

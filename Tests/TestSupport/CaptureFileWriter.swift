@@ -46,8 +46,10 @@ public enum CaptureFileWriter {
         /// if_tsoffset in seconds; 0 writes no option.
         public var timestampOffset: Int64
 
-        public init(linkType: Int32 = LinkType.ethernet, snaplen: UInt32 = 262_144,
-                    timestampResolution: UInt8? = nil, timestampOffset: Int64 = 0) {
+        public init(
+            linkType: Int32 = LinkType.ethernet, snaplen: UInt32 = 262_144,
+            timestampResolution: UInt8? = nil, timestampOffset: Int64 = 0
+        ) {
             self.linkType = linkType
             self.snaplen = snaplen
             self.timestampResolution = timestampResolution
@@ -66,14 +68,16 @@ public enum CaptureFileWriter {
     }
 
     /// A classic pcap file: 24-byte header, then a 16-byte header per record.
-    public static func pcap(_ frames: [Frame], linkType: Int32 = LinkType.ethernet, snaplen: UInt32 = 262_144,
-                            bigEndian: Bool = false, nanosecond: Bool = false) -> [UInt8] {
+    public static func pcap(
+        _ frames: [Frame], linkType: Int32 = LinkType.ethernet, snaplen: UInt32 = 262_144,
+        bigEndian: Bool = false, nanosecond: Bool = false
+    ) -> [UInt8] {
         var out = ByteWriter(bigEndian: bigEndian)
         out.u32(nanosecond ? 0xA1B2_3C4D : 0xA1B2_C3D4)
         out.u16(2)
         out.u16(4)
-        out.u32(0)  // thiszone
-        out.u32(0)  // sigfigs
+        out.u32(0) // thiszone
+        out.u32(0) // sigfigs
         out.u32(snaplen)
         out.u32(UInt32(bitPattern: linkType))
         for frame in frames {
@@ -89,8 +93,10 @@ public enum CaptureFileWriter {
     }
 
     /// A one-section pcapng file with `interfaces` (ids 0, 1, …) and the frames in order.
-    public static func pcapng(_ frames: [Frame], interfaces: [Interface] = [Interface()],
-                              bigEndian: Bool = false, packetBlock: PacketBlock = .enhanced) -> [UInt8] {
+    public static func pcapng(
+        _ frames: [Frame], interfaces: [Interface] = [Interface()],
+        bigEndian: Bool = false, packetBlock: PacketBlock = .enhanced
+    ) -> [UInt8] {
         var builder = PcapngBuilder()
         builder.section(bigEndian: bigEndian)
         for interface in interfaces { builder.interface(interface) }
@@ -172,7 +178,7 @@ public struct PcapngBuilder {
         body.u32(0x1A2B_3C4D)
         body.u16(1)
         body.u16(0)
-        body.u64(UInt64.max)  // section length unknown
+        body.u64(UInt64.max) // section length unknown
         block(type: 0x0A0D_0D0A, body: body.bytes)
     }
 
@@ -185,7 +191,7 @@ public struct PcapngBuilder {
         body.u16(0)
         body.u32(interface.snaplen)
         // An unrelated option first, so readers must walk the option list.
-        body.option(2, Array("test\(interfaces.count - 1)".utf8))  // if_name
+        body.option(2, Array("test\(interfaces.count - 1)".utf8)) // if_name
         if let resolution = interface.timestampResolution { body.option(9, [resolution]) }
         if interface.timestampOffset != 0 {
             var value = ByteWriter(bigEndian: bigEndian)
@@ -201,7 +207,7 @@ public struct PcapngBuilder {
         var body = ByteWriter(bigEndian: bigEndian)
         body.u32(UInt32(frame.interface))
         packetFields(frame, into: &body)
-        body.option(1, Array("comment".utf8))  // opt_comment: options follow the data
+        body.option(1, Array("comment".utf8)) // opt_comment: options follow the data
         body.option(0, [])
         block(type: 6, body: body.bytes)
     }
@@ -210,7 +216,7 @@ public struct PcapngBuilder {
     public mutating func obsoletePacket(_ frame: CaptureFileWriter.Frame) {
         var body = ByteWriter(bigEndian: bigEndian)
         body.u16(UInt16(frame.interface))
-        body.u16(0)  // drops count
+        body.u16(0) // drops count
         packetFields(frame, into: &body)
         block(type: 2, body: body.bytes)
     }

@@ -15,9 +15,11 @@ public struct Conversation {
     private var time: Int64
 
     /// `client`/`server` as `"127.0.0.1:40000"` or `"[::1]:8080"`; `start` in ns since the epoch.
-    public init(client: String = "127.0.0.1:40000", server: String = "127.0.0.1:8080",
-                start: Int64 = 1_700_000_000_000_000_000, clientISN: UInt32 = 1000, serverISN: UInt32 = 5000,
-                link: PacketBuilder.Link = .ethernet) {
+    public init(
+        client: String = "127.0.0.1:40000", server: String = "127.0.0.1:8080",
+        start: Int64 = 1_700_000_000_000_000_000, clientISN: UInt32 = 1000, serverISN: UInt32 = 5000,
+        link: PacketBuilder.Link = .ethernet
+    ) {
         self.client = client
         self.server = server
         self.link = link
@@ -30,11 +32,13 @@ public struct Conversation {
         let (from, to) = side == .client ? (client, server) : (server, client)
         let seq = side == .client ? clientSeq : serverSeq
         let ack = side == .client ? serverSeq : clientSeq
-        frames.append(CaptureFileWriter.Frame(
-            timestamp: time,
-            bytes: PacketBuilder.tcp(from: from, to: to, seq: seq, ack: flags.contains(.syn) && side == .client ? 0 : ack,
-                                     flags: flags, payload: payload, link: link)))
-        time += 1_000_000  // 1 ms apart
+        frames.append(
+            CaptureFileWriter.Frame(
+                timestamp: time,
+                bytes: PacketBuilder.tcp(
+                    from: from, to: to, seq: seq, ack: flags.contains(.syn) && side == .client ? 0 : ack,
+                    flags: flags, payload: payload, link: link)))
+        time += 1_000_000 // 1 ms apart
         let consumed = UInt32(payload.count) + (flags.contains(.syn) || flags.contains(.fin) ? 1 : 0)
         if side == .client { clientSeq &+= consumed } else { serverSeq &+= consumed }
     }
@@ -67,9 +71,10 @@ public struct Conversation {
         let (from, to) = side == .client ? (client, server) : (server, client)
         let seq = (side == .client ? clientSeq : serverSeq) &+ advance
         let ack = side == .client ? serverSeq : clientSeq
-        frames.append(CaptureFileWriter.Frame(
-            timestamp: time,
-            bytes: PacketBuilder.tcp(from: from, to: to, seq: seq, ack: ack, flags: [.rst, .ack], link: link)))
+        frames.append(
+            CaptureFileWriter.Frame(
+                timestamp: time,
+                bytes: PacketBuilder.tcp(from: from, to: to, seq: seq, ack: ack, flags: [.rst, .ack], link: link)))
         time += 1_000_000
     }
 

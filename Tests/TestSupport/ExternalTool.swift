@@ -20,8 +20,9 @@ public func runTool(_ tool: String, _ arguments: [String]) throws -> String {
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw NSError(domain: "run", code: Int(process.terminationStatus),
-                      userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments) exited \(process.terminationStatus)"])
+        throw NSError(
+            domain: "run", code: Int(process.terminationStatus),
+            userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments) exited \(process.terminationStatus)"])
     }
     return String(decoding: data, as: UTF8.self)
 }

@@ -76,11 +76,13 @@ public enum PacketBuilder {
 
         /// Every framing once (raw types matching `ipv6`), for tests that loop over link types.
         public static func all(ipv6: Bool) -> [Link] {
-            [.ethernet, .vlan(100), .qinq(outer: 10, inner: 20), .linuxSLL, .linuxSLL2, .null,
-             .bsdNull(bigEndian: true, ipv6Family: 28), .bsdNull(bigEndian: false, ipv6Family: 24), .loop,
-             .raw, .rawLinkType(12), .rawLinkType(14), .rawLinkType(ipv6 ? LinkType.ipv6 : LinkType.ipv4),
-             .pppoe(tags: [], session: 0x1234), .pppoe(tags: [VLANTag(id: 7)], session: 1),
-             .mpls(labels: [16]), .mpls(labels: [100, 200, 300])]
+            [
+                .ethernet, .vlan(100), .qinq(outer: 10, inner: 20), .linuxSLL, .linuxSLL2, .null,
+                .bsdNull(bigEndian: true, ipv6Family: 28), .bsdNull(bigEndian: false, ipv6Family: 24), .loop,
+                .raw, .rawLinkType(12), .rawLinkType(14), .rawLinkType(ipv6 ? LinkType.ipv6 : LinkType.ipv4),
+                .pppoe(tags: [], session: 0x1234), .pppoe(tags: [VLANTag(id: 7)], session: 1),
+                .mpls(labels: [16]), .mpls(labels: [100, 200, 300]),
+            ]
         }
     }
 
@@ -145,7 +147,8 @@ public enum PacketBuilder {
         link: Link = .ethernet, padToMinimum: Bool = false,
         ipID: UInt16 = 1, ipv4Options: [UInt8] = [], ipv6Extensions: [IPv6Extension] = []
     ) -> [UInt8] {
-        tcp(from: endpoint(source), to: endpoint(destination), seq: seq, ack: ack, flags: flags,
+        tcp(
+            from: endpoint(source), to: endpoint(destination), seq: seq, ack: ack, flags: flags,
             window: window, options: options, payload: payload, link: link, padToMinimum: padToMinimum,
             ipID: ipID, ipv4Options: ipv4Options, ipv6Extensions: ipv6Extensions)
     }
@@ -158,10 +161,12 @@ public enum PacketBuilder {
         link: Link = .ethernet, padToMinimum: Bool = false,
         ipID: UInt16 = 1, ipv4Options: [UInt8] = [], ipv6Extensions: [IPv6Extension] = []
     ) -> [UInt8] {
-        frame(tcpPacket(from: source, to: destination, seq: seq, ack: ack, flags: flags, window: window,
-                        options: options, payload: payload, ipID: ipID, ipv4Options: ipv4Options,
-                        ipv6Extensions: ipv6Extensions),
-              link: link, padToMinimum: padToMinimum)
+        frame(
+            tcpPacket(
+                from: source, to: destination, seq: seq, ack: ack, flags: flags, window: window,
+                options: options, payload: payload, ipID: ipID, ipv4Options: ipv4Options,
+                ipv6Extensions: ipv6Extensions),
+            link: link, padToMinimum: padToMinimum)
     }
 
     /// The IP packet (no link layer) carrying a TCP segment.
@@ -172,14 +177,17 @@ public enum PacketBuilder {
         ipID: UInt16 = 1, ipv4Options: [UInt8] = [], ipv6Extensions: [IPv6Extension] = []
     ) -> [UInt8] {
         precondition(source.address.isIPv6 == destination.address.isIPv6, "mixed IP versions")
-        let segment = tcpSegment(from: source, to: destination, seq: seq, ack: ack, flags: flags,
-                                 window: window, options: options, payload: payload)
+        let segment = tcpSegment(
+            from: source, to: destination, seq: seq, ack: ack, flags: flags,
+            window: window, options: options, payload: payload)
         if source.address.isIPv6 {
-            return ipv6(source: source.address, destination: destination.address, nextHeader: 6,
-                        payload: segment, extensions: ipv6Extensions)
+            return ipv6(
+                source: source.address, destination: destination.address, nextHeader: 6,
+                payload: segment, extensions: ipv6Extensions)
         }
-        return ipv4(source: source.address, destination: destination.address, protocolNumber: 6,
-                    payload: segment, identification: ipID, options: ipv4Options)
+        return ipv4(
+            source: source.address, destination: destination.address, protocolNumber: 6,
+            payload: segment, identification: ipID, options: ipv4Options)
     }
 
     /// A TCP header (options padded with NOPs to a multiple of 4 bytes) plus payload, with the
@@ -196,8 +204,10 @@ public enum PacketBuilder {
         var segment = be16(source.port) + be16(destination.port) + be32(seq) + be32(ack)
         segment += [UInt8(headerLength / 4) << 4, flags.rawValue] + be16(window) + be16(0) + be16(0)
         segment += paddedOptions + payload
-        let sum = checksum(pseudoHeader(source.address, destination.address, protocolNumber: 6,
-                                        length: segment.count) + segment)
+        let sum = checksum(
+            pseudoHeader(
+                source.address, destination.address, protocolNumber: 6,
+                length: segment.count) + segment)
         segment[16] = UInt8(sum >> 8)
         segment[17] = UInt8(sum & 0xFF)
         return segment
@@ -256,10 +266,12 @@ public enum PacketBuilder {
             let source = IPAddress(ipv4: UInt32(bytes: header[12..<16]))
             let destination = IPAddress(ipv4: UInt32(bytes: header[16..<20]))
             let identification = UInt16(header[4]) << 8 | UInt16(header[5])
-            fragments.append(ipv4(source: source, destination: destination, protocolNumber: protocolNumber,
-                                  payload: Array(payload[offset..<end]), identification: identification,
-                                  ttl: header[8], options: Array(header[20...]),
-                                  dontFragment: false, moreFragments: end < payload.count, fragmentOffset: offset))
+            fragments.append(
+                ipv4(
+                    source: source, destination: destination, protocolNumber: protocolNumber,
+                    payload: Array(payload[offset..<end]), identification: identification,
+                    ttl: header[8], options: Array(header[20...]),
+                    dontFragment: false, moreFragments: end < payload.count, fragmentOffset: offset))
             offset = end
         } while offset < payload.count
         return fragments
@@ -271,8 +283,9 @@ public enum PacketBuilder {
         flags: TCPFlags = [.ack, .psh], payload: [UInt8], maxFragmentPayload: Int,
         ipID: UInt16 = 1, link: Link = .ethernet
     ) -> [[UInt8]] {
-        let packet = tcpPacket(from: endpoint(source), to: endpoint(destination), seq: seq, ack: ack,
-                               flags: flags, payload: payload, ipID: ipID)
+        let packet = tcpPacket(
+            from: endpoint(source), to: endpoint(destination), seq: seq, ack: ack,
+            flags: flags, payload: payload, ipID: ipID)
         return fragmentIPv4(packet, maxPayload: maxFragmentPayload).map { frame($0, link: link) }
     }
 
@@ -307,14 +320,18 @@ public enum PacketBuilder {
         }
         /// An authentication header with `icvWords` 32-bit words of ICV.
         public static func authentication(icvWords: Int = 3) -> IPv6Extension {
-            IPv6Extension(headerType: 51, body: [0, 0] + be32(0x100) + be32(1)
-                          + [UInt8](repeating: 0xAB, count: 4 * icvWords))
+            IPv6Extension(
+                headerType: 51,
+                body: [0, 0] + be32(0x100) + be32(1)
+                    + [UInt8](repeating: 0xAB, count: 4 * icvWords))
         }
 
         private static func optionsBody(units: Int, leading: [UInt8]) -> [UInt8] {
             let padding = 8 * max(1, units) - 2 - leading.count
             var body = leading
-            if padding == 1 { body.append(0) } else if padding > 1 {
+            if padding == 1 {
+                body.append(0)
+            } else if padding > 1 {
                 body += [1, UInt8(padding - 2)] + [UInt8](repeating: 0, count: padding - 2)
             }
             return body
@@ -360,8 +377,9 @@ public enum PacketBuilder {
         _ bytes: [UInt8], link: Link = .ethernet, number: Int = 1, timestamp: Int64 = 0,
         originalLength: Int? = nil, _ body: (CapturedFrame) throws -> Result
     ) rethrows -> Result {
-        try withCapturedFrame(bytes, linkType: link.linkType, number: number, timestamp: timestamp,
-                              originalLength: originalLength, body)
+        try withCapturedFrame(
+            bytes, linkType: link.linkType, number: number, timestamp: timestamp,
+            originalLength: originalLength, body)
     }
 
     /// `withCapturedFrame` with an explicit link type number.
@@ -370,8 +388,10 @@ public enum PacketBuilder {
         originalLength: Int? = nil, _ body: (CapturedFrame) throws -> Result
     ) rethrows -> Result {
         try bytes.withUnsafeBytes { raw in
-            try body(CapturedFrame(number: number, timestamp: timestamp, linkType: linkType, interface: 0,
-                                   originalLength: originalLength ?? bytes.count, bytes: raw))
+            try body(
+                CapturedFrame(
+                    number: number, timestamp: timestamp, linkType: linkType, interface: 0,
+                    originalLength: originalLength ?? bytes.count, bytes: raw))
         }
     }
 
@@ -402,8 +422,10 @@ public enum PacketBuilder {
         return endpoint
     }
 
-    private static func pseudoHeader(_ source: IPAddress, _ destination: IPAddress,
-                                     protocolNumber: UInt8, length: Int) -> [UInt8] {
+    private static func pseudoHeader(
+        _ source: IPAddress, _ destination: IPAddress,
+        protocolNumber: UInt8, length: Int
+    ) -> [UInt8] {
         if source.isIPv6 {
             return source.bytes + destination.bytes + be32(UInt32(length)) + [0, 0, 0, protocolNumber]
         }

@@ -9,7 +9,7 @@ Truth (one line per HAR message, sorted by entry index, request before response)
   * method is set on request lines, status on response lines (the other is null), as
     in the pcap truth files; url (the entry's request.url) on both.
   * headersSize / bodySize: the HAR value when it is an integer >= 0, else null
-    (-1, missing, null, non-integer = unknown, METERING §3).
+    (-1, missing, null, non-integer = unknown, docs/METERING.md §3).
   * wire_total = headersSize + bodySize when both are known, else null.
   * body_decoded: response -> byte length of content.text (base64-decoded when
     content.encoding is "base64", UTF-8 bytes otherwise); request -> the same for

@@ -407,7 +407,7 @@ def response_for(method, path, query, req_fields, req_body):
 
 # python-quirks: responses chosen by the raw request-target of scn_quirks' requests (each
 # request-target quirk is paired with one response quirk of the documented estimator,
-# METERING.md 4.1). Bodies are small; every response has a Content-Length.
+# docs/METERING.md §4.1). Bodies are small; every response has a Content-Length.
 QUIRK_TARGETS = {
     "/caf%C3%A9/": "set-cookie",
     "/bad%zz": "gzip",
@@ -742,7 +742,7 @@ def scn_snaplen(c):
 
 
 def scn_quirks(c):
-    """python-quirks.pcap: what the documented estimator (METERING.md 4.1) does with odd but
+    """python-quirks.pcap: what the documented estimator (docs/METERING.md §4.1) does with odd but
     legal requests and responses. Every request carries the fields the network stack adds
     (Host with a port, User-Agent, Accept, Accept-Encoding, Accept-Language, Connection,
     Content-Length on bodies), a Cookie and a repeated non-standard field; the server picks

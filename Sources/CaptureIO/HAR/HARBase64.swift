@@ -21,7 +21,7 @@ public enum HARBase64 {
         out.reserveCapacity(bytes.count / 4 * 3 + 3)
         let table = Self.table
         var accumulator: UInt32 = 0
-        var count = 0  // sextets in `accumulator`
+        var count = 0 // sextets in `accumulator`
         var padding = 0
         for byte in bytes {
             switch byte {

@@ -51,11 +51,14 @@ public struct HARRequest: Equatable, Sendable {
     public var bodySize: Int?
     /// Nil when the entry has no `postData` (or it is null).
     public var postData: HARPostData?
-    /// `unexpected-type:PATH` for each field of a wrong type that no size or body needs: the
-    /// field was read as absent and the entry kept.
-    public var notes: [String] = []
+    /// The path of each field of a wrong type that no size or body needs (array indices left
+    /// out): the field was read as absent and the entry kept.
+    public var unexpectedTypes: [String] = []
 
-    public init(method: String, url: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, postData: HARPostData? = nil) {
+    public init(
+        method: String, url: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?,
+        bodySize: Int?, postData: HARPostData? = nil
+    ) {
         self.method = method
         self.url = url
         self.httpVersion = httpVersion
@@ -77,7 +80,10 @@ public struct HARContent: Equatable, Sendable {
     public var encoding: String?
     public var compression: Int?
 
-    public init(size: Int? = nil, mimeType: String? = nil, text: [UInt8]? = nil, encoding: String? = nil, compression: Int? = nil) {
+    public init(
+        size: Int? = nil, mimeType: String? = nil, text: [UInt8]? = nil, encoding: String? = nil,
+        compression: Int? = nil
+    ) {
         self.size = size
         self.mimeType = mimeType
         self.text = text
@@ -100,10 +106,13 @@ public struct HARResponse: Equatable, Sendable {
     public var transferSize: Int?
     /// Chrome's `_error` (e.g. "net::ERR_ABORTED") when present.
     public var error: String?
-    /// `unexpected-type:PATH`, as `HARRequest.notes`.
-    public var notes: [String] = []
+    /// As `HARRequest.unexpectedTypes`.
+    public var unexpectedTypes: [String] = []
 
-    public init(status: Int, statusText: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0, headersSize: Int?, bodySize: Int?, content: HARContent, transferSize: Int? = nil, error: String? = nil) {
+    public init(
+        status: Int, statusText: String, httpVersion: String, headers: [HARHeader], cookieCount: Int = 0,
+        headersSize: Int?, bodySize: Int?, content: HARContent, transferSize: Int? = nil, error: String? = nil
+    ) {
         self.status = status
         self.statusText = statusText
         self.httpVersion = httpVersion
@@ -140,7 +149,11 @@ public struct HAREntry: Equatable, Sendable {
     /// Length of Chrome's `_webSocketMessages` (0 when absent).
     public var webSocketMessageCount: Int
 
-    public init(index: Int, startedDateTime: String?, connection: String?, serverIPAddress: String?, request: HARRequest, response: HARResponse?, responseStatus: Int?, responseError: String? = nil, fromCache: Bool = false, webSocketMessageCount: Int = 0) {
+    public init(
+        index: Int, startedDateTime: String?, connection: String?, serverIPAddress: String?, request: HARRequest,
+        response: HARResponse?, responseStatus: Int?, responseError: String? = nil, fromCache: Bool = false,
+        webSocketMessageCount: Int = 0
+    ) {
         self.index = index
         self.startedDateTime = startedDateTime
         self.connection = connection
@@ -184,7 +197,8 @@ public enum HARError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .cannotOpen(_, reason): return "cannot open: \(reason)"
         case let .readFailed(_, reason): return "read failed: \(reason)"
-        case let .invalidJSON(line, column, reason): return "not a HAR file: invalid JSON at line \(line), column \(column): \(reason)"
+        case let .invalidJSON(line, column, reason):
+            return "not a HAR file: invalid JSON at line \(line), column \(column): \(reason)"
         case let .missingKey(path): return "not a HAR file: \(path) is missing"
         case let .notAnObject(path): return "not a HAR file: \(path) is not an object"
         case let .notAnArray(path): return "not a HAR file: \(path) is not an array"

@@ -51,7 +51,10 @@ public final class HARReader {
         if let failure { throw failure }
         if finished { return nil }
         do {
-            guard let token = try stream.next() else { throw JSONStreamError.invalidJSON(line: stream.line, column: stream.column, reason: "unexpected end of file") }
+            guard let token = try stream.next() else {
+                throw JSONStreamError.invalidJSON(
+                    line: stream.line, column: stream.column, reason: "unexpected end of file")
+            }
             if token == .endArray {
                 try finish()
                 finished = true
@@ -186,27 +189,27 @@ enum HAREntryDecoder {
     }
 
     static func request(_ value: JSONValue) throws -> HARRequest {
-        var notes: [String] = []
+        var unexpectedTypes: [String] = []
         var postData: HARPostData?
         if let object = try object(value["postData"], "request.postData", required: false) {
             let encoding = try string(object["encoding"], "request.postData.encoding")
             postData = HARPostData(
-                mimeType: optionalString(object["mimeType"], "request.postData.mimeType", &notes),
+                mimeType: optionalString(object["mimeType"], "request.postData.mimeType", &unexpectedTypes),
                 text: try body(object["text"], encoding: encoding, "request.postData.text"),
                 encoding: encoding,
-                params: params(object["params"], "request.postData.params", &notes))
+                params: params(object["params"], "request.postData.params", &unexpectedTypes))
         }
         var request = HARRequest(
             method: try requiredString(value["method"], "request.method"),
             url: try requiredString(value["url"], "request.url"),
             // The request line is measured as HTTP/1.1 whatever the HAR says (docs/HAR.md).
-            httpVersion: optionalString(value["httpVersion"], "request.httpVersion", &notes) ?? "",
+            httpVersion: optionalString(value["httpVersion"], "request.httpVersion", &unexpectedTypes) ?? "",
             headers: try headers(value["headers"], "request.headers"),
-            cookieCount: cookieCount(value["cookies"], "request.cookies", &notes),
+            cookieCount: cookieCount(value["cookies"], "request.cookies", &unexpectedTypes),
             headersSize: size(value["headersSize"]),
             bodySize: size(value["bodySize"]),
             postData: postData)
-        request.notes = notes
+        request.unexpectedTypes = unexpectedTypes
         return request
     }
 
@@ -215,13 +218,13 @@ enum HAREntryDecoder {
         guard let status = statusValue.intValue else {
             throw Broken(reason: "response.status is \(statusValue.kindName) (\(statusValue)), not an integer")
         }
-        var notes: [String] = []
+        var unexpectedTypes: [String] = []
         var content = HARContent()
         if let object = try object(value["content"], "response.content", required: false) {
             let encoding = try string(object["encoding"], "response.content.encoding")
             content = HARContent(
                 size: size(object["size"]),
-                mimeType: optionalString(object["mimeType"], "response.content.mimeType", &notes),
+                mimeType: optionalString(object["mimeType"], "response.content.mimeType", &unexpectedTypes),
                 text: try body(object["text"], encoding: encoding, "response.content.text"),
                 encoding: encoding,
                 compression: size(object["compression"]))
@@ -231,19 +234,19 @@ enum HAREntryDecoder {
             statusText: try string(value["statusText"], "response.statusText") ?? "",
             httpVersion: try string(value["httpVersion"], "response.httpVersion") ?? "",
             headers: try headers(value["headers"], "response.headers"),
-            cookieCount: cookieCount(value["cookies"], "response.cookies", &notes),
+            cookieCount: cookieCount(value["cookies"], "response.cookies", &unexpectedTypes),
             headersSize: size(value["headersSize"]),
             bodySize: size(value["bodySize"]),
             content: content,
             transferSize: size(value["_transferSize"]),
-            error: optionalString(value["_error"], "response._error", &notes))
-        response.notes = notes
+            error: optionalString(value["_error"], "response._error", &unexpectedTypes))
+        response.unexpectedTypes = unexpectedTypes
         return response
     }
 
     // MARK: Fields
 
-    /// METERING.md §3: missing, null, non-integer or negative sizes are unknown.
+    /// docs/METERING.md §3: missing, null, non-integer or negative sizes are unknown.
     static func size(_ value: JSONValue?) -> Int? {
         guard let size = value?.intValue, size >= 0 else { return nil }
         return size
@@ -271,29 +274,28 @@ enum HAREntryDecoder {
     }
 
     /// For a field no size or body needs: a value of another type is read as absent, with the
-    /// note `unexpected-type:PATH` (PATH without array indices, so notes count by field).
-    static func optionalString(_ value: JSONValue?, _ path: String, _ notes: inout [String]) -> String? {
+    /// field's PATH noted in `unexpectedTypes` (without array indices, so they count by field).
+    static func optionalString(_ value: JSONValue?, _ path: String, _ unexpectedTypes: inout [String]) -> String? {
         switch value {
         case nil, .null?: return nil
         case let .string(text)?: return text
         case _?:
-            note(path, &notes)
+            note(path, &unexpectedTypes)
             return nil
         }
     }
 
-    static func note(_ path: String, _ notes: inout [String]) {
-        let note = "unexpected-type:\(path)"
-        if !notes.contains(note) { notes.append(note) }
+    static func note(_ path: String, _ unexpectedTypes: inout [String]) {
+        if !unexpectedTypes.contains(path) { unexpectedTypes.append(path) }
     }
 
     /// `cookies[]` counted; only its length is used, so another type is a note.
-    static func cookieCount(_ value: JSONValue?, _ path: String, _ notes: inout [String]) -> Int {
+    static func cookieCount(_ value: JSONValue?, _ path: String, _ unexpectedTypes: inout [String]) -> Int {
         switch value {
         case nil, .null?: return 0
         case let .array(elements)?: return elements.count
         case _?:
-            note(path, &notes)
+            note(path, &unexpectedTypes)
             return 0
         }
     }
@@ -301,31 +303,31 @@ enum HAREntryDecoder {
     /// `postData.params[]`: used only to rebuild a form body that `text` lacks, so a param of
     /// an unexpected shape (chrome-har writes objects as values) is a note, and the params are
     /// then dropped as a whole: a body rebuilt without one of them would be wrong.
-    static func params(_ value: JSONValue?, _ path: String, _ notes: inout [String]) -> [HARHeader] {
+    static func params(_ value: JSONValue?, _ path: String, _ unexpectedTypes: inout [String]) -> [HARHeader] {
         switch value {
         case nil, .null?: return []
         case let .array(elements)?:
             var params: [HARHeader] = []
             for element in elements {
                 guard case .object = element else {
-                    note(path, &notes)
+                    note(path, &unexpectedTypes)
                     return []
                 }
                 guard case let .string(name)? = element["name"] else {
-                    note("\(path).name", &notes)
+                    note("\(path).name", &unexpectedTypes)
                     return []
                 }
                 switch element["value"] {
                 case nil, .null?: params.append(HARHeader(name: name, value: ""))
                 case let .string(text)?: params.append(HARHeader(name: name, value: text))
                 case _?:
-                    note("\(path).value", &notes)
+                    note("\(path).value", &unexpectedTypes)
                     return []
                 }
             }
             return params
         case _?:
-            note(path, &notes)
+            note(path, &unexpectedTypes)
             return []
         }
     }

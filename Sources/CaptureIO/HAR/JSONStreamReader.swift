@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a JSON file could not be read. Positions are 1-based; `column` counts Unicode scalars
@@ -34,7 +34,9 @@ public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible
 
     public init(raw: String) {
         self.raw = raw
-        let integral = !raw.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        let integral = !raw.utf8.contains {
+            $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
+        }
         intValue = integral ? Int(raw) : nil
     }
 
@@ -246,10 +248,16 @@ public final class JSONStreamReader {
             case .start, .value:
                 return try valueToken(byte, materialize: materialize)
             case .arrayValueOrEnd:
-                if byte == UInt8(ascii: "]") { advance(byte); return close(.endArray) }
+                if byte == UInt8(ascii: "]") {
+                    advance(byte)
+                    return close(.endArray)
+                }
                 return try valueToken(byte, materialize: materialize)
             case .objectKeyOrEnd, .objectKey:
-                if byte == UInt8(ascii: "}"), state == .objectKeyOrEnd { advance(byte); return close(.endObject) }
+                if byte == UInt8(ascii: "}"), state == .objectKeyOrEnd {
+                    advance(byte)
+                    return close(.endObject)
+                }
                 guard byte == UInt8(ascii: "\"") else {
                     throw invalid("expected a key in double quotes, found \(Self.describe(byte))")
                 }
@@ -257,7 +265,9 @@ public final class JSONStreamReader {
                 let key = try readString(materialize: materialize)
                 try skipWhitespace()
                 guard let colon = try peek() else { throw invalid("unexpected end of file") }
-                guard colon == UInt8(ascii: ":") else { throw invalid("expected ':' after a key, found \(Self.describe(colon))") }
+                guard colon == UInt8(ascii: ":") else {
+                    throw invalid("expected ':' after a key, found \(Self.describe(colon))")
+                }
                 advance(colon)
                 state = .value
                 return .key(key)
@@ -268,8 +278,14 @@ public final class JSONStreamReader {
                     state = inObject ? .objectKey : .value
                     continue
                 }
-                if inObject, byte == UInt8(ascii: "}") { advance(byte); return close(.endObject) }
-                if !inObject, byte == UInt8(ascii: "]") { advance(byte); return close(.endArray) }
+                if inObject, byte == UInt8(ascii: "}") {
+                    advance(byte)
+                    return close(.endObject)
+                }
+                if !inObject, byte == UInt8(ascii: "]") {
+                    advance(byte)
+                    return close(.endArray)
+                }
                 throw invalid("expected ',' or '\(inObject ? "}" : "]")', found \(Self.describe(byte))")
             }
         }
@@ -327,10 +343,12 @@ public final class JSONStreamReader {
     }
 
     private func expectLiteral(_ word: StaticString) throws {
-        let startLine = line, startColumn = column
+        let startLine = line
+        let startColumn = column
         for expected in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) {
             guard let byte = try peek(), byte == expected else {
-                throw JSONStreamError.invalidJSON(line: startLine, column: startColumn, reason: "invalid literal (expected '\(word)')")
+                throw JSONStreamError.invalidJSON(
+                    line: startLine, column: startColumn, reason: "invalid literal (expected '\(word)')")
             }
             advance(byte)
         }
@@ -338,18 +356,22 @@ public final class JSONStreamReader {
 
     private func readNumber() throws -> JSONNumber {
         var raw: [UInt8] = []
-        func isDigit(_ byte: UInt8?) -> Bool { byte.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
-        func take() throws { let byte = try peek()!; raw.append(byte); advance(byte) }
+        func take() throws {
+            let byte = try peek()!
+            raw.append(byte)
+            advance(byte)
+        }
         func digits() throws {
-            guard isDigit(try peek()) else {
-                throw invalid(try peek().map { "expected a digit, found \(Self.describe($0))" } ?? "unexpected end of file")
+            guard try peek().map(isDigit) == true else {
+                throw invalid(
+                    try peek().map { "expected a digit, found \(Self.describe($0))" } ?? "unexpected end of file")
             }
-            while isDigit(try peek()) { try take() }
+            while try peek().map(isDigit) == true { try take() }
         }
         if try peek() == UInt8(ascii: "-") { try take() }
         if try peek() == UInt8(ascii: "0") {
             try take()
-            if isDigit(try peek()) { throw invalid("leading zeros are not allowed in numbers") }
+            if try peek().map(isDigit) == true { throw invalid("leading zeros are not allowed in numbers") }
         } else {
             try digits()
         }
@@ -368,14 +390,17 @@ public final class JSONStreamReader {
     /// Reads after the opening quote up to and including the closing one.
     private func readString(materialize: Bool) throws -> String {
         var out: [UInt8] = []
-        var pendingHigh: UInt32?  // a high surrogate waiting for its low half
+        var pendingHigh: UInt32? // a high surrogate waiting for its low half
         func emit(_ scalar: UInt32) {
             guard materialize else { return }
             let value = Unicode.Scalar(scalar) ?? "\u{FFFD}"
             out.append(contentsOf: UTF8.encode(value)!)
         }
         func flushPending() {
-            if pendingHigh != nil { emit(0xFFFD); pendingHigh = nil }
+            if pendingHigh != nil {
+                emit(0xFFFD)
+                pendingHigh = nil
+            }
         }
         while true {
             if position == end, !(try refill()) { throw invalid("unterminated string") }
@@ -390,7 +415,9 @@ public final class JSONStreamReader {
             }
             if index > position {
                 flushPending()
-                if materialize { out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: index - position)) }
+                if materialize {
+                    out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: index - position))
+                }
                 column += scalars
                 position = index
             }
@@ -408,7 +435,7 @@ public final class JSONStreamReader {
             if escape == UInt8(ascii: "u") {
                 advance(escape)
                 var code: UInt32 = 0
-                for _ in 0 ..< 4 {
+                for _ in 0..<4 {
                     guard let hex = try peek() else { throw invalid("unterminated string") }
                     let digit: UInt32
                     switch hex {

@@ -1,0 +1,90 @@
+import ContentCoding
+import Estimation
+import HTTP1
+
+/// Follows one message body: collects it for the worker, or measures it as it streams
+/// when it is too big to collect.
+final class BodyMeter: BodyObserver {
+    private let recipe: BodyRecipe
+    private unowned let worker: BodyWorker
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var collected: [UInt8] = []
+    private var streaming: StreamingMeasurer?
+    private var bytesMissing = false
+
+    init(_ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer) {
+        self.recipe = recipe
+        self.worker = worker
+        self.scratch = scratch
+    }
+
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard recipe.needsBytes else { return }
+        if let streaming {
+            streaming.feed(bytes)
+        } else if collected.count + bytes.count <= worker.maxCollectedBody {
+            collected.append(contentsOf: bytes)
+        } else {
+            let measurer = StreamingMeasurer(recipe, level: worker.level, limits: worker.limits, scratch: scratch)
+            collected.withUnsafeBytes { measurer.feed($0) }
+            collected = []
+            measurer.feed(bytes)
+            streaming = measurer
+        }
+    }
+
+    func bodyGap(_ length: Int) {
+        bytesMissing = true
+        collected = []
+        streaming?.gap(length)
+    }
+
+    /// Ends the body: what is known now, and the measurement, ready or running.
+    func finish(transferDecodedLength: Int) -> PendingBody {
+        let facts = BodyFacts(
+            transferDecodedLength: transferDecodedLength, decodedLength: transferDecodedLength,
+            decodedExactly: true, bytesMissing: bytesMissing)
+        if let streaming {
+            worker.countStreamed()
+            return PendingBody(facts: facts, measurement: BodyWorker.Job(streaming.finish()))
+        }
+        if !recipe.needsBytes {
+            return PendingBody(
+                facts: facts,
+                measurement: BodyWorker.Job(
+                    BodyMeasurement(outcome: .identity, decodedLength: transferDecodedLength)))
+        }
+        if bytesMissing {
+            // A coded body with a hole cannot be decoded; an identity one is its own length.
+            let outcome: DecodingOutcome =
+                recipe.codings.isEmpty ? .identity : .failed("body bytes missing from the capture")
+            return PendingBody(
+                facts: facts,
+                measurement: BodyWorker.Job(
+                    BodyMeasurement(outcome: outcome, decodedLength: transferDecodedLength)))
+        }
+        return PendingBody(facts: facts, measurement: worker.submit(collected, recipe))
+    }
+}
+
+/// A body's facts, with the measurement that may still be running.
+struct PendingBody {
+    var facts: BodyFacts
+    var measurement: BodyWorker.Job?
+
+    var isReady: Bool { measurement?.isDone ?? true }
+
+    /// The facts with every length filled in (waits for the worker when needed), and how
+    /// the content coding came off.
+    func resolved() -> (BodyFacts, DecodingOutcome) {
+        guard let measurement = measurement?.wait() else { return (facts, .identity) }
+        var facts = self.facts
+        let exact = measurement.outcome == .decoded || measurement.outcome == .identity
+        // An undecodable body counts its de-chunked size (docs/METERING.md §2).
+        facts.decodedLength = measurement.outcome == .decoded ? measurement.decodedLength : facts.transferDecodedLength
+        facts.decodedExactly = exact
+        facts.gzippedTransferDecoded = measurement.gzippedTransferDecoded
+        facts.gzippedDecoded = measurement.gzippedDecoded
+        return (facts, measurement.outcome)
+    }
+}

@@ -1,0 +1,82 @@
+import Analysis
+import ContentCoding
+import Estimation
+import HTTP1
+
+/// Keeps one input's diagnostics while it is read: records by kind, bodies that did not
+/// decode, estimates that could not be made, connections, packets.
+final class DiagnosticsCollector {
+    private(set) var diagnostics: InputDiagnostics
+    private var serverNames: Set<String> = []
+
+    init(_ diagnostics: InputDiagnostics) {
+        self.diagnostics = diagnostics
+    }
+
+    func count(_ message: HTTPMessage) {
+        if message.kind == .request { diagnostics.records.requests += 1 } else { diagnostics.records.responses += 1 }
+        if message.isInterim { diagnostics.records.interim += 1 }
+        if message.complete { diagnostics.records.complete += 1 } else { diagnostics.records.incomplete += 1 }
+        if message.pair != nil {
+            diagnostics.records.paired += 1
+        } else if !message.isInterim {
+            diagnostics.records.unpaired += 1
+        }
+    }
+
+    func count(_ outcome: DecodingOutcome) {
+        if let note = DiagnosticNote(outcome) { diagnostics.notes[note, default: 0] += 1 }
+    }
+
+    func count(_ estimates: [Result<Estimate, EstimateUnavailable>], estimators: EstimatorSet) {
+        for (estimator, estimate) in zip(estimators.names, estimates) {
+            if case let .failure(reason) = estimate {
+                diagnostics.unestimated[estimator, default: [:]][reason, default: 0] += 1
+            }
+        }
+    }
+
+    func count(_ summary: HTTPConnectionSummary) {
+        let accounting = summary.accounting
+        diagnostics.connections.total += 1
+        switch summary.protocolKind {
+        case .http: diagnostics.connections.http += 1
+        case .tls:
+            diagnostics.connections.tls += 1
+            diagnostics.tls.connections += 1
+            diagnostics.tls.bytes += accounting.initiator.payloadBytes + accounting.responder.payloadBytes
+            if let name = summary.serverName, serverNames.insert(name).inserted {
+                diagnostics.tls.serverNames = serverNames.sorted()
+            }
+        case .other: diagnostics.connections.other += 1
+        }
+        for end in [accounting.initiatorEnd, accounting.responderEnd] where end == .endOfCapture || end == .idle {
+            diagnostics.connections.unterminated += 1
+            break
+        }
+        for side in [accounting.initiator, accounting.responder] {
+            diagnostics.gaps.count += side.gaps
+            diagnostics.gaps.bytes += side.gapBytes
+            diagnostics.gaps.truncatedBytes += side.truncatedBytes
+            diagnostics.connections.retransmittedBytes += side.retransmittedBytes
+        }
+        for tally in [summary.clientTally, summary.serverTally] {
+            diagnostics.connections.tunnelBytes += tally.tunnelBytes
+            diagnostics.connections.skippedBytes += tally.skippedBytes
+        }
+    }
+
+    func finishPackets(_ packets: InputDiagnostics.PacketCounts, unsupported: [InputDiagnostics.UnsupportedLinkType]) {
+        diagnostics.packets = packets
+        diagnostics.unsupportedLinkTypes = unsupported
+    }
+
+    func fail(_ message: String, readable: Bool) {
+        diagnostics.error = message
+        diagnostics.readable = readable
+    }
+
+    func setFormat(_ format: String) { diagnostics.format = format }
+
+    func setHAR(_ counts: InputDiagnostics.HARCounts) { diagnostics.har = counts }
+}

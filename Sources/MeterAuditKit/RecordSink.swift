@@ -1,0 +1,111 @@
+import Analysis
+import DequeModule
+import Estimation
+import HARMessages
+import HTTP1
+import Records
+
+/// One input's messages on their way to becoming records: the HTTP layer and the HAR
+/// reader feed it, it follows each body's measurement, and hands finished messages to the
+/// builder in the order they came, so outputs do not depend on the body workers' timing.
+final class RecordSink: HTTPRecordSink {
+    typealias Observer = BodyMeter
+
+    private let builder: RecordBuilder
+    private let diagnostics: DiagnosticsCollector
+    private let worker: BodyWorker
+    /// Records in output order, waiting for their bodies' measurements.
+    private var waiting: Deque<Waiting> = []
+    /// Past this many, the oldest waits for its body instead of the queue growing.
+    private let maxWaiting: Int
+    private let emit: (MessageRecord) -> Void
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+
+    private struct Waiting {
+        var message: FinishedMessage
+        var body: PendingBody
+    }
+
+    init(
+        builder: RecordBuilder, diagnostics: DiagnosticsCollector, worker: BodyWorker, maxWaiting: Int,
+        emit: @escaping (MessageRecord) -> Void
+    ) {
+        self.builder = builder
+        self.diagnostics = diagnostics
+        self.worker = worker
+        self.maxWaiting = maxWaiting
+        self.emit = emit
+    }
+
+    deinit { scratch.deallocate() }
+
+    func bodyObserver(for message: HTTPMessage) -> BodyMeter? {
+        let recipe = BodyRecipe(codings: message.contentCodings, needs: builder.estimators.bodyNeeds(for: message))
+        return BodyMeter(recipe, worker: worker, scratch: scratch)
+    }
+
+    func record(_ captured: CapturedMessage, body: BodyMeter?) {
+        let message = captured.message
+        // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
+        let pending =
+            body?.finish(transferDecodedLength: message.bodyLength)
+            ?? PendingBody(
+                facts: BodyFacts(
+                    transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
+                    decodedExactly: true, bytesMissing: message.missingBytes > 0,
+                    gzippedTransferDecoded: 0, gzippedDecoded: 0))
+        let source = RecordSource.capture(
+            CaptureFlow(
+                connection: captured.connection, client: captured.client,
+                server: captured.server, time: captured.time))
+        enqueue(
+            Waiting(
+                message: FinishedMessage(
+                    message: message, wire: WireSize(captured: captured), source: source,
+                    measured: message.complete, notes: []),
+                body: pending))
+    }
+
+    /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
+    func record(_ har: HARMessage) {
+        var pending = PendingBody(
+            facts: BodyFacts(
+                transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
+                bytesMissing: false, contentKnown: false))
+        if let body = har.body {
+            pending.facts = BodyFacts(
+                transferDecodedLength: body.count, decodedLength: body.count,
+                decodedExactly: true, bytesMissing: false)
+            let recipe = BodyRecipe(codings: har.bodyCodings, needs: builder.estimators.bodyNeeds(for: har.message))
+            if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
+        }
+        enqueue(
+            Waiting(
+                message: FinishedMessage(
+                    message: har.message, wire: har.wire, source: .har(har.source),
+                    measured: har.wire.total != nil, notes: har.notes),
+                body: pending))
+    }
+
+    private func enqueue(_ record: Waiting) {
+        diagnostics.count(record.message.message)
+        waiting.append(record)
+        emitReady(waitingForAll: waiting.count > maxWaiting)
+    }
+
+    /// Emits waiting records in order, as far as their re-compressions are done (or all).
+    func emitReady(waitingForAll: Bool) {
+        while let next = waiting.first, waitingForAll || next.body.isReady {
+            waiting.removeFirst()
+            let (facts, outcome) = next.body.resolved()
+            diagnostics.count(outcome)
+            let record = builder.record(next.message, body: facts, decoding: outcome)
+            diagnostics.count(record.estimates, estimators: builder.estimators)
+            emit(record)
+        }
+    }
+
+    func connectionClosed(_ summary: HTTPConnectionSummary) {
+        diagnostics.count(summary)
+    }
+}

@@ -1,0 +1,93 @@
+import PacketLayers
+
+/// Where a record came from: a connection of a capture, or an entry of a HAR file. Each kind
+/// keeps what it knows and nothing made up (a HAR has no client address, a capture no entry).
+public enum RecordSource: Sendable, Equatable {
+    case capture(CaptureFlow)
+    case har(HAREntrySource)
+
+    /// The connection as `messages.csv` writes it: its number in the file, or the HAR's
+    /// `connection` text; empty when unknown.
+    public var connectionLabel: String {
+        switch self {
+        case let .capture(flow): return String(flow.connection)
+        case let .har(entry): return entry.connection ?? ""
+        }
+    }
+
+    /// When the message started (ns since the epoch); nil when unknown.
+    public var time: Int64? {
+        switch self {
+        case let .capture(flow): return flow.time
+        case let .har(entry): return entry.time
+        }
+    }
+
+    /// `ip:port`, IPv6 in brackets; empty when unknown.
+    public var client: String {
+        switch self {
+        case let .capture(flow): return flow.client.description
+        case .har: return ""
+        }
+    }
+
+    /// `ip:port`, IPv6 in brackets; empty when unknown.
+    public var server: String {
+        switch self {
+        case let .capture(flow): return flow.server.description
+        case let .har(entry): return entry.server
+        }
+    }
+
+    public var isHAR: Bool {
+        if case .har = self { return true }
+        return false
+    }
+}
+
+/// A message's place in a capture.
+public struct CaptureFlow: Sendable, Equatable {
+    /// The connection's number in its file (order of first packet, from 0).
+    public var connection: Int
+    public var client: TransportEndpoint
+    public var server: TransportEndpoint
+    /// Capture time of the packet holding the message's first byte (ns since the epoch).
+    public var time: Int64
+
+    public init(connection: Int, client: TransportEndpoint, server: TransportEndpoint, time: Int64) {
+        self.connection = connection
+        self.client = client
+        self.server = server
+        self.time = time
+    }
+}
+
+/// A message's HAR entry, and how its exporter's sizes were read.
+public struct HAREntrySource: Sendable, Equatable {
+    /// The entry's 0-based index in `log.entries`.
+    public var entry: Int
+    public var rule: ExporterRule
+    /// The entry's `connection` text, when the exporter wrote one.
+    public var connection: String?
+    /// `startedDateTime` (ns since the epoch), when it parses.
+    public var time: Int64?
+    /// `serverIPAddress` with the URL's port (`ip:port`, IPv6 in brackets); empty when unknown.
+    public var server: String
+
+    public init(entry: Int, rule: ExporterRule, connection: String?, time: Int64?, server: String) {
+        self.entry = entry
+        self.rule = rule
+        self.connection = connection
+        self.time = time
+        self.server = server
+    }
+}
+
+/// How an exporter's sizes are read (docs/HAR.md, "Per exporter").
+public enum ExporterRule: Sendable, Equatable {
+    /// `headersSize + bodySize`, else Chrome's `_transferSize`.
+    case reportedSizes
+    /// The exporter's `headersSize` is known to be wrong (mitmproxy: the length of a Python
+    /// repr): the head is serialized from the listed fields as HTTP/1.1.
+    case reconstructedHead
+}

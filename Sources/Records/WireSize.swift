@@ -1,0 +1,73 @@
+import HTTP1
+
+/// Where a record's wire size came from (the `wire_source` column).
+public enum WireSource: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    /// Counted in TCP sequence space from a capture.
+    case capture
+    /// A HAR's `headersSize + bodySize`.
+    case har
+    /// Chrome's `_transferSize`, when `headersSize` is unknown.
+    case harTransferSize = "har-transfer-size"
+    /// Recomputed from the listed fields, for exporters whose sizes are known to be wrong.
+    case reconstructed
+    /// Not known: the record is unmeasured.
+    case unknown
+}
+
+/// What one message cost on the wire, as far as it is known: the one size every figure,
+/// every cause and every output reads. Nil parts are unknown.
+///
+/// These are the HTTP message's own bytes. The layers under it (TLS records, TCP and IP
+/// headers, link frames) are counted apart: each will be one more optional field here, nil
+/// where a source cannot tell it, so adding one changes no existing use.
+public struct WireSize: Sendable, Equatable {
+    /// Start line with its terminator.
+    public var line: Int?
+    /// Field lines and the empty line that ends the head.
+    public var headers: Int?
+    /// The body as transmitted, transfer coding included.
+    public var body: Int?
+    /// The whole message; known alone when a HAR gives only a total.
+    public var total: Int?
+    public var source: WireSource
+
+    public init(line: Int? = nil, headers: Int? = nil, body: Int? = nil, total: Int? = nil, source: WireSource) {
+        self.line = line
+        self.headers = headers
+        self.body = body
+        self.total = total
+        self.source = source
+    }
+
+    /// A captured message's sizes, all counted.
+    public init(captured message: CapturedMessage) {
+        self.init(
+            line: message.wireLine, headers: message.wireHeaders, body: message.wireBody,
+            total: message.wireTotal, source: .capture)
+    }
+
+    /// The three components, when each is known.
+    public var split: ComponentSizes? {
+        guard let line, let headers, let body else { return nil }
+        return ComponentSizes(line: line, headers: headers, body: body)
+    }
+
+    /// True when line, headers and body are each known, so errors split by component.
+    public var hasComponents: Bool { split != nil }
+}
+
+/// A message's size in the three parts reports compare separately: what was measured of it
+/// (`WireSize.split`) or what a meter estimated (`Estimate`).
+public struct ComponentSizes: Sendable, Equatable {
+    public var line: Int
+    public var headers: Int
+    public var body: Int
+
+    public init(line: Int, headers: Int, body: Int) {
+        self.line = line
+        self.headers = headers
+        self.body = body
+    }
+
+    public var total: Int { line + headers + body }
+}
