@@ -16,6 +16,22 @@ enum KeySchedule {
         }
     }
 
+    /// HMAC of a 13-byte record header followed by borrowed record bytes (the CBC record MAC),
+    /// without copying the bytes.
+    static func recordMAC(_ hash: HashKind, key: [UInt8], header: [UInt8], body: UnsafeRawBufferPointer) -> [UInt8] {
+        func run<H: HashFunction>(_: H.Type) -> [UInt8] {
+            var mac = HMAC<H>(key: SymmetricKey(data: key))
+            mac.update(data: header)
+            mac.update(data: body)
+            return Array(mac.finalize())
+        }
+        switch hash {
+        case .sha1: return run(Insecure.SHA1.self)
+        case .sha256: return run(SHA256.self)
+        case .sha384: return run(SHA384.self)
+        }
+    }
+
     /// TLS 1.2 PRF: P_hash(secret, label + seed), HMAC chained (RFC 5246 §5).
     static func prf12(_ hash: HashKind, secret: [UInt8], label: String, seed: [UInt8], length: Int) -> [UInt8] {
         let labelSeed = Array(label.utf8) + seed

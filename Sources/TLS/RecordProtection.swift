@@ -171,7 +171,9 @@ struct RecordDecryptor {
             guard fragment.count >= 16 + 16 + macLength else { return .malformed }
             ciphertextEnd = fragment.count - macLength
             fillHeader12(record: record, length: ciphertextEnd)
-            let expected = KeySchedule.hmac(macKind, key: macKey, [additionalData, Array(fragment[..<ciphertextEnd])])
+            let expected = KeySchedule.recordMAC(
+                macKind, key: macKey, header: additionalData,
+                body: UnsafeRawBufferPointer(rebasing: fragment[..<ciphertextEnd]))
             guard expected.elementsEqual(fragment[ciphertextEnd...]) else { return .authenticationFailed }
         }
         // IV block, then at least one block of ciphertext, a whole number of blocks
@@ -195,7 +197,12 @@ struct RecordDecryptor {
         let plaintextLength = output.count - trailer
         if !encryptThenMAC {
             fillHeader12(record: record, length: plaintextLength)
-            let expected = KeySchedule.hmac(macKind, key: macKey, [additionalData, Array(output[..<plaintextLength])])
+            let header = additionalData
+            let expected = output.withUnsafeBytes {
+                KeySchedule.recordMAC(
+                    macKind, key: macKey, header: header, body: UnsafeRawBufferPointer(rebasing: $0[..<plaintextLength])
+                )
+            }
             guard expected.elementsEqual(output[plaintextLength..<(plaintextLength + macLength)]) else {
                 return .authenticationFailed
             }
