@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // report.html's page templates (escaping every value by default).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
     ],
     targets: [
         // libpcap and zlib come with the macOS SDK and are found without pkg-config; brotli comes
@@ -58,7 +60,11 @@ let package = Package(
             dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
         .target(
             name: "Reports",
-            dependencies: ["PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis"]),
+            dependencies: [
+                "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis",
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .target(
             name: "MeterAuditKit",
             dependencies: [

@@ -79,6 +79,9 @@ public struct AuditRun {
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
         let analyzer = InputAnalyzer(options: options)
         var aggregation = Aggregation(estimators: options.estimators)
+        // report.html's per-record charts, in bounded memory; only when the page is written.
+        let writesHTML = formats?.contains(HTMLReport.name) ?? true
+        var charts = ChartSamples(estimatorNames: options.estimators.names)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
@@ -86,6 +89,7 @@ public struct AuditRun {
             var inputDiagnostics = analyzer.analyze(path: input, progress: progress.bytes) { record in
                 messages?.write(record)
                 aggregation.add(record)
+                if writesHTML { charts.add(record) }
             }
             if let before, let change = before.change(to: FileIdentity(path: input)) {
                 inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
@@ -101,7 +105,8 @@ public struct AuditRun {
                 outputErrors.append(String(describing: error))
             }
         }
-        let report = RunReport(inputs: diagnostics, aggregation: aggregation, settings: options.settings)
+        let report = RunReport(
+            inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts)
         // The end-of-run files are independent: written at once, on every core. Listed (and
         // their errors told) in registry order, diagnostics.json last.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"

@@ -321,16 +321,27 @@ public enum MarkdownReport: RunReporter {
     }
 
     static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
+        let explanation = causeExplanation(name: name, estimator, direction: direction, quote: MarkdownText.inline)
+        return ["- " + explanation.head] + explanation.causes.map { "  - " + $0 }
+    }
+
+    /// One estimator's error over a group as plain sentences: a head (the error and its split
+    /// into line, headers and body) and a line per cause, the first `causesShown`, then the
+    /// rest summed. `quote` makes a cause's name safe for the output (report.md escapes
+    /// Markdown; report.html's templates escape HTML themselves).
+    static func causeExplanation(
+        name: String, _ estimator: EstimatorFigures, direction: Direction, quote: (String) -> String
+    ) -> (head: String, causes: [String]) {
         guard estimator.count > 0 else {
-            return [
-                "- \(name): no estimate"
+            return (
+                "\(name): no estimate"
                     + (estimator.unestimated > 0
                         ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
-                        : "")
-            ]
+                        : ""), []
+            )
         }
         var head =
-            "- \(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
+            "\(name): \(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent))):"
         if estimator.splitCount == 0 {
             head += " line, headers and body unknown (the wire sizes are totals only)"
         } else {
@@ -345,11 +356,11 @@ public enum MarkdownReport: RunReporter {
         if estimator.unestimated > 0 {
             head += "; \(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated"
         }
-        var lines = [head]
+        var lines: [String] = []
         let causes = estimator.sortedCauses
         for cause in causes.prefix(causesShown) {
             lines.append(
-                "  - \(MarkdownText.inline(cause.name)): "
+                "\(quote(cause.name)): "
                     + "\(TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)) per \(direction.noun)"
                     + " (\(TextFormat.count(cause.tally.records, direction.noun, direction.plural))),"
                     + " \(TextFormat.signedBytes(cause.tally.bytes)) B in all")
@@ -357,10 +368,10 @@ public enum MarkdownReport: RunReporter {
         if causes.count > causesShown {
             let rest = causes.dropFirst(causesShown)
             lines.append(
-                "  - \(TextFormat.count(rest.count, "other cause")): "
+                "\(TextFormat.count(rest.count, "other cause")): "
                     + "\(TextFormat.signedBytes(rest.reduce(0) { $0 + $1.tally.bytes })) B in all")
         }
-        return lines
+        return (head, lines)
     }
 
     // MARK: - Data quality

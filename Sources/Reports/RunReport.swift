@@ -10,11 +10,18 @@ public struct RunReport: Sendable {
     /// What the run was told (client profile, gzip level, endpoint rules…), shown as given,
     /// in this order.
     public var settings: [(String, String)]
+    /// What report.html's per-record charts drew from the records as they streamed by
+    /// (bounded samples and bins); empty when nobody collected them.
+    public var charts: ChartSamples
 
-    public init(inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = []) {
+    public init(
+        inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = [],
+        charts: ChartSamples? = nil
+    ) {
         self.inputs = inputs
         self.aggregation = aggregation
         self.settings = settings
+        self.charts = charts ?? ChartSamples(estimatorNames: aggregation.estimatorNames)
     }
 
     /// The estimator whose error ranks endpoints, as the run's `EstimatorSet` declares it;
@@ -127,7 +134,9 @@ extension RunReporter {
 /// The registry of output formats (SwiftFormat's `Reporters`). `messages` (messages.csv) is
 /// written while records stream and is not registered here.
 public enum Reporters {
-    public static let all: [any RunReporter.Type] = [EndpointsReporter.self, MarkdownReport.self, JSONReport.self]
+    public static let all: [any RunReporter.Type] = [
+        EndpointsReporter.self, MarkdownReport.self, JSONReport.self, HTMLReport.self,
+    ]
 
     /// The reporter for a `--format` name, nil when there is none.
     public static func named(_ name: String) -> (any RunReporter.Type)? {

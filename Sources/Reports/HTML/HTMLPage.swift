@@ -1,0 +1,304 @@
+import Analysis
+import Estimation
+
+/// Everything report.html shows, as plain values for `HTMLTemplates.page`: text the template
+/// escapes, and charts as SVG that `SVG` escaped. Built from a `RunReport` in one place, so the
+/// template only lays it out.
+struct HTMLPage {
+    struct Cell {
+        var text: String
+        var numeric: Bool
+    }
+
+    struct Row {
+        var cells: [Cell]
+    }
+
+    struct ChartView {
+        var title: String
+        var svg: String
+        var note: [String]
+        /// `wide` (the page's width) or `half`.
+        var size: String
+    }
+
+    struct ChartGroup {
+        var heading: String
+        var charts: [ChartView]
+    }
+
+    struct Explanation {
+        var head: String
+        var causes: [String]
+        var hasCauses: Bool { !causes.isEmpty }
+    }
+
+    struct EndpointRow {
+        var endpoint: String
+        /// Every column of endpoints.csv after `endpoint`.
+        var cells: [Cell]
+        var explanations: [Explanation]
+    }
+
+    struct ColumnGroup {
+        var name: String
+        var span: Int
+    }
+
+    struct QualityRow {
+        var what: String
+        var count: String
+        var detail: String
+    }
+
+    var title = "MeterAudit report"
+    var csp: String
+    var style = HTMLTemplates.style
+    var script = HTMLTemplates.script
+    var summary: [String] = []
+    var totalsHeader = [
+        "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
+    ]
+    var totalsRows: [Row] = []
+    var estimatorsLine: [String] = []
+    var settingsLine: [String] = []
+    var chartGroups: [ChartGroup] = []
+    var endpointsIntro = ""
+    var endpointGroups: [ColumnGroup] = []
+    var endpointHeader: [String] = []
+    var endpointRows: [EndpointRow] = []
+    var endpointTotals: [EndpointRow] = []
+    var inputsHeader = [
+        "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim", "incomplete",
+        "unpaired", "gaps", "errors",
+    ]
+    var inputRows: [Row] = []
+    var inputErrors: [String] = []
+    var hasInputErrors: Bool { !inputErrors.isEmpty }
+    var quality: [QualityRow] = []
+
+    init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
+        self.csp = csp
+        summary = Self.summary(run)
+        totalsRows = Self.totals(run)
+        let names = run.aggregation.estimatorNames
+        if !names.isEmpty {
+            estimatorsLine = [
+                "Estimators: "
+                    + run.estimatorOrder.map { names[$0] + ($0 == run.rankingEstimator ? " (ranks the endpoints)" : "") }
+                    .joined(separator: ", ") + "."
+            ]
+        }
+        if !run.settings.isEmpty {
+            settingsLine = ["Settings: " + run.settings.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "."]
+        }
+        chartGroups = Self.charts(run)
+        fillEndpoints(run, maximumRows: maximumRows)
+        fillInputs(run)
+        quality = Self.quality(run)
+    }
+
+    // MARK: - Summary and totals
+
+    static func summary(_ run: RunReport) -> [String] {
+        let totals = run.totals
+        let records = totals.reduce(0) { $0 + $1.figures.records }
+        let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
+        var lines = [
+            "\(TextFormat.count(run.inputs.count, "input")), \(TextFormat.count(connections, "TCP connection")),"
+                + " \(TextFormat.count(records, "HTTP message"))."
+        ]
+        let names = run.aggregation.estimatorNames
+        for index in run.estimatorOrder {
+            let parts = totals.filter { $0.direction != .interim }.compactMap { direction, figures -> String? in
+                let estimator = figures.estimators[index]
+                guard estimator.count > 0 else { return nil }
+                return "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
+                    + " on the \(direction.plural)"
+            }
+            if !parts.isEmpty {
+                lines.append("The \(names[index]) estimator is off by " + MarkdownReport.list(parts) + ".")
+            }
+        }
+        if let worst = run.endpointRanking().first, worst.absoluteError > 0, let index = run.rankingEstimator {
+            lines.append(
+                "The largest \(names[index]) error is on \(worst.endpoint): \(TextFormat.bytes(worst.absoluteError)) B"
+                    + " summed over its directions.")
+        }
+        return lines
+    }
+
+    static func totals(_ run: RunReport) -> [Row] {
+        var rows: [Row] = []
+        let names = run.aggregation.estimatorNames
+        for (direction, figures) in run.totals {
+            for (position, index) in run.estimatorOrder.enumerated() {
+                let estimator = figures.estimators[index]
+                let counted = estimator.count > 0
+                rows.append(
+                    Row(cells: [
+                        Cell(text: position == 0 ? direction.label : "", numeric: false),
+                        Cell(text: names[index], numeric: false),
+                        Cell(text: TextFormat.bytes(estimator.count), numeric: true),
+                        Cell(text: counted ? TextFormat.bytes(estimator.wire) : "n/a", numeric: true),
+                        Cell(text: counted ? TextFormat.bytes(estimator.estimated) : "n/a", numeric: true),
+                        Cell(text: counted ? TextFormat.signedBytes(estimator.error) : "n/a", numeric: true),
+                        Cell(text: TextFormat.signedPercent(estimator.errorPercent), numeric: true),
+                        Cell(text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)), numeric: true),
+                        Cell(text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)), numeric: true),
+                        Cell(text: TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError), numeric: true),
+                    ]))
+            }
+        }
+        return rows
+    }
+
+    // MARK: - Charts
+
+    static func charts(_ run: RunReport) -> [ChartGroup] {
+        let order = run.estimatorOrder
+        func view(_ chart: Chart, _ size: String) -> ChartView {
+            ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: size)
+        }
+        return [
+            ChartGroup(
+                heading: "Endpoints ranked by error",
+                charts: order.map { view(ErrorBarsChart.chart(run, estimator: $0), "wide") }),
+            ChartGroup(
+                heading: "Wire size against estimate, per record",
+                charts: order.map { view(ScatterChart.chart(run.charts, estimator: $0), "half") }),
+            ChartGroup(
+                heading: "Distribution of the relative error",
+                charts: order.map { view(HistogramChart.chart(run.charts, estimator: $0), "half") }),
+            ChartGroup(
+                heading: "Error by component: start line, headers, body",
+                charts: order.map { view(ComponentChart.chart(run, estimator: $0), "wide") }),
+            ChartGroup(heading: "Bytes over capture time", charts: [view(TimelineChart.chart(run.charts), "wide")]),
+        ]
+    }
+
+    // MARK: - Endpoints
+
+    mutating func fillEndpoints(_ run: RunReport, maximumRows: Int) {
+        let names = run.aggregation.estimatorNames
+        let columns = EndpointsCSV.columns(estimators: names)
+        endpointHeader = columns
+        endpointGroups =
+            [ColumnGroup(name: "", span: columns.count - names.count * EndpointsCSV.figureColumns.count)]
+            + run.aggregation.estimatorNames.map { ColumnGroup(name: $0, span: EndpointsCSV.figureColumns.count) }
+        let ranking = run.endpointRanking()
+        var shown = 0
+        for place in ranking {
+            guard shown < maximumRows else { break }
+            for (direction, figures) in run.figures(of: place) {
+                // The row endpoints.csv writes for this endpoint and direction.
+                let csv = EndpointsCSV.row(endpoint: place.endpoint, direction: direction, figures)
+                let explanations = run.estimatorOrder.map { index -> Explanation in
+                    let explanation = MarkdownReport.causeExplanation(
+                        name: names[index], figures.estimators[index], direction: direction, quote: { $0 })
+                    return Explanation(head: explanation.head, causes: explanation.causes)
+                }
+                endpointRows.append(
+                    EndpointRow(endpoint: csv[0], cells: Self.cells(csv.dropFirst()), explanations: explanations))
+            }
+            shown += 1
+        }
+        for (direction, figures) in run.aggregation.sortedTotals {
+            let csv = EndpointsCSV.row(endpoint: "*", direction: direction, figures)
+            endpointTotals.append(EndpointRow(endpoint: csv[0], cells: Self.cells(csv.dropFirst()), explanations: []))
+        }
+        var intro =
+            "\(TextFormat.count(ranking.count, "endpoint")) and direction rows, largest error of the ranking estimator"
+            + " first; the * rows at the foot are the totals."
+        if ranking.count > maximumRows {
+            intro +=
+                " The first \(TextFormat.bytes(maximumRows)) endpoints are shown; endpoints.csv and report.json hold them all."
+        }
+        endpointsIntro = intro
+    }
+
+    /// endpoints.csv's cells after the endpoint; the direction is text, the rest figures.
+    static func cells(_ values: ArraySlice<String>) -> [Cell] {
+        values.enumerated().map { Cell(text: $0.element, numeric: $0.offset > 0) }
+    }
+
+    // MARK: - Inputs and data quality
+
+    mutating func fillInputs(_ run: RunReport) {
+        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> Row {
+            let c = d.connections
+            let isHAR = d.har != nil
+            let texts = [
+                name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
+                isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
+                TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
+                TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
+                TextFormat.bytes(d.records.unpaired),
+                d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
+                errors,
+            ]
+            return Row(cells: texts.enumerated().map { Cell(text: $0.element, numeric: $0.offset >= 2) })
+        }
+        for input in run.inputs {
+            let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
+            inputRows.append(cells(input.source, input.format.isEmpty ? "n/a" : input.format, input, errors: errors))
+        }
+        if run.inputs.count > 1 {
+            let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
+            inputRows.append(cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount)))
+        }
+        for input in run.inputs where input.error != nil || !input.readable {
+            let error = input.error ?? "could not be read"
+            inputErrors.append(error.hasPrefix(input.source) ? error : input.source + ": " + error)
+        }
+    }
+
+    /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it
+    /// came from.
+    static func quality(_ run: RunReport) -> [QualityRow] {
+        let inputs = run.inputs
+        var rows: [QualityRow] = []
+        func add(_ what: String, bytes: Bool = false, always: Bool = false, _ value: (InputDiagnostics) -> Int) {
+            let total = inputs.reduce(0) { $0 + value($1) }
+            guard total > 0 || always else { return }
+            let perInput = inputs.filter { value($0) != 0 }
+            let detail =
+                inputs.count > 1
+                ? perInput.prefix(10).map { "\($0.source) \(TextFormat.bytes(value($0)))" }.joined(separator: ", ")
+                    + (perInput.count > 10 ? ", \(perInput.count - 10) more inputs" : "") : ""
+            rows.append(QualityRow(what: what, count: TextFormat.bytes(total) + (bytes ? " B" : ""), detail: detail))
+        }
+        add("Unpaired messages (a request without a response or the reverse)", always: true) { $0.records.unpaired }
+        add("Incomplete messages (the end is not in the capture)", always: true) { $0.records.incomplete }
+        let unmeasured = run.totals.reduce(0) { $0 + $1.figures.unmeasured }
+        rows.append(
+            QualityRow(
+                what: "Unmeasured messages (no known wire size, left out of every byte figure)",
+                count: TextFormat.bytes(unmeasured), detail: ""))
+        add("Gaps in the captured streams", always: true) { $0.gaps.count }
+        add("Bytes missing in gaps", bytes: true) { $0.gaps.bytes }
+        add("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
+        add("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) {
+            $0.connections.skippedBytes
+        }
+        add("Connections still open at the capture's end or idle") { $0.connections.unterminated }
+        let notes = Set(inputs.flatMap { $0.notes.keys }).sorted { $0.rawValue < $1.rawValue }
+        for note in notes { add(note.description) { $0.notes[note] ?? 0 } }
+        let estimators = MarkdownReport.orderedEstimators(Set(inputs.flatMap { $0.unestimated.keys }), run: run)
+        for estimator in estimators {
+            let reasons = Set(inputs.flatMap { Array(($0.unestimated[estimator] ?? [:]).keys) })
+                .sorted { $0.rawValue < $1.rawValue }
+            for reason in reasons {
+                add("No \(estimator) estimate (\(reason.rawValue))") { $0.unestimated[estimator]?[reason] ?? 0 }
+            }
+        }
+        add("TLS connections (encrypted, not measured)", always: true) { $0.tls.connections }
+        add("Bytes in TLS connections", bytes: true) { $0.tls.bytes }
+        add("Connections neither HTTP/1.x nor TLS (not measured)") { $0.connections.other }
+        add("Bytes inside tunnels (after CONNECT or 101, not measured)", bytes: true) { $0.connections.tunnelBytes }
+        let reasons = Set(inputs.flatMap { $0.packets.skipped.keys }).sorted { $0.rawValue < $1.rawValue }
+        for reason in reasons { add("Packets not decoded: \(reason.rawValue)") { $0.packets.skipped[reason] ?? 0 } }
+        add("Inputs with errors", always: true) { $0.error != nil || !$0.readable ? 1 : 0 }
+        return rows
+    }
+}

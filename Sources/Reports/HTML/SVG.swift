@@ -1,0 +1,170 @@
+import Analysis
+import Foundation
+
+/// A small SVG builder for report.html's charts. Every text and attribute value goes through
+/// `escape`: endpoint paths and hosts come from captured traffic and may carry markup.
+/// Coordinates are written with one decimal, so the same chart is always the same bytes.
+struct SVG {
+    let width: Double
+    let height: Double
+    /// Describes the chart for screen readers (`<title>` inside the `<svg>`).
+    let label: String
+    private var body: [String] = []
+
+    init(width: Double, height: Double, label: String) {
+        self.width = width
+        self.height = height
+        self.label = label
+    }
+
+    /// `& < > " '` as entities: safe in text content and in quoted attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default:
+                // Control characters are not allowed in XML text: shown as U+FFFD.
+                if character.value < 0x20 && character != "\n" && character != "\t" {
+                    escaped += "\u{FFFD}"
+                } else {
+                    escaped.unicodeScalars.append(character)
+                }
+            }
+        }
+        return escaped
+    }
+
+    /// A coordinate or length with one decimal (`12.5`, `-3`, never `-0`).
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        let rounded = (value * 10).rounded() / 10
+        if rounded == rounded.rounded() { return String(Int(rounded)) }
+        return String(format: "%.1f", rounded)
+    }
+
+    private static func attributes(_ pairs: [(String, String)]) -> String {
+        pairs.map { " \($0.0)=\"\(escape($0.1))\"" }.joined()
+    }
+
+    /// `tooltip` becomes a `<title>` child: the browser shows it on hover.
+    mutating func rect(
+        x: Double, y: Double, width: Double, height: Double, fill: String, tooltip: String? = nil,
+        extra: [(String, String)] = []
+    ) {
+        let attributes = Self.attributes(
+            [
+                ("x", Self.number(x)), ("y", Self.number(y)), ("width", Self.number(max(width, 0))),
+                ("height", Self.number(max(height, 0))), ("fill", fill),
+            ] + extra)
+        if let tooltip {
+            body.append("<rect\(attributes)><title>\(Self.escape(tooltip))</title></rect>")
+        } else {
+            body.append("<rect\(attributes)/>")
+        }
+    }
+
+    mutating func line(
+        x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
+    ) {
+        var pairs = [
+            ("x1", Self.number(x1)), ("y1", Self.number(y1)), ("x2", Self.number(x2)), ("y2", Self.number(y2)),
+            ("stroke", stroke), ("stroke-width", Self.number(width)),
+        ]
+        if let dash { pairs.append(("stroke-dasharray", dash)) }
+        body.append("<line\(Self.attributes(pairs))/>")
+    }
+
+    mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil)
+    {
+        var pairs = [("cx", Self.number(cx)), ("cy", Self.number(cy)), ("r", Self.number(r)), ("fill", fill)]
+        if opacity < 1 { pairs.append(("fill-opacity", String(format: "%.2f", opacity))) }
+        if let tooltip {
+            body.append("<circle\(Self.attributes(pairs))><title>\(Self.escape(tooltip))</title></circle>")
+        } else {
+            body.append("<circle\(Self.attributes(pairs))/>")
+        }
+    }
+
+    /// A polyline through `points`.
+    mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 1.5) {
+        let coordinates = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
+        body.append(
+            "<polyline\(Self.attributes([("points", coordinates), ("fill", "none"), ("stroke", stroke), ("stroke-width", Self.number(width))]))/>"
+        )
+    }
+
+    enum Anchor: String { case start, middle, end }
+
+    mutating func text(
+        _ content: String, x: Double, y: Double, anchor: Anchor = .start, size: Double = 11,
+        weight: String? = nil, fill: String = "#222", rotate: Double? = nil, tooltip: String? = nil
+    ) {
+        var pairs = [
+            ("x", Self.number(x)), ("y", Self.number(y)), ("text-anchor", anchor.rawValue),
+            ("font-size", Self.number(size)), ("fill", fill),
+        ]
+        if let weight { pairs.append(("font-weight", weight)) }
+        if let rotate {
+            pairs.append(("transform", "rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))"))
+        }
+        let title = tooltip.map { "<title>\(Self.escape($0))</title>" } ?? ""
+        body.append("<text\(Self.attributes(pairs))>\(title)\(Self.escape(content))</text>")
+    }
+
+    /// A legend row at (`x`, `y`): a swatch and a label per entry, left to right.
+    mutating func legend(_ entries: [(label: String, color: String)], x: Double, y: Double) {
+        var position = x
+        for entry in entries {
+            rect(x: position, y: y - 9, width: 12, height: 10, fill: entry.color)
+            text(entry.label, x: position + 16, y: y, size: 11)
+            position += 16 + Double(entry.label.count) * 6.2 + 18
+        }
+    }
+
+    /// The `<svg>` element, sized by its viewBox so it scales to the page's width.
+    var rendered: String {
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\""
+            + " role=\"img\" font-family=\"system-ui, sans-serif\">"
+            + "<title>\(Self.escape(label))</title>" + body.joined() + "</svg>"
+    }
+}
+
+/// The colors of report.html: one per direction, one per component, legible on white and
+/// told apart by people with the common color-vision deficiencies (Okabe–Ito palette).
+enum ChartColor {
+    static let request = "#0072B2"
+    static let response = "#E69F00"
+    static let interim = "#999999"
+    static let line = "#56B4E9"
+    static let headers = "#CC79A7"
+    static let body = "#009E73"
+    static let under = "#D55E00"
+    static let over = "#0072B2"
+    static let axis = "#444444"
+    static let grid = "#E3E3E3"
+
+    static func of(_ direction: Direction) -> String {
+        switch direction {
+        case .request: return request
+        case .response: return response
+        case .interim: return interim
+        }
+    }
+}
+
+extension Direction {
+    /// The legend's name for a direction.
+    var chartLabel: String {
+        switch self {
+        case .request: return "requests (up)"
+        case .response: return "responses (down)"
+        case .interim: return "interim 1xx"
+        }
+    }
+}
