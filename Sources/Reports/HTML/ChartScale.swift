@@ -55,7 +55,7 @@ struct LogScale: ChartScale {
     var decades: (Int, Int)
     var range: (Double, Double)
     /// Pixels kept at the start of the range for the zero band.
-    var zeroBand: Double = 14
+    var zeroBand: Double = 22
 
     func position(_ value: Double) -> Double {
         let direction: Double = range.1 >= range.0 ? 1 : -1

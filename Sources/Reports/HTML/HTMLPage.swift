@@ -27,10 +27,17 @@ struct HTMLPage {
         var charts: [ChartView]
     }
 
+    /// Stored flags, not computed ones: the templates see stored properties only (Mirror).
     struct Explanation {
         var head: String
         var causes: [String]
-        var hasCauses: Bool { !causes.isEmpty }
+        var hasCauses: Bool
+
+        init(head: String, causes: [String]) {
+            self.head = head
+            self.causes = causes
+            hasCauses = !causes.isEmpty
+        }
     }
 
     struct EndpointRow {
@@ -74,7 +81,7 @@ struct HTMLPage {
     ]
     var inputRows: [Row] = []
     var inputErrors: [String] = []
-    var hasInputErrors: Bool { !inputErrors.isEmpty }
+    var hasInputErrors = false
     var quality: [QualityRow] = []
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
@@ -251,6 +258,7 @@ struct HTMLPage {
             let error = input.error ?? "could not be read"
             inputErrors.append(error.hasPrefix(input.source) ? error : input.source + ": " + error)
         }
+        hasInputErrors = !inputErrors.isEmpty
     }
 
     /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it

@@ -111,12 +111,12 @@ enum HTMLTemplates {
         .scroll{overflow-x:auto;max-width:100%}
         table.figures{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:12.5px}
         table.figures th,table.figures td{border:1px solid var(--rule);padding:3px 6px;vertical-align:top;text-align:left}
-        table.figures thead th{background:var(--band);position:sticky;top:0;white-space:nowrap}
-        table.figures th.group{text-align:center}
+        table.figures thead th{background:var(--band);white-space:nowrap}
+        table.figures th.group{text-align:left}
         table.figures td.n{text-align:right;white-space:nowrap}
         table.figures tbody tr:nth-child(even){background:#fafafc}
         table.figures tfoot td{font-weight:600;background:var(--band)}
-        td.endpoint{min-width:18em;max-width:34em;word-break:break-all}
+        td.endpoint{min-width:24em;max-width:36em;overflow-wrap:anywhere}
         td.endpoint summary{cursor:pointer}
         td.endpoint details[open]{white-space:normal}
         p.cause-head{margin:6px 0 2px;font-weight:600;word-break:normal}

@@ -167,4 +167,13 @@ extension Direction {
         case .interim: return "interim 1xx"
         }
     }
+
+    /// The legend's name where room is short.
+    var shortLabel: String {
+        switch self {
+        case .request: return "requests"
+        case .response: return "responses"
+        case .interim: return "1xx"
+        }
+    }
 }

@@ -19,7 +19,7 @@ enum ScatterChart {
         frame.yAxis(&svg, scale: y, label: "\(name) estimate, bytes (log scale)")
         let directions = Direction.allCases.filter { direction in points.contains { $0.direction == direction } }
         svg.legend(
-            directions.map { ($0.chartLabel, ChartColor.of($0)) } + [("y = x: exact", ChartColor.axis)],
+            directions.map { ($0.shortLabel, ChartColor.of($0)) } + [("y = x", ChartColor.axis)],
             x: frame.plotLeft, y: 16)
         svg.line(
             x1: x.position(1), y1: y.position(1), x2: x.position(x.tickMaximum), y2: y.position(y.tickMaximum),
