@@ -337,7 +337,8 @@ public enum MarkdownReport: RunReporter {
                 "\(name): no estimate"
                     + (estimator.unestimated > 0
                         ? " (\(TextFormat.count(estimator.unestimated, direction.noun, direction.plural)) not estimated)"
-                        : ""), []
+                        : ""),
+                []
             )
         }
         var head =

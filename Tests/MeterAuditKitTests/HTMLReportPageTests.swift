@@ -9,7 +9,8 @@ import XCTest
 final class HTMLReportPageTests: XCTestCase {
     private func chromium() throws -> HeadlessChromium {
         guard let chromium = HeadlessChromium() else {
-            throw XCTSkip("chromium is not installed (scripts/setup installs it): report.html is not loaded in a browser")
+            throw XCTSkip(
+                "chromium is not installed (scripts/setup installs it): report.html is not loaded in a browser")
         }
         return chromium
     }
@@ -61,7 +62,8 @@ final class HTMLReportPageTests: XCTestCase {
                 continue
             }
             for (column, value) in row.enumerated() where shown[column] != value {
-                XCTFail("\(row[0]) \(row[1]) \(csv[0][column]): report.html shows \(shown[column]), endpoints.csv \(value)")
+                XCTFail(
+                    "\(row[0]) \(row[1]) \(csv[0][column]): report.html shows \(shown[column]), endpoints.csv \(value)")
             }
         }
     }
@@ -139,7 +141,9 @@ final class HTMLReportPageTests: XCTestCase {
     /// Markup stripped, entities decoded.
     static func text(_ html: String) -> String {
         var text = html.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression)
-        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", "\u{A0}"), ("&amp;", "&")] {
+        for (entity, character) in [
+            ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", "\u{A0}"), ("&amp;", "&"),
+        ] {
             text = text.replacingOccurrences(of: entity, with: character)
         }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)

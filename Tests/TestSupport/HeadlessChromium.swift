@@ -92,8 +92,8 @@ public struct HeadlessChromium {
     /// Runs Chromium with its output in files (no pipe to fill and block it), killed after 90 s.
     private func run(_ arguments: [String]) throws -> (stdout: String, stderr: String) {
         let base = NSTemporaryDirectory() + "meteraudit-chromium-output-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".err", contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: base + ".out")
             try? FileManager.default.removeItem(atPath: base + ".err")

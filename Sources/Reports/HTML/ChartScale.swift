@@ -121,7 +121,9 @@ enum ChartNumber {
         let sign = value < 0 ? "-" : ""
         for (divisor, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where magnitude >= divisor {
             let scaled = magnitude / divisor
-            let text = scaled >= 10 || scaled == scaled.rounded() ? String(Int(scaled.rounded())) : String(format: "%.1f", scaled)
+            let text =
+                scaled >= 10 || scaled == scaled.rounded()
+                ? String(Int(scaled.rounded())) : String(format: "%.1f", scaled)
             return sign + text + suffix
         }
         if magnitude == magnitude.rounded() { return sign + String(Int(magnitude)) }

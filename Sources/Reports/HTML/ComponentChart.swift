@@ -20,7 +20,8 @@ enum ComponentChart {
             if figures.count > 0, figures.splitCount > 0 { candidates.append((key, figures)) }
         }
         candidates.sort {
-            abs($0.figures.error) != abs($1.figures.error) ? abs($0.figures.error) > abs($1.figures.error) : $0.key < $1.key
+            abs($0.figures.error) != abs($1.figures.error)
+                ? abs($0.figures.error) > abs($1.figures.error) : $0.key < $1.key
         }
         return candidates.prefix(Self.rows).map { key, figures in
             Row(
@@ -54,7 +55,8 @@ enum ComponentChart {
         let zero = scale.position(0)
         svg.line(x1: zero, y1: frame.plotTop, x2: zero, y2: frame.plotBottom, stroke: ChartColor.axis)
         if rows.isEmpty {
-            svg.text("no records split into line, headers and body", x: (frame.plotLeft + frame.plotRight) / 2,
+            svg.text(
+                "no records split into line, headers and body", x: (frame.plotLeft + frame.plotRight) / 2,
                 y: frame.plotTop + 14, anchor: .middle)
         }
         for (position, row) in rows.enumerated() {
@@ -69,7 +71,9 @@ enum ComponentChart {
                 let x1 = scale.position(Double(end))
                 svg.rect(
                     x: min(x0, x1), y: y + 3, width: max(abs(x1 - x0), 1), height: rowHeight - 6, fill: part.color,
-                    tooltip: "\(row.endpoint) (\(row.direction.rawValue)), \(part.name): \(TextFormat.signedBytes(part.bytes)) B")
+                    tooltip:
+                        "\(row.endpoint) (\(row.direction.rawValue)), \(part.name): \(TextFormat.signedBytes(part.bytes)) B"
+                )
             }
             let arrow = row.direction == .request ? "↑" : row.direction == .response ? "↓" : "1xx"
             svg.text(

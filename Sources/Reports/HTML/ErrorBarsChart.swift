@@ -22,7 +22,9 @@ enum ErrorBarsChart {
             let figures = figures.estimators[estimator]
             guard figures.count > 0 else { continue }
             rows.append(
-                Row(endpoint: key.endpoint, direction: key.direction, error: figures.error, percent: figures.errorPercent))
+                Row(
+                    endpoint: key.endpoint, direction: key.direction, error: figures.error,
+                    percent: figures.errorPercent))
         }
         rows.sort {
             abs($0.error) != abs($1.error)
@@ -53,7 +55,8 @@ enum ErrorBarsChart {
         let zero = scale.position(0)
         svg.line(x1: zero, y1: frame.plotTop, x2: zero, y2: frame.plotBottom, stroke: ChartColor.axis)
         if rows.isEmpty {
-            svg.text("no estimated records", x: (frame.plotLeft + frame.plotRight) / 2, y: frame.plotTop + 14,
+            svg.text(
+                "no estimated records", x: (frame.plotLeft + frame.plotRight) / 2, y: frame.plotTop + 14,
                 anchor: .middle)
         }
         for (position, row) in rows.enumerated() {
@@ -72,10 +75,12 @@ enum ErrorBarsChart {
             let valueText = TextFormat.signedBytes(row.error) + " B"
             let inside = abs(end - zero) > Double(valueText.count) * 6.5 + 8
             if row.error < 0 {
-                svg.text(valueText, x: inside ? end + 4 : end - 4, y: y + rowHeight / 2 + 4,
+                svg.text(
+                    valueText, x: inside ? end + 4 : end - 4, y: y + rowHeight / 2 + 4,
                     anchor: inside ? .start : .end, size: 10, fill: inside ? "#fff" : "#222")
             } else {
-                svg.text(valueText, x: inside ? end - 4 : end + 4, y: y + rowHeight / 2 + 4,
+                svg.text(
+                    valueText, x: inside ? end - 4 : end + 4, y: y + rowHeight / 2 + 4,
                     anchor: inside ? .end : .start, size: 10, fill: inside ? "#fff" : "#222")
             }
         }

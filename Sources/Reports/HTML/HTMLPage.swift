@@ -92,7 +92,9 @@ struct HTMLPage {
         if !names.isEmpty {
             estimatorsLine = [
                 "Estimators: "
-                    + run.estimatorOrder.map { names[$0] + ($0 == run.rankingEstimator ? " (ranks the endpoints)" : "") }
+                    + run.estimatorOrder.map {
+                        names[$0] + ($0 == run.rankingEstimator ? " (ranks the endpoints)" : "")
+                    }
                     .joined(separator: ", ") + "."
             ]
         }
@@ -120,7 +122,8 @@ struct HTMLPage {
             let parts = totals.filter { $0.direction != .interim }.compactMap { direction, figures -> String? in
                 let estimator = figures.estimators[index]
                 guard estimator.count > 0 else { return nil }
-                return "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
+                return
+                    "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
                     + " on the \(direction.plural)"
             }
             if !parts.isEmpty {
@@ -151,8 +154,12 @@ struct HTMLPage {
                         Cell(text: counted ? TextFormat.bytes(estimator.estimated) : "n/a", numeric: true),
                         Cell(text: counted ? TextFormat.signedBytes(estimator.error) : "n/a", numeric: true),
                         Cell(text: TextFormat.signedPercent(estimator.errorPercent), numeric: true),
-                        Cell(text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)), numeric: true),
-                        Cell(text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)), numeric: true),
+                        Cell(
+                            text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)), numeric: true
+                        ),
+                        Cell(
+                            text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                            numeric: true),
                         Cell(text: TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError), numeric: true),
                     ]))
             }

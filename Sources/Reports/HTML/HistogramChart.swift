@@ -29,7 +29,8 @@ enum HistogramChart {
             // The +100% edge is the last bin's start: that bin is labeled instead.
             guard edge < bins - 1 else { continue }
             let percent = (edge - 10) * 10
-            svg.text(percent > 0 ? "+\(percent)%" : "\(percent)%", x: x, y: frame.plotBottom + 16, anchor: .middle,
+            svg.text(
+                percent > 0 ? "+\(percent)%" : "\(percent)%", x: x, y: frame.plotBottom + 16, anchor: .middle,
                 size: 10)
         }
         svg.text(

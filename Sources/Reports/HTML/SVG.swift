@@ -80,8 +80,7 @@ struct SVG {
         body.append("<line\(Self.attributes(pairs))/>")
     }
 
-    mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil)
-    {
+    mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil) {
         var pairs = [("cx", Self.number(cx)), ("cy", Self.number(cy)), ("r", Self.number(r)), ("fill", fill)]
         if opacity < 1 { pairs.append(("fill-opacity", String(format: "%.2f", opacity))) }
         if let tooltip {

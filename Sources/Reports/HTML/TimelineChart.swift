@@ -19,7 +19,8 @@ enum TimelineChart {
             domain: LinearScale.nice(min(start, 0), max(end, binSeconds)), range: (frame.plotLeft, frame.plotRight),
             format: Self.seconds)
         let highest = series.map { max($0.sums.up, $0.sums.down) }.max() ?? 0
-        let y = LinearScale(domain: LinearScale.nice(0, Double(max(highest, 1))), range: (frame.plotBottom, frame.plotTop))
+        let y = LinearScale(
+            domain: LinearScale.nice(0, Double(max(highest, 1))), range: (frame.plotBottom, frame.plotTop))
         frame.xAxis(&svg, scale: x, label: "time since the input's first message, seconds")
         frame.yAxis(&svg, scale: y, label: "bytes per \(Self.seconds(binSeconds)) s")
         for (direction, color) in [(Direction.request, ChartColor.request), (.response, ChartColor.response)] {
@@ -35,7 +36,8 @@ enum TimelineChart {
             if !points.isEmpty { svg.polyline(points, stroke: color) }
         }
         if series.isEmpty {
-            svg.text("no record has a time", x: (frame.plotLeft + frame.plotRight) / 2, y: frame.plotTop + 20,
+            svg.text(
+                "no record has a time", x: (frame.plotLeft + frame.plotRight) / 2, y: frame.plotTop + 20,
                 anchor: .middle)
         }
         var note =
