@@ -373,8 +373,9 @@ final class DeterminismTests: XCTestCase {
 
 final class RegistryTests: XCTestCase {
     func testNames() {
-        XCTAssertEqual(Reporters.names, ["endpoints", "markdown", "json"])
-        XCTAssertEqual(Reporters.all.map { $0.fileName }, ["endpoints.csv", "report.md", "report.json"])
+        XCTAssertEqual(Reporters.names, ["endpoints", "markdown", "json", "html"])
+        XCTAssertEqual(Reporters.all.map { $0.fileName }, ["endpoints.csv", "report.md", "report.json", "report.html"])
+        XCTAssertTrue(Reporters.named("html") == HTMLReport.self)
         XCTAssertTrue(Reporters.named("markdown") == MarkdownReport.self)
         XCTAssertTrue(Reporters.named("json") == JSONReport.self)
         XCTAssertTrue(Reporters.named("endpoints") == EndpointsReporter.self)
@@ -394,7 +395,7 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: directory + "/report.json", encoding: .utf8), JSONReport.render(run))
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/endpoints.csv"))
 
-        XCTAssertEqual(try Reporters.write(run, directory: directory).count, 3)
+        XCTAssertEqual(try Reporters.write(run, directory: directory).count, 4)
         // endpoints.csv comes from EndpointsCSV; render gives the same bytes.
         let csv = try Data(contentsOf: URL(fileURLWithPath: directory + "/endpoints.csv"))
         XCTAssertEqual(String(decoding: csv, as: UTF8.self), EndpointsReporter.render(run))

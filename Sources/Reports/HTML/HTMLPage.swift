@@ -1,5 +1,6 @@
 import Analysis
 import Estimation
+import Mustache
 
 /// Everything report.html shows, as plain values for `HTMLTemplates.page`: text the template
 /// escapes, and charts as SVG that `SVG` escaped. Built from a `RunReport` in one place, so the
@@ -315,5 +316,44 @@ struct HTMLPage {
         for reason in reasons { add("Packets not decoded: \(reason.rawValue)") { $0.packets.skipped[reason] ?? 0 } }
         add("Inputs with errors", always: true) { $0.error != nil || !$0.readable ? 1 : 0 }
         return rows
+    }
+}
+
+// The table's cells and rows are many (an endpoint row has over thirty): looked up by name
+// here instead of through reflection (Mirror), which the templates use otherwise and which
+// would dominate the page's rendering time.
+extension HTMLPage.Cell: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "text": return text
+        case "numeric": return numeric
+        default: return nil
+        }
+    }
+}
+
+extension HTMLPage.Row: MustacheParent {
+    func child(named name: String) -> Any? { name == "cells" ? cells : nil }
+}
+
+extension HTMLPage.EndpointRow: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "endpoint": return endpoint
+        case "cells": return cells
+        case "explanations": return explanations
+        default: return nil
+        }
+    }
+}
+
+extension HTMLPage.Explanation: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "head": return head
+        case "causes": return causes
+        case "hasCauses": return hasCauses
+        default: return nil
+        }
     }
 }
