@@ -44,6 +44,13 @@ let package = Package(
             ]),
         .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
+        // TLS: key logs, record reading and decryption (docs/TLS.md); swift-crypto does every cipher.
+        .target(
+            name: "TLS",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(
@@ -64,7 +71,7 @@ let package = Package(
         .target(
             name: "FuzzEntries",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
+                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding", "TLS",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -81,6 +88,8 @@ let package = Package(
         .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
+        .testTarget(
+            name: "TLSTests", dependencies: ["TLS", "CaptureIO", "PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "HTTP1", "TestSupport"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "TestSupport"]),
@@ -105,6 +114,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
+    "FuzzTLS",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

@@ -12,6 +12,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case http1 = "FuzzHTTP1"
     case harReader = "FuzzHARReader"
     case contentDecoder = "FuzzContentDecoder"
+    case tls = "FuzzTLS"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -28,6 +29,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .http1: HTTP1Entry.run(input)
         case .harReader: HARReaderEntry.run(input)
         case .contentDecoder: ContentDecoderEntry.run(input)
+        case .tls: TLSEntry.run(input)
         }
     }
 

@@ -77,3 +77,19 @@ final class CrasherReplayTests: XCTestCase {
         }
     }
 }
+
+/// The FuzzTLS seeds cut from the Python TLS samples decrypt with the entry's fixed key log,
+/// so fuzzing starts from inputs that reach the ciphers.
+final class TLSSeedTests: XCTestCase {
+    func testPythonSeedsDecrypt() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz/FuzzTLS")
+        for name in ["tls13-python-pcap", "tls12-python-pcap"] {
+            let seed = [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
+            let summary = seed.withUnsafeBytes { TLSEntry.run($0) }
+            XCTAssertTrue(summary.isDecrypted, name)
+            XCTAssertGreaterThan(summary.client.decryptedRecords, 0, name)
+            XCTAssertGreaterThan(summary.server.plaintextBytes, 0, name)
+        }
+    }
+}

@@ -22,6 +22,7 @@ import random
 import select
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -456,8 +457,15 @@ def quirk_response(target, req_fields):
     return resp(text(30, "q-plain"))
 
 
-def handle_conn(conn, log, markers):
+def handle_conn(conn, log, markers, tls=None):
     conn.settimeout(TIMEOUT)
+    if tls is not None:  # TLS server (make-tls-samples): the handshake runs on this thread
+        try:
+            conn = tls.wrap_socket(conn, server_side=True)
+        except (ssl.SSLError, OSError) as e:
+            print(f"pyhttp server: TLS handshake: {e!r}", file=sys.stderr)
+            conn.close()
+            return
     snd = Sender(conn, "server", log, markers, "python-server")
     rd = Reader(conn)
     try:
@@ -517,6 +525,12 @@ def listener(addr):
 def serve(args):
     listeners = [listener(a) for a in args.listen]
     log, markers = Log(args.log), Markers(args.marker_dir)
+    tls = None
+    if args.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.keylog:
+            tls.keylog_filename = args.keylog
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -535,7 +549,7 @@ def serve(args):
             except (BlockingIOError, InterruptedError):
                 continue
             conn.setblocking(True)
-            t = threading.Thread(target=handle_conn, args=(conn, log, markers), daemon=True)
+            t = threading.Thread(target=handle_conn, args=(conn, log, markers, tls), daemon=True)
             t.start()
             threads.append(t)
     for ls in listeners:
@@ -547,15 +561,18 @@ def serve(args):
 # --------------------------------------------------------------------------- client scenarios
 
 class Client:
-    def __init__(self, server, log, markers):
+    def __init__(self, server, log, markers, tls=None, server_name=None):
         host, port = server.rsplit(":", 1)
         self.host, self.port = host.strip("[]"), int(port)
         self.authority = server.encode()
         self.log, self.markers = log, markers
+        self.tls, self.server_name = tls, server_name
 
     def connect(self):
         s = socket.create_connection((self.host, self.port), timeout=TIMEOUT)
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.tls is not None:
+            s = self.tls.wrap_socket(s, server_hostname=self.server_name)
         return s, Sender(s, "client", self.log, self.markers, "python-client"), Reader(s)
 
     def get(self, target, *extra, method=b"GET", version=b"HTTP/1.1"):
@@ -783,7 +800,18 @@ SCENARIOS = {"chunked": scn_chunked, "pipeline": scn_pipeline, "close": scn_clos
 
 
 def client(args):
-    c = Client(args.server, Log(args.log), Markers(args.marker_dir))
+    tls = None
+    if args.tls:  # a throwaway self-signed server: no verification
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        tls.check_hostname = False
+        tls.verify_mode = ssl.CERT_NONE
+        if args.tls_max == "1.2":
+            tls.maximum_version = ssl.TLSVersion.TLSv1_2
+        if args.ciphers:
+            tls.set_ciphers(args.ciphers)
+        if args.keylog:
+            tls.keylog_filename = args.keylog
+    c = Client(args.server, Log(args.log), Markers(args.marker_dir), tls, args.server_name)
     for name in args.scenario:
         SCENARIOS[name](c)
 
@@ -797,10 +825,18 @@ def main():
     sp.add_argument("--marker-dir")
     sp.add_argument("--ready", help="file created once listening")
     sp.add_argument("--max-seconds", type=float, default=120)
+    sp.add_argument("--tls-cert", help="serve TLS with this certificate (PEM)")
+    sp.add_argument("--tls-key", help="its private key (PEM)")
+    sp.add_argument("--keylog", help="append NSS key log lines (SSLKEYLOGFILE format) here")
     cp = sub.add_parser("client")
     cp.add_argument("--server", required=True)
     cp.add_argument("--log", required=True)
     cp.add_argument("--marker-dir")
+    cp.add_argument("--tls", action="store_true", help="speak TLS (no certificate check)")
+    cp.add_argument("--tls-max", choices=["1.2", "1.3"], default="1.3")
+    cp.add_argument("--ciphers", help="OpenSSL cipher list (TLS 1.2)")
+    cp.add_argument("--server-name", help="SNI to send")
+    cp.add_argument("--keylog", help="append NSS key log lines here")
     cp.add_argument("scenario", nargs="+", choices=sorted(SCENARIOS))
     args = ap.parse_args()
     signal.alarm(int(getattr(args, "max_seconds", 60)) + 30)  # hard bound on any process
