@@ -184,12 +184,39 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct TLSCounts: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
-            case connections, bytes
+            case connections, bytes, decrypted, h2
             case serverNames = "server_names"
+            case notDecrypted = "not_decrypted"
+            case undecryptedBytes = "undecrypted_bytes_by_server_name"
+            case keyLogIssues = "key_log_issues"
         }
+        /// TLS connections, decrypted or not, and their TCP payload bytes (both directions).
         public var connections = 0
         public var bytes = 0
         public var serverNames: [String] = []
+        /// Connections whose every record was decrypted.
+        public var decrypted = 0
+        /// Decrypted connections whose ALPN (or preface) said HTTP/2: counted, not parsed.
+        public var h2 = 0
+        /// Connections not (wholly) decrypted, by the first reason met (docs/METERING.md §2b).
+        public var notDecrypted: [String: Int] = [:]
+        /// TCP payload bytes of the connections not decrypted, by server name (`""`: no SNI).
+        public var undecryptedBytes: [String: Int] = [:]
+        /// Key log lines (files given with --keylog, this input's Decryption Secrets Blocks)
+        /// that could not be used: `file:line: problem`.
+        public var keyLogIssues: [String] = []
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            connections = try container.decode(Int.self, forKey: .connections)
+            bytes = try container.decode(Int.self, forKey: .bytes)
+            serverNames = try container.decode([String].self, forKey: .serverNames)
+            decrypted = try container.decodeIfPresent(Int.self, forKey: .decrypted) ?? 0
+            h2 = try container.decodeIfPresent(Int.self, forKey: .h2) ?? 0
+            notDecrypted = try container.decodeIfPresent([String: Int].self, forKey: .notDecrypted) ?? [:]
+            undecryptedBytes = try container.decodeIfPresent([String: Int].self, forKey: .undecryptedBytes) ?? [:]
+            keyLogIssues = try container.decodeIfPresent([String].self, forKey: .keyLogIssues) ?? []
+        }
     }
 
     public struct UnsupportedLinkType: Codable, Sendable, Equatable {

@@ -40,6 +40,20 @@ public struct HTTPConnectionSummary: Sendable {
     public var serverName: String?
     public var clientTally: StreamTally
     public var serverTally: StreamTally
+    /// The endpoint that sent the requests (or was taken for the client); nil when unknown.
+    public var clientEndpoint: TransportEndpoint?
+
+    public init(
+        accounting: ConnectionAccounting, protocolKind: ConnectionProtocol, serverName: String?,
+        clientTally: StreamTally, serverTally: StreamTally, clientEndpoint: TransportEndpoint? = nil
+    ) {
+        self.accounting = accounting
+        self.protocolKind = protocolKind
+        self.serverName = serverName
+        self.clientTally = clientTally
+        self.serverTally = serverTally
+        self.clientEndpoint = clientEndpoint
+    }
 }
 
 /// Makes an `HTTPConnection` for each TCP connection.
@@ -90,7 +104,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         var expectsContinue: Bool
     }
 
-    init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits) {
+    public init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits) {
         self.info = info
         self.sink = sink
         self.limits = limits
@@ -138,7 +152,8 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             HTTPConnectionSummary(
                 accounting: accounting, protocolKind: protocolKind,
                 serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
-                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
+                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally,
+                clientEndpoint: info.endpoint(client)))
         parsers = [] // break the parsers' references back to this connection
     }
 

@@ -24,7 +24,7 @@ public struct AuditRun {
     }
 
     /// Every format name `--format` accepts.
-    public static var formatNames: [String] { [MessagesCSV.formatName] + Reporters.names }
+    public static var formatNames: [String] { [MessagesCSV.formatName, ConnectionsCSV.formatName] + Reporters.names }
 
     /// What a run produced.
     public struct Result: Sendable {
@@ -77,13 +77,18 @@ public struct AuditRun {
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         // Created first, so an unwritable directory is reported before any input is read.
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
+        let writesConnections = formats?.contains(ConnectionsCSV.formatName) ?? true
+        let connectionsPath = outputDirectory + "/" + ConnectionsCSV.fileName
+        let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
         var aggregation = Aggregation(estimators: options.estimators)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
             let before = FileIdentity(path: input)
-            var inputDiagnostics = analyzer.analyze(path: input, progress: progress.bytes) { record in
+            var inputDiagnostics = analyzer.analyze(
+                path: input, progress: progress.bytes, connection: connections.map { csv in { csv.write($0) } }
+            ) { record in
                 messages?.write(record)
                 aggregation.add(record)
             }
@@ -97,6 +102,14 @@ public struct AuditRun {
             do {
                 try messages.close()
                 files.append(messagesPath)
+            } catch {
+                outputErrors.append(String(describing: error))
+            }
+        }
+        if let connections {
+            do {
+                try connections.close()
+                files.append(connectionsPath)
             } catch {
                 outputErrors.append(String(describing: error))
             }
