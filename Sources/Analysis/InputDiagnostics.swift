@@ -143,6 +143,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             case retransmittedBytes = "retransmitted_bytes"
             case tunnelBytes = "tunnel_bytes"
             case skippedBytes = "skipped_bytes"
+            case tunnelsRead = "tunnels_read"
         }
         public var total = 0
         public var http = 0
@@ -155,6 +156,22 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var tunnelBytes = 0
         /// Bytes skipped while resynchronizing on a message start.
         public var skippedBytes = 0
+        /// CONNECT tunnels whose bytes were read as connections of their own (TLS or HTTP);
+        /// their bytes are in `tunnel_bytes` too.
+        public var tunnelsRead = 0
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            total = try container.decode(Int.self, forKey: .total)
+            http = try container.decode(Int.self, forKey: .http)
+            tls = try container.decode(Int.self, forKey: .tls)
+            other = try container.decode(Int.self, forKey: .other)
+            unterminated = try container.decode(Int.self, forKey: .unterminated)
+            retransmittedBytes = try container.decode(Int.self, forKey: .retransmittedBytes)
+            tunnelBytes = try container.decode(Int.self, forKey: .tunnelBytes)
+            skippedBytes = try container.decode(Int.self, forKey: .skippedBytes)
+            tunnelsRead = try container.decodeIfPresent(Int.self, forKey: .tunnelsRead) ?? 0
+        }
     }
 
     public struct GapCounts: Codable, Sendable, Equatable {

@@ -49,7 +49,19 @@ struct ConnectionContext {
     let limits: HTTPLimits
     let keys: KeyStore
     let input: String
-    let closed: (ConnectionRow, HTTPConnectionSummary) -> Void
+    var closed: (ConnectionRow, HTTPConnectionSummary) -> Void
+    /// The host a proxy was asked to CONNECT to, for the handler of that tunnel, and the
+    /// indexes its messages start from (those before it on the TCP connection came first).
+    var tunnelHost: String? = nil
+    var firstIndexes = [0, 0]
+
+    /// Reads a CONNECT tunnel as a connection of its own (TLS or cleartext HTTP).
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler {
+        var context = self
+        context.tunnelHost = authority
+        context.firstIndexes = firstIndexes
+        return ConnectionRouter(info: connection, context: context)
+    }
 }
 
 /// One TCP connection, until its first bytes tell what it is: a TLS record header sends it
@@ -58,16 +70,32 @@ struct ConnectionContext {
 /// and replayed. After the choice every call goes straight on.
 final class ConnectionRouter: TCPStreamHandler {
     private let info: ConnectionInfo
-    private let context: ConnectionContext
+    private var context: ConnectionContext
     private var next: TCPStreamHandler?
     private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
+    /// Stream bytes per side, gaps included: a tunnel's own TCP payload.
+    private var streamBytes = [0, 0]
 
     init(info: ConnectionInfo, context: ConnectionContext) {
         self.info = info
         self.context = context
+        if let host = context.tunnelHost {
+            // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
+            // whole TCP connection's (the tunnel's initiator is the client).
+            let closed = context.closed
+            self.context.closed = { [unowned self] row, summary in
+                var row = row
+                row.tunnelHost = host
+                let clientIsInitiator = row.client == info.initiator.description
+                row.clientTCPBytes = streamBytes[clientIsInitiator ? 0 : 1]
+                row.serverTCPBytes = streamBytes[clientIsInitiator ? 1 : 0]
+                closed(row, summary)
+            }
+        }
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
         if let next { return next.receive(bytes, from: side, at: position) }
         if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
             settle(decided).receive(bytes, from: side, at: position)
@@ -80,6 +108,7 @@ final class ConnectionRouter: TCPStreamHandler {
     }
 
     func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
         (next ?? settle(.http)).gap(length, from: side, at: position)
     }
 
@@ -118,15 +147,19 @@ final class ConnectionRecordSink: HTTPRecordSink {
     private let sink: RecordSink
     private let transport: Transport
     private let overheads: TLSOverheadLedger?
-    private let tunnelHost: String?
+    private let context: ConnectionContext
     private(set) var records = 0
     private(set) var summary: HTTPConnectionSummary?
 
-    init(sink: RecordSink, transport: Transport, overheads: TLSOverheadLedger?, tunnelHost: String? = nil) {
-        self.sink = sink
+    init(context: ConnectionContext, transport: Transport, overheads: TLSOverheadLedger?) {
+        self.sink = context.sink
+        self.context = context
         self.transport = transport
         self.overheads = overheads
-        self.tunnelHost = tunnelHost
+    }
+
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
+        context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
     }
 
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
@@ -135,7 +168,7 @@ final class ConnectionRecordSink: HTTPRecordSink {
         records += 1
         sink.record(
             message, body: body, transport: transport, tlsOverhead: overheads?.overhead(of: message) ?? 0,
-            tunnelHost: tunnelHost)
+            tunnelHost: context.tunnelHost)
     }
 
     func connectionClosed(_ summary: HTTPConnectionSummary) { self.summary = summary }
@@ -151,8 +184,8 @@ final class CleartextConnection: TCPStreamHandler {
     init(info: ConnectionInfo, context: ConnectionContext) {
         self.info = info
         self.context = context
-        recordSink = ConnectionRecordSink(sink: context.sink, transport: .tcp, overheads: nil)
-        http = HTTPConnection(info: info, sink: recordSink, limits: context.limits)
+        recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        http = HTTPConnection(info: info, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
@@ -266,7 +299,7 @@ final class TLSRelay: TCPStreamHandler {
         }
         clientSide = client
         ledger = TLSOverheadLedger(clientEndpoint: info.endpoint(client))
-        recordSink = ConnectionRecordSink(sink: context.sink, transport: .tls, overheads: ledger)
+        recordSink = ConnectionRecordSink(context: context, transport: .tls, overheads: ledger)
         tls = TLSConnection(keyLog: context.keys.keyLog) { [unowned self] record, plaintext in
             self.tlsRecord(record, plaintext)
         }
@@ -384,7 +417,9 @@ final class TLSRelay: TCPStreamHandler {
         let inner = ConnectionInfo(
             number: info.number, initiator: info.endpoint(clientSide), responder: info.endpoint(clientSide.peer),
             sawHandshake: true, firstPacketTime: info.firstPacketTime)
-        let connection = HTTPConnection(info: inner, sink: recordSink, limits: context.limits)
+        // A tunnel's initiator is already its TLS client.
+        let connection = HTTPConnection(
+            info: inner, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
         http = connection
         return connection
     }

@@ -70,11 +70,20 @@ final class DiagnosticsCollector {
 
     /// A connection closed: its summary as before, and what its TLS said.
     func count(_ row: ConnectionRow, _ summary: HTTPConnectionSummary) {
-        guard !row.decrypted.isEmpty else { return count(summary) }
-        var cleared = summary
-        cleared.protocolKind = row.protocolKind == .http1 ? .http : .other
-        if row.protocolKind == .tlsUndecrypted || row.protocolKind == .h2 { cleared.protocolKind = .tls }
-        count(cleared, tlsCounted: true)
+        // A CONNECT tunnel's TCP connection is counted once, as its own row; its TLS below.
+        let inTunnel = !row.tunnelHost.isEmpty
+        if inTunnel {
+            diagnostics.connections.tunnelsRead += 1
+        } else if row.decrypted.isEmpty {
+            return count(summary)
+        }
+        guard !row.decrypted.isEmpty else { return }
+        if !inTunnel {
+            var cleared = summary
+            cleared.protocolKind = row.protocolKind == .http1 ? .http : .other
+            if row.protocolKind == .tlsUndecrypted || row.protocolKind == .h2 { cleared.protocolKind = .tls }
+            count(cleared, tlsCounted: true)
+        }
         let bytes = saturatingSum(row.clientTCPBytes, row.serverTCPBytes)
         diagnostics.tls.connections += 1
         diagnostics.tls.bytes = saturatingSum(diagnostics.tls.bytes, bytes)

@@ -47,6 +47,12 @@ public enum RecordSource: Sendable, Equatable {
         }
     }
 
+    /// The host of the proxy `CONNECT` whose tunnel carried the message; nil otherwise.
+    public var tunnelHost: String? {
+        if case let .capture(flow) = self { return flow.tunnelHost }
+        return nil
+    }
+
     public var isHAR: Bool {
         if case .har = self { return true }
         return false

@@ -13,7 +13,7 @@ final class TLSRunTests: XCTestCase {
     ]
 
     /// Runs one input and returns (messages.csv rows, connections.csv rows), each a header-keyed dictionary.
-    func run(_ inputs: [String], options: AnalysisOptions) throws -> (
+    static func run(_ inputs: [String], options: AnalysisOptions) throws -> (
         messages: [[String: String]], connections: [[String: String]], diagnostics: [InputDiagnostics]
     ) {
         let out = NSTemporaryDirectory() + "meteraudit-tls-\(UUID().uuidString)"
@@ -40,7 +40,7 @@ final class TLSRunTests: XCTestCase {
             let keys = Fixtures.sample(name + ".keys")
             var options = AnalysisOptions()
             try options.loadKeyLogs([keys])
-            let (messages, connections, _) = try run([capture], options: options)
+            let (messages, connections, _) = try Self.run([capture], options: options)
             XCTAssertFalse(connections.isEmpty, name)
 
             // tshark: bytes of TLS records per (client port, from client)
@@ -96,7 +96,7 @@ final class TLSRunTests: XCTestCase {
     func testOneRecordPerMessageCostsHeaderTypeAndTag() throws {
         var options = AnalysisOptions()
         try options.loadKeyLogs([Fixtures.sample("tls13-python.keys")])
-        let (messages, _, _) = try run([Fixtures.sample("tls13-python.pcap")], options: options)
+        let (messages, _, _) = try Self.run([Fixtures.sample("tls13-python.pcap")], options: options)
         let first = try XCTUnwrap(messages.first { $0["conn"] == "0" && $0["kind"] == "request" && $0["index"] == "0" })
         XCTAssertEqual(first["wire_total"], "82") // truth: wire_line 23 + wire_headers 59
         XCTAssertEqual(first["wire_tls"], "104") // 82 + 22
@@ -105,7 +105,7 @@ final class TLSRunTests: XCTestCase {
     /// Without keys nothing is invented: no record, the connection reported with its reason
     /// and bytes, in connections.csv and diagnostics.json.
     func testUndecryptedConnectionsAreReportedWithoutRecords() throws {
-        let (messages, connections, diagnostics) = try run(
+        let (messages, connections, diagnostics) = try Self.run(
             [Fixtures.sample("tls13-nokey.pcap"), Fixtures.sample("tls13-nginx-curl.pcap")],
             options: AnalysisOptions())
         XCTAssertEqual(messages.count, 0)
@@ -129,10 +129,10 @@ final class TLSRunTests: XCTestCase {
     /// The pcapng with its secrets in a Decryption Secrets Block decrypts without --keylog,
     /// to the same records as the pcap with the key log file.
     func testDecryptionSecretsBlockKeysAreUsed() throws {
-        let embedded = try run([Fixtures.sample("tls13-nginx-curl-dsb.pcapng")], options: AnalysisOptions())
+        let embedded = try Self.run([Fixtures.sample("tls13-nginx-curl-dsb.pcapng")], options: AnalysisOptions())
         var options = AnalysisOptions()
         try options.loadKeyLogs([Fixtures.sample("tls13-nginx-curl.keys")])
-        let file = try run([Fixtures.sample("tls13-nginx-curl.pcap")], options: options)
+        let file = try Self.run([Fixtures.sample("tls13-nginx-curl.pcap")], options: options)
         XCTAssertEqual(embedded.messages.count, 16) // make-tls-samples: (6 + 1 + 1) exchanges of 2 messages
         XCTAssertEqual(embedded.messages.count, file.messages.count)
         let columns = ["conn", "kind", "index", "wire_total", "wire_tls", "transport"]
@@ -150,8 +150,43 @@ final class TLSRunTests: XCTestCase {
         let issues = try options.loadKeyLogs([path])
         XCTAssertEqual(issues.count, 1)
         XCTAssertTrue(issues[0].hasPrefix(path + ":1: "), issues[0])
-        let (messages, _, diagnostics) = try run([Fixtures.sample("tls13-python.pcap")], options: options)
+        let (messages, _, diagnostics) = try Self.run([Fixtures.sample("tls13-python.pcap")], options: options)
         XCTAssertEqual(messages.count, 20) // tls13-python.truth.jsonl: 20 messages
         XCTAssertEqual(diagnostics[0].tls.keyLogIssues, issues)
+    }
+}
+
+/// A proxy capture: curl → CONNECT proxy → TLS server, only the curl-proxy leg captured.
+final class TunnelRunTests: XCTestCase {
+    func testTheTunnelIsReadAsAConnectionNamingTheConnectHost() throws {
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([Fixtures.sample("tls13-proxy-curl.keys")])
+        let (messages, connections, diagnostics) = try TLSRunTests.run(
+            [Fixtures.sample("tls13-proxy-curl.pcap")], options: options)
+        // make-tls-samples: CONNECT and its 200, then 4 exchanges inside the tunnel
+        XCTAssertEqual(messages.count, 10)
+        let outside = messages.filter { $0["transport"] == "tcp" }
+        XCTAssertEqual(outside.map { $0["method"]! }, ["CONNECT", "CONNECT"])
+        XCTAssertEqual(outside.map { $0["tunnel_host"]! }, ["", ""])
+        let inside = messages.filter { $0["transport"] == "tls" }
+        XCTAssertEqual(inside.count, 8)
+        XCTAssertEqual(Set(inside.map { $0["tunnel_host"]! }), ["localhost:18490"])
+        // indexes go on after the CONNECT exchange on the same TCP connection
+        XCTAssertEqual(inside.filter { $0["kind"] == "request" }.map { $0["index"]! }, ["1", "2", "3", "4"])
+        XCTAssertEqual(connections.count, 2)
+        let tunnel = try XCTUnwrap(connections.first { $0["tunnel_host"] == "localhost:18490" })
+        XCTAssertEqual(tunnel["decrypted"], "yes")
+        XCTAssertEqual(tunnel["protocol"], "http1")
+        XCTAssertEqual(tunnel["records"], "8")
+        let outer = try XCTUnwrap(connections.first { $0["tunnel_host"] == "" })
+        // the tunnel's bytes are the TCP payload after the CONNECT request (114 B) and its 200 (39 B)
+        XCTAssertEqual(Int(outer["client_tcp_bytes"]!)! - 114, Int(tunnel["client_tcp_bytes"]!)!)
+        XCTAssertEqual(Int(outer["server_tcp_bytes"]!)! - 39, Int(tunnel["server_tcp_bytes"]!)!)
+        // every tunnel byte is a TLS record byte
+        XCTAssertEqual(tunnel["client_tcp_bytes"], tunnel["client_tls_bytes"])
+        XCTAssertEqual(tunnel["server_tcp_bytes"], tunnel["server_tls_bytes"])
+        XCTAssertEqual(diagnostics[0].connections.total, 1)
+        XCTAssertEqual(diagnostics[0].connections.tunnelsRead, 1)
+        XCTAssertEqual(diagnostics[0].tls.decrypted, 1)
     }
 }
