@@ -28,8 +28,9 @@ public protocol HTTPRecordSink: AnyObject {
 }
 
 extension HTTPRecordSink {
-    public func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler?
-    { nil }
+    public func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
+        nil
+    }
 }
 
 /// What the connection carried, by protocol.

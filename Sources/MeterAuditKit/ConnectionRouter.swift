@@ -208,7 +208,8 @@ final class CleartextConnection: TCPStreamHandler {
             input: context.input, connection: info.number,
             client: info.endpoint(clientIsInitiator ? .initiator : .responder).description,
             server: info.endpoint(clientIsInitiator ? .responder : .initiator).description,
-            protocolKind: summary.protocolKind == .http ? .http1 : (summary.protocolKind == .tls ? .tlsUndecrypted : .other))
+            protocolKind: summary.protocolKind == .http
+                ? .http1 : (summary.protocolKind == .tls ? .tlsUndecrypted : .other))
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
@@ -405,7 +406,9 @@ final class TLSRelay: TCPStreamHandler {
     private func decideContent(_ direction: TLSDirection, _ plaintext: UnsafeRawBufferPointer) -> Content {
         if let alpn = tls.summary.selectedALPN { return alpn == "h2" ? .h2 : .http1 }
         let preface = Array("PRI * HTTP/2.0\r\n".utf8)
-        if direction == .client, plaintext.count >= preface.count, plaintext.prefix(preface.count).elementsEqual(preface) {
+        if direction == .client, plaintext.count >= preface.count,
+            plaintext.prefix(preface.count).elementsEqual(preface)
+        {
             return .h2
         }
         return .http1

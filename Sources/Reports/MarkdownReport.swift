@@ -193,7 +193,8 @@ public enum MarkdownReport: RunReporter {
         var lines = [line + "."]
         if !bytesByName.isEmpty {
             lines.append("")
-            lines.append("Bytes of the TLS connections not decrypted (TCP payload, no record made of them), by server name:")
+            lines.append(
+                "Bytes of the TLS connections not decrypted (TCP payload, no record made of them), by server name:")
             lines.append("")
             for name in bytesByName.keys.sorted() {
                 let shown = name.isEmpty ? "(no SNI)" : MarkdownText.code(name)
@@ -203,7 +204,8 @@ public enum MarkdownReport: RunReporter {
         let issues = Set(inputs.flatMap { $0.tls.keyLogIssues }).sorted()
         if !issues.isEmpty {
             lines.append("")
-            lines.append("Key log lines not used: " + issues.map { MarkdownText.inline($0) }.joined(separator: "; ") + ".")
+            lines.append(
+                "Key log lines not used: " + issues.map { MarkdownText.inline($0) }.joined(separator: "; ") + ".")
         }
         return lines + [""]
     }
@@ -492,7 +494,9 @@ public enum MarkdownReport: RunReporter {
         }
 
         // Decrypted connections are measured; the others (and HTTP/2 ones) are not.
-        func unmeasuredTLS(_ input: InputDiagnostics) -> Int { input.tls.connections - input.tls.decrypted + input.tls.h2 }
+        func unmeasuredTLS(_ input: InputDiagnostics) -> Int {
+            input.tls.connections - input.tls.decrypted + input.tls.h2
+        }
         let tls = inputs.reduce(0) { $0 + unmeasuredTLS($1) }
         if tls == 0 {
             lines.append("- TLS connections (encrypted, not measured): none.")

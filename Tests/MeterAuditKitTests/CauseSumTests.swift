@@ -20,7 +20,8 @@ final class CauseSumTests: XCTestCase {
             var records: [MessageRecord] = []
             let diagnostics = analyzer.analyze(path: input) { records.append($0) }
             // A capture whose TLS key is missing has no records to give.
-            let onlyUndecrypted = diagnostics.tls.connections == diagnostics.connections.total && diagnostics.tls.decrypted == 0
+            let onlyUndecrypted =
+                diagnostics.tls.connections == diagnostics.connections.total && diagnostics.tls.decrypted == 0
             XCTAssertTrue(!records.isEmpty || onlyUndecrypted, "\(name): no records")
             for record in records {
                 XCTAssertEqual(record.causes.count, record.estimates.count, "\(name): one cause list per estimate")

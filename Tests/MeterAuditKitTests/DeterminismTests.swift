@@ -40,7 +40,8 @@ final class SampleReportTests: XCTestCase {
     func testCommittedSampleReportIsCurrent() throws {
         let out = NSTemporaryDirectory() + "meteraudit-sample-report-\(UUID().uuidString)"
         _ = try AuditRun(
-            inputs: try Fixtures.sampleInputs(), outputDirectory: out, options: try .withSampleKeys(), formats: ["markdown"]
+            inputs: try Fixtures.sampleInputs(), outputDirectory: out, options: try .withSampleKeys(),
+            formats: ["markdown"]
         ).run()
         let produced = try String(contentsOfFile: out + "/report.md", encoding: .utf8)
         let committed = try String(contentsOfFile: Fixtures.sample("report.md"), encoding: .utf8)

@@ -1,4 +1,5 @@
 import Analysis
+import CaptureIO
 import Foundation
 import MeterAuditKit
 import Reports
@@ -74,7 +75,8 @@ final class TLSRunTests: XCTestCase {
                     let sent = records.filter { $0["kind"] == kind }
                     let overhead = sent.reduce(0) { $0 + Int($1["wire_tls"]!)! - Int($1["wire_total"]!)! }
                     let plaintext = sent.reduce(0) { $0 + Int($1["wire_total"]!)! }
-                    let control = Int(connection[fromClient ? "client_tls_control_bytes" : "server_tls_control_bytes"]!)!
+                    let control = Int(
+                        connection[fromClient ? "client_tls_control_bytes" : "server_tls_control_bytes"]!)!
                     let recordBytes = Int(connection[fromClient ? "client_tls_bytes" : "server_tls_bytes"]!)!
                     let expected = tsharkBytes["\(clientPort) \(fromClient)"]
                     XCTAssertEqual(overhead + control + plaintext, expected, "\(context) \(kind)s")
@@ -137,7 +139,36 @@ final class TLSRunTests: XCTestCase {
         XCTAssertEqual(embedded.messages.count, file.messages.count)
         let columns = ["conn", "kind", "index", "wire_total", "wire_tls", "transport"]
         XCTAssertEqual(
-            embedded.messages.map { row in columns.map { row[$0]! } }, file.messages.map { row in columns.map { row[$0]! } })
+            embedded.messages.map { row in columns.map { row[$0]! } },
+            file.messages.map { row in columns.map { row[$0]! } })
+    }
+
+    /// tls13-python.pcap without frame 16 (tshark: the server's second response on connection
+    /// 0, 1,126 B of TCP payload): the server's stream has a gap, so its decryption stops
+    /// there; what came before is kept (6 requests of the client's untouched stream, the first
+    /// response), nothing after it is made up, and the connection says `gap`.
+    func testAGapStopsThatDirectionAndIsReported() throws {
+        let reader = try CaptureReader(path: Fixtures.sample("tls13-python.pcap"))
+        var frames: [CaptureFileWriter.Frame] = []
+        while let frame = try reader.next() {
+            if frame.number == 16 { continue } // frame numbers from 1, as tshark's
+            frames.append(.init(timestamp: frame.timestamp, bytes: Array(frame.bytes)))
+        }
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "tls13-gap.pcap", containing: CaptureFileWriter.pcap(frames))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([Fixtures.sample("tls13-python.keys")])
+        let (messages, connections, diagnostics) = try Self.run([path], options: options)
+        let first = try XCTUnwrap(connections.first { $0["conn"] == "0" })
+        XCTAssertEqual(first["decrypted"], "gap")
+        XCTAssertEqual(first["protocol"], "http1")
+        let records = messages.filter { $0["conn"] == "0" }
+        XCTAssertEqual(records.filter { $0["kind"] == "request" }.count, 6) // tls13-python.truth.jsonl
+        XCTAssertEqual(records.filter { $0["kind"] == "response" }.map { $0["index"]! }, ["0"])
+        XCTAssertEqual(diagnostics[0].tls.notDecrypted, ["gap": 1])
+        // the other connection is whole
+        XCTAssertEqual(connections.first { $0["conn"] == "1" }?["decrypted"], "yes")
     }
 
     /// A key log line that is not a key is reported with its file and line; the others are used.

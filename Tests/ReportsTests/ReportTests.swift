@@ -163,7 +163,8 @@ final class MarkdownReportTests: XCTestCase {
         XCTAssertTrue(lines.contains("- No documented estimate (body-not-decoded): 1 record (fixture.pcap 1)."))
         XCTAssertTrue(
             lines.contains(
-                "- TLS connections (encrypted, not measured): 1, 5,120 B not decrypted (fixture.pcap 1); server names `secure.test`.")
+                "- TLS connections (encrypted, not measured): 1, 5,120 B not decrypted (fixture.pcap 1); server names `secure.test`."
+            )
         )
         XCTAssertTrue(lines.contains("- Packets not decoded: not-tcp 34."))
     }
