@@ -578,11 +578,14 @@ final class SideParser<Sink: HTTPRecordSink> {
     }
 
     private func readChunkSize(_ bytes: UnsafeRawBufferPointer, from index: Int, _ position: StreamPosition) -> Int {
+        // The body starts with the first byte of its first chunk-size line, not with the
+        // line's end: a final response that comes while the line is partial must not make
+        // the bytes already in `line` wait for an omission verdict they were never held for.
+        bodyStarted = true
         let (next, line) = takeFramingLine(bytes, from: index, position)
         guard let content = line else { return next }
         let size = lineOverflowed ? nil : Framing.chunkSize(content)
         discardLine()
-        bodyStarted = true
         guard let size else {
             current?.anomalies.insert(.malformedChunk)
             finishMessage(complete: false)

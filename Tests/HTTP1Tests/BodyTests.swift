@@ -262,6 +262,47 @@ final class BodyTests: XCTestCase {
         XCTAssertEqual(request?.anomalies, [])
     }
 
+    /// The client began its chunked body (a chunk-size line still without its LF) before the
+    /// 417 came: those bytes were sent before the verdict was needed, so they are the body's
+    /// framing, as a Content-Length body's first bytes would be, and never wait to be held.
+    /// Found by FuzzHTTP1 (fuzz-crashers/FuzzHTTP1/expect-417-bytes-lost: a 1-byte gap in the
+    /// server's stream, no ACKs); the partial line left every bucket. The gap does not matter.
+    func testFinalResponseDuringAPartialChunkSizeLine() {
+        for serverGap in [1, 0] {
+            let before: [Step] = [
+                // "PUT /c HTTP/1.1\r\n" = 3+1+2+1+8+2 = 17; "Host: h\r\n" 9 + "Expect: 100-continue\r\n" 22
+                // + "Transfer-Encoding: chunked\r\n" 28 + 2 = 61
+                .client("PUT /c HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                // 3+1+2+1+8+1 = 16 bytes that would read as a request line, but no LF yet
+                .client("PUT /n HTTP/1.1\r"),
+            ]
+            let after: [Step] = [
+                // "HTTP/1.1 417\n" = 8+1+3+1 = 13; "\n" 1; no length: read until the server's FIN
+                .send(.responder, Array("HTTP/1.1 417\n\n".utf8), ack: .none),
+                .end(.initiator, .fin),
+                .end(.responder, .fin),
+            ]
+            let outcome = verify(before + (serverGap > 0 ? [.gap(.responder, serverGap)] : []) + after)
+            let context = "gap \(serverGap)"
+            let request = outcome.request(0)
+            // The 16 bytes are chunk framing: wire body, no body content.
+            assertSizes(request, line: 17, headers: 61, body: 16, bodyLength: 0)
+            XCTAssertEqual(request?.complete, false, context)
+            XCTAssertEqual(request?.anomalies, [], context)
+            XCTAssertEqual(request?.pair, 0, context)
+
+            let response = outcome.response(0)
+            assertSizes(response, line: 13, headers: 1, body: 0)
+            XCTAssertEqual(response?.status, 417, context)
+            XCTAssertEqual(response?.pair, 0, context)
+            XCTAssertEqual(response?.streamOffset, Int64(serverGap), context)
+            // Client: 17 + 61 + 16 = 94 in the request; server: 14 in the response, the gap lost.
+            var serverTally = StreamTally()
+            serverTally.lostBytes = serverGap
+            XCTAssertEqual(outcome.tallies, [StreamTally(), serverTally], context)
+        }
+    }
+
     func testRequestLinePrefixes() {
         func check(_ text: String) -> Bool? { StartLine.beginsRequestLine(Array(text.utf8)[...]) }
         XCTAssertNil(check(""))
