@@ -157,7 +157,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// Bytes skipped while resynchronizing on a message start.
         public var skippedBytes = 0
         /// CONNECT tunnels whose bytes were read as connections of their own (TLS or HTTP);
-        /// their bytes are in `tunnel_bytes` too.
+        /// their bytes are not in `tunnel_bytes`, which counts what no one read.
         public var tunnelsRead = 0
 
         public init(from decoder: Decoder) throws {

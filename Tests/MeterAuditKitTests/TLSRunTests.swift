@@ -218,6 +218,7 @@ final class TunnelRunTests: XCTestCase {
         XCTAssertEqual(tunnel["server_tcp_bytes"], tunnel["server_tls_bytes"])
         XCTAssertEqual(diagnostics[0].connections.total, 1)
         XCTAssertEqual(diagnostics[0].connections.tunnelsRead, 1)
+        XCTAssertEqual(diagnostics[0].connections.tunnelBytes, 0) // read, so not left unmeasured
         XCTAssertEqual(diagnostics[0].tls.decrypted, 1)
     }
 }
