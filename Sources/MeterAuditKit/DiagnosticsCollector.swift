@@ -76,7 +76,8 @@ final class DiagnosticsCollector {
             diagnostics.connections.tunnelsRead += 1
             // Read as a connection: no longer bytes left unmeasured inside a tunnel (the
             // outer connection counts them as tunnel bytes when it closes, right after).
-            diagnostics.connections.tunnelBytes = diagnostics.connections.tunnelBytes
+            diagnostics.connections.tunnelBytes =
+                diagnostics.connections.tunnelBytes
                 - saturatingSum(row.clientTCPBytes, row.serverTCPBytes)
         } else if row.decrypted.isEmpty {
             return count(summary)
