@@ -69,7 +69,7 @@ let package = Package(
             name: "MeterAuditKit",
             dependencies: [
                 "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
-                "Estimation", "Analysis", "Reports",
+                "Estimation", "Analysis", "Reports", "TLS",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),

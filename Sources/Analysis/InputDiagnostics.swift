@@ -143,6 +143,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             case retransmittedBytes = "retransmitted_bytes"
             case tunnelBytes = "tunnel_bytes"
             case skippedBytes = "skipped_bytes"
+            case tunnelsRead = "tunnels_read"
         }
         public var total = 0
         public var http = 0
@@ -155,6 +156,22 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var tunnelBytes = 0
         /// Bytes skipped while resynchronizing on a message start.
         public var skippedBytes = 0
+        /// CONNECT tunnels whose bytes were read as connections of their own (TLS or HTTP);
+        /// their bytes are not in `tunnel_bytes`, which counts what no one read.
+        public var tunnelsRead = 0
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            total = try container.decode(Int.self, forKey: .total)
+            http = try container.decode(Int.self, forKey: .http)
+            tls = try container.decode(Int.self, forKey: .tls)
+            other = try container.decode(Int.self, forKey: .other)
+            unterminated = try container.decode(Int.self, forKey: .unterminated)
+            retransmittedBytes = try container.decode(Int.self, forKey: .retransmittedBytes)
+            tunnelBytes = try container.decode(Int.self, forKey: .tunnelBytes)
+            skippedBytes = try container.decode(Int.self, forKey: .skippedBytes)
+            tunnelsRead = try container.decodeIfPresent(Int.self, forKey: .tunnelsRead) ?? 0
+        }
     }
 
     public struct GapCounts: Codable, Sendable, Equatable {
@@ -184,12 +201,39 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct TLSCounts: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
-            case connections, bytes
+            case connections, bytes, decrypted, h2
             case serverNames = "server_names"
+            case notDecrypted = "not_decrypted"
+            case undecryptedBytes = "undecrypted_bytes_by_server_name"
+            case keyLogIssues = "key_log_issues"
         }
+        /// TLS connections, decrypted or not, and their TCP payload bytes (both directions).
         public var connections = 0
         public var bytes = 0
         public var serverNames: [String] = []
+        /// Connections whose every record was decrypted.
+        public var decrypted = 0
+        /// Decrypted connections whose ALPN (or preface) said HTTP/2: counted, not parsed.
+        public var h2 = 0
+        /// Connections not (wholly) decrypted, by the first reason met (docs/METERING.md §2b).
+        public var notDecrypted: [String: Int] = [:]
+        /// TCP payload bytes of the connections not decrypted, by server name (`""`: no SNI).
+        public var undecryptedBytes: [String: Int] = [:]
+        /// Key log lines (files given with --keylog, this input's Decryption Secrets Blocks)
+        /// that could not be used: `file:line: problem`.
+        public var keyLogIssues: [String] = []
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            connections = try container.decode(Int.self, forKey: .connections)
+            bytes = try container.decode(Int.self, forKey: .bytes)
+            serverNames = try container.decode([String].self, forKey: .serverNames)
+            decrypted = try container.decodeIfPresent(Int.self, forKey: .decrypted) ?? 0
+            h2 = try container.decodeIfPresent(Int.self, forKey: .h2) ?? 0
+            notDecrypted = try container.decodeIfPresent([String: Int].self, forKey: .notDecrypted) ?? [:]
+            undecryptedBytes = try container.decodeIfPresent([String: Int].self, forKey: .undecryptedBytes) ?? [:]
+            keyLogIssues = try container.decodeIfPresent([String].self, forKey: .keyLogIssues) ?? []
+        }
     }
 
     public struct UnsupportedLinkType: Codable, Sendable, Equatable {

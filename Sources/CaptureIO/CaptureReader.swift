@@ -85,6 +85,15 @@ public final class CaptureReader {
         }
     }
 
+    /// The pcapng Decryption Secrets Blocks read since the last call (none for pcap). Take
+    /// them after each frame: a block precedes the packets its keys decrypt.
+    public func takeDecryptionSecrets() -> [DecryptionSecretsBlock] {
+        switch backend {
+        case .pcap: return []
+        case .pcapng(let reader): return reader.takeDecryptionSecrets()
+        }
+    }
+
     /// How many bytes of the file on disk have been read so far, comparable to `fileSize`;
     /// nil for a compressed file, whose position in the compressed stream is not tracked.
     public var bytesConsumed: Int? {

@@ -11,6 +11,20 @@ private enum BlockType {
     static let obsoletePacket: UInt32 = 2
     static let simplePacket: UInt32 = 3
     static let enhancedPacket: UInt32 = 6
+    static let decryptionSecrets: UInt32 = 0x0000_000A
+}
+
+/// The body of a pcapng Decryption Secrets Block (after block type and total length, before
+/// the trailing length), handed on unread: what it holds is the TLS stage's business.
+public struct DecryptionSecretsBlock: Sendable, Equatable {
+    public var body: [UInt8]
+    /// The section's byte order: how the body's type and length fields read.
+    public var bigEndian: Bool
+
+    public init(body: [UInt8], bigEndian: Bool) {
+        self.body = body
+        self.bigEndian = bigEndian
+    }
 }
 
 /// What a pcapng section says about one capture interface.
@@ -82,6 +96,16 @@ final class PcapngReader {
     private var failure: CaptureError?
     /// Bytes of the (uncompressed) stream read so far.
     private(set) var bytesConsumed = 0
+    /// Decryption Secrets Blocks read and not yet taken; a block comes before the packets
+    /// that need its keys, so taking them after each frame is in time.
+    private(set) var decryptionSecrets: [DecryptionSecretsBlock] = []
+
+    /// The Decryption Secrets Blocks read since the last call.
+    func takeDecryptionSecrets() -> [DecryptionSecretsBlock] {
+        guard !decryptionSecrets.isEmpty else { return [] }
+        defer { decryptionSecrets = [] }
+        return decryptionSecrets
+    }
 
     private static let initialCapacity = 1 << 16
     /// Default for `maximumBufferedBlock`: 64 MiB, far above any real packet (a 256 KiB
@@ -132,6 +156,7 @@ final class PcapngReader {
                 case BlockType.enhancedPacket: return try enhancedPacket()
                 case BlockType.simplePacket: return try simplePacket()
                 case BlockType.obsoletePacket: return try obsoletePacket()
+                case BlockType.decryptionSecrets: readDecryptionSecrets()
                 default: continue // already skipped by readBlock
                 }
             }
@@ -180,7 +205,7 @@ final class PcapngReader {
 
         switch type {
         case BlockType.sectionHeader, BlockType.interfaceDescription, BlockType.enhancedPacket,
-            BlockType.simplePacket, BlockType.obsoletePacket:
+            BlockType.simplePacket, BlockType.obsoletePacket, BlockType.decryptionSecrets:
             guard length <= maximumBufferedBlock else {
                 throw corrupt(
                     "block length \(length) (type \(type)) exceeds the \(maximumBufferedBlock) bytes accepted (maximum block size)"
@@ -221,6 +246,18 @@ final class PcapngReader {
         let major = field16(12)
         guard major == 1 else { throw corrupt("unsupported pcapng version \(major).\(field16(14))") }
         interfaces.removeAll(keepingCapacity: true)
+    }
+
+    /// Keeps the block's body (between total length and trailer) for the analyzer.
+    private func readDecryptionSecrets() {
+        let body = UnsafeRawBufferPointer(start: buffer + 8, count: blockLength - 12)
+        decryptionSecrets.append(DecryptionSecretsBlock(body: Array(body), bigEndian: swappedIsBigEndian))
+    }
+
+    /// Whether the current section is big-endian.
+    private var swappedIsBigEndian: Bool {
+        let hostIsBigEndian = 1.bigEndian == 1
+        return swapped != hostIsBigEndian
     }
 
     private func readInterfaceDescription() throws {

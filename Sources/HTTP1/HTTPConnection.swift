@@ -20,6 +20,17 @@ public protocol HTTPRecordSink: AnyObject {
     func record(_ message: CapturedMessage, body: Observer?)
     /// The connection is over: what it carried besides messages.
     func connectionClosed(_ summary: HTTPConnectionSummary)
+    /// A proxy accepted `CONNECT authority`: who reads the tunnel's bytes as a connection of
+    /// its own (offsets from the tunnel's first byte; `firstIndexes`: the messages each side
+    /// of `connection` already sent on this TCP connection, so indexes go on), or nil to only
+    /// count them.
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler?
+}
+
+extension HTTPRecordSink {
+    public func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
+        nil
+    }
 }
 
 /// What the connection carried, by protocol.
@@ -40,6 +51,20 @@ public struct HTTPConnectionSummary: Sendable {
     public var serverName: String?
     public var clientTally: StreamTally
     public var serverTally: StreamTally
+    /// The endpoint that sent the requests (or was taken for the client); nil when unknown.
+    public var clientEndpoint: TransportEndpoint?
+
+    public init(
+        accounting: ConnectionAccounting, protocolKind: ConnectionProtocol, serverName: String?,
+        clientTally: StreamTally, serverTally: StreamTally, clientEndpoint: TransportEndpoint? = nil
+    ) {
+        self.accounting = accounting
+        self.protocolKind = protocolKind
+        self.serverName = serverName
+        self.clientTally = clientTally
+        self.serverTally = serverTally
+        self.clientEndpoint = clientEndpoint
+    }
 }
 
 /// Makes an `HTTPConnection` for each TCP connection.
@@ -83,6 +108,11 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
     /// Response index for each request index paired so far (until the request is emitted).
     private var pairs: [Int: Int] = [:]
+    /// Who reads the bytes of an accepted CONNECT tunnel, the side that sent the CONNECT, and
+    /// each side's stream offset where the tunnel began.
+    private var tunnel: TCPStreamHandler?
+    private var tunnelClient = FlowSide.initiator
+    private var tunnelStart: [Int64?] = [nil, nil]
 
     struct PendingRequest {
         var summary: RequestSummary
@@ -90,8 +120,11 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         var expectsContinue: Bool
     }
 
-    init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits) {
+    /// `firstIndexes`: the index of each side's first message (initiator, responder); not 0
+    /// for a tunnel read inside a connection whose messages came before.
+    public init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits, firstIndexes: [Int] = [0, 0]) {
         self.info = info
+        if firstIndexes.count == 2 { messageCounts = firstIndexes }
         self.sink = sink
         self.limits = limits
         if info.sawHandshake { clientSide = .initiator }
@@ -125,10 +158,13 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
+        tunnel?.end(of: tunnelSide(side), reason: reason, time: time)
     }
 
     public func close(_ accounting: ConnectionAccounting) {
         if kind == nil { settle(.http) }
+        tunnel?.close(accounting)
+        tunnel = nil
         // Both sides should have ended; a side that did not is cut by the end of the capture.
         for parser in parsers where parser.state != .ended { parser.end(reason: .endOfCapture) }
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
@@ -138,7 +174,8 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             HTTPConnectionSummary(
                 accounting: accounting, protocolKind: protocolKind,
                 serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
-                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally))
+                clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally,
+                clientEndpoint: info.endpoint(client)))
         parsers = [] // break the parsers' references back to this connection
     }
 
@@ -270,7 +307,43 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         sink.record(request, body: observer)
     }
 
-    func startTunnel() {
+    /// The connection turned into a tunnel after `message` (a 2xx to CONNECT, or a 101).
+    /// A CONNECT tunnel's bytes go to the sink's tunnel handler, when it gives one.
+    func startTunnel(after message: CapturedMessage) {
+        if tunnel == nil, let request = message.request, request.method == "CONNECT" {
+            let authority = String(decoding: request.target, as: UTF8.self)
+            let client = clientSide ?? .initiator
+            let inner = ConnectionInfo(
+                number: info.number, initiator: info.endpoint(client), responder: info.endpoint(client.peer),
+                sawHandshake: true, firstPacketTime: message.time)
+            tunnel = sink.tunnelHandler(
+                authority: authority, connection: inner,
+                firstIndexes: [messageCounts[client.rawValue], messageCounts[client.peer.rawValue]])
+            tunnelClient = client
+        }
         for parser in parsers { parser.startTunnel() }
+    }
+
+    /// Tunnel bytes of `side`, at its stream position: handed on with offsets from the
+    /// tunnel's first byte on that side.
+    func tunnelReceive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        guard let tunnel, !bytes.isEmpty else { return }
+        tunnel.receive(bytes, from: tunnelSide(side), at: tunnelPosition(side, position))
+    }
+
+    func tunnelGap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        guard let tunnel else { return }
+        tunnel.gap(length, from: tunnelSide(side), at: tunnelPosition(side, position))
+    }
+
+    private func tunnelSide(_ side: FlowSide) -> FlowSide { side == tunnelClient ? .initiator : .responder }
+
+    private func tunnelPosition(_ side: FlowSide, _ position: StreamPosition) -> StreamPosition {
+        let base = tunnelStart[side.rawValue] ?? position.offset
+        tunnelStart[side.rawValue] = base
+        let peerBase = tunnelStart[side.peer.rawValue]
+        return StreamPosition(
+            time: position.time, offset: position.offset - base,
+            peerAcknowledged: peerBase.flatMap { base in position.peerAcknowledged.map { max(0, $0 - base) } })
     }
 }

@@ -136,6 +136,11 @@ final class SideParser<Sink: HTTPRecordSink> {
                 index += takeBody(bytes, from: index, upTo: Int64.max)
             case .tunnel:
                 tally.tunnelBytes += bytes.count - index
+                connection.tunnelReceive(
+                    UnsafeRawBufferPointer(rebasing: bytes[index...]), from: side,
+                    at: StreamPosition(
+                        time: position.time, offset: position.offset + Int64(index),
+                        peerAcknowledged: position.peerAcknowledged))
                 index = bytes.count
             case .tls:
                 tally.tlsBytes += bytes.count - index
@@ -210,6 +215,7 @@ final class SideParser<Sink: HTTPRecordSink> {
             bodyMissing(length)
         case .tunnel:
             tally.tunnelBytes += length
+            connection.tunnelGap(length, from: side, at: position)
         case .tls:
             tally.tlsBytes += length
         }
@@ -260,6 +266,12 @@ final class SideParser<Sink: HTTPRecordSink> {
             finishMessage(complete: false)
         } else {
             tally.tunnelBytes += head.count + lineLength
+            // Bytes read ahead as a possible next head are the tunnel's first bytes.
+            if !lineOverflowed && (!head.isEmpty || !line.isEmpty) {
+                let start = head.isEmpty ? lineStart : messageStart
+                state = .tunnel
+                (head + line).withUnsafeBytes { connection.tunnelReceive($0, from: side, at: start) }
+            }
         }
         discardLine()
         head.removeAll(keepingCapacity: true)
@@ -470,7 +482,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         switch decision.framing {
         case .none:
             finishMessage(complete: true)
-            if decision.startsTunnel { connection.startTunnel() }
+            if decision.startsTunnel { connection.startTunnel(after: message) }
         case let .length(length): state = .body(remaining: length)
         case .chunked: state = .chunkSize
         case .untilClose: state = .untilClose

@@ -2,7 +2,7 @@ import TCPReassembly
 
 /// Recognizes TLS and reads the server name (SNI) from the ClientHello when it is visible.
 /// Nothing is decrypted.
-struct TLSHelloSniffer {
+public struct TLSHelloSniffer {
     private(set) var serverName: String?
     /// The side's first record is a ClientHello: it is the client.
     private(set) var sawClientHello = false
@@ -12,7 +12,7 @@ struct TLSHelloSniffer {
 
     /// Whether the first bytes of a stream are a TLS record header (change-cipher-spec, alert,
     /// handshake or application data, version 3.x): nil while fewer than 3 bytes leave it open.
-    static func classify<Bytes: Collection>(_ bytes: Bytes) -> ConnectionProtocol? where Bytes.Element == UInt8 {
+    public static func classify<Bytes: Collection>(_ bytes: Bytes) -> ConnectionProtocol? where Bytes.Element == UInt8 {
         var count = 0
         for byte in bytes.prefix(3) {
             let fits = count == 0 ? (20...23).contains(byte) : (count == 1 ? byte == 3 : byte <= 4)

@@ -1,5 +1,6 @@
 import Analysis
 import Estimation
+import TLS
 
 /// How a run measures: its bounds, the client whose meter it audits, the gzip level the
 /// estimators' re-compression uses, and how paths group into endpoints.
@@ -14,7 +15,27 @@ public struct AnalysisOptions: Sendable {
     /// Groups paths into endpoints (default identifier rules plus the user's).
     public var normalizer = EndpointNormalizer()
 
+    /// TLS secrets from the `--keylog` files (docs/METERING.md §2b); a capture's own
+    /// Decryption Secrets Blocks add to them for that capture.
+    public var keyLog = KeyLog()
+
     public init() {}
+
+    /// Reads NSS key log files into `keyLog`. Returns the lines that could not be used
+    /// (`file:line: problem`), the rest being used; throws when a file cannot be read.
+    @discardableResult
+    public mutating func loadKeyLogs(_ paths: [String]) throws -> [String] {
+        var issues: [String] = []
+        for path in paths {
+            let loaded = try KeyLog.load(path: path)
+            issues += loaded.issues.map(\.description)
+            keyLog.merge(loaded)
+        }
+        return issues
+    }
+
+    /// The lines of the `--keylog` files that could not be used.
+    public var keyLogIssues: [String] { keyLog.issues.map(\.description) }
 
     /// Every estimator, for this profile: built when the profile is set, once per run, not per message.
     public private(set) var estimators = EstimatorSet.standard(profile: .urlSession)

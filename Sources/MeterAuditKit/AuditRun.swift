@@ -24,7 +24,7 @@ public struct AuditRun {
     }
 
     /// Every format name `--format` accepts.
-    public static var formatNames: [String] { [MessagesCSV.formatName] + Reporters.names }
+    public static var formatNames: [String] { [MessagesCSV.formatName, ConnectionsCSV.formatName] + Reporters.names }
 
     /// What a run produced.
     public struct Result: Sendable {
@@ -77,6 +77,9 @@ public struct AuditRun {
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         // Created first, so an unwritable directory is reported before any input is read.
         let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
+        let writesConnections = formats?.contains(ConnectionsCSV.formatName) ?? true
+        let connectionsPath = outputDirectory + "/" + ConnectionsCSV.fileName
+        let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
         var aggregation = Aggregation(estimators: options.estimators)
         // report.html's per-record charts, in bounded memory; only when the page is written.
@@ -86,7 +89,9 @@ public struct AuditRun {
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
             let before = FileIdentity(path: input)
-            var inputDiagnostics = analyzer.analyze(path: input, progress: progress.bytes) { record in
+            var inputDiagnostics = analyzer.analyze(
+                path: input, progress: progress.bytes, connection: connections.map { csv in { csv.write($0) } }
+            ) { record in
                 messages?.write(record)
                 aggregation.add(record)
                 if writesHTML { charts.add(record) }
@@ -97,10 +102,14 @@ public struct AuditRun {
             }
             diagnostics.append(inputDiagnostics)
         }
-        if let messages {
+        // The streamed files appear under their names only now that they are complete.
+        let streamed: [(path: String, close: () throws -> Void)] =
+            [messages.map { (messagesPath, $0.close) }, connections.map { (connectionsPath, $0.close) }]
+            .compactMap { $0 }
+        for file in streamed {
             do {
-                try messages.close()
-                files.append(messagesPath)
+                try file.close()
+                files.append(file.path)
             } catch {
                 outputErrors.append(String(describing: error))
             }

@@ -36,11 +36,13 @@ final class DiagnosticsCollector {
         }
     }
 
-    func count(_ summary: HTTPConnectionSummary) {
+    func count(_ summary: HTTPConnectionSummary, tlsCounted: Bool = false) {
         let accounting = summary.accounting
         diagnostics.connections.total += 1
         switch summary.protocolKind {
         case .http: diagnostics.connections.http += 1
+        case .tls where tlsCounted:
+            diagnostics.connections.tls += 1
         case .tls:
             diagnostics.connections.tls += 1
             diagnostics.tls.connections += 1
@@ -65,6 +67,47 @@ final class DiagnosticsCollector {
             diagnostics.connections.skippedBytes += tally.skippedBytes
         }
     }
+
+    /// A connection closed: its summary as before, and what its TLS said.
+    func count(_ row: ConnectionRow, _ summary: HTTPConnectionSummary) {
+        // A CONNECT tunnel's TCP connection is counted once, as its own row; its TLS below.
+        let inTunnel = !row.tunnelHost.isEmpty
+        if inTunnel {
+            diagnostics.connections.tunnelsRead += 1
+            // Read as a connection: no longer bytes left unmeasured inside a tunnel (the
+            // outer connection counts them as tunnel bytes when it closes, right after).
+            diagnostics.connections.tunnelBytes =
+                diagnostics.connections.tunnelBytes
+                - saturatingSum(row.clientTCPBytes, row.serverTCPBytes)
+        } else if row.decrypted.isEmpty {
+            return count(summary)
+        }
+        guard !row.decrypted.isEmpty else { return }
+        if !inTunnel {
+            var cleared = summary
+            cleared.protocolKind = row.protocolKind == .http1 ? .http : .other
+            if row.protocolKind == .tlsUndecrypted || row.protocolKind == .h2 { cleared.protocolKind = .tls }
+            count(cleared, tlsCounted: true)
+        }
+        let bytes = saturatingSum(row.clientTCPBytes, row.serverTCPBytes)
+        diagnostics.tls.connections += 1
+        diagnostics.tls.bytes = saturatingSum(diagnostics.tls.bytes, bytes)
+        if !row.serverName.isEmpty, serverNames.insert(row.serverName).inserted {
+            diagnostics.tls.serverNames = serverNames.sorted()
+        }
+        if row.protocolKind == .h2 { diagnostics.tls.h2 += 1 }
+        if row.decrypted == "yes" {
+            diagnostics.tls.decrypted += 1
+        } else {
+            diagnostics.tls.notDecrypted[row.decrypted, default: 0] += 1
+            if row.protocolKind == .tlsUndecrypted {
+                diagnostics.tls.undecryptedBytes[row.serverName, default: 0] = saturatingSum(
+                    diagnostics.tls.undecryptedBytes[row.serverName, default: 0], bytes)
+            }
+        }
+    }
+
+    func addKeyLogIssues(_ issues: [String]) { diagnostics.tls.keyLogIssues += issues }
 
     func finishPackets(_ packets: InputDiagnostics.PacketCounts, unsupported: [InputDiagnostics.UnsupportedLinkType]) {
         diagnostics.packets = packets

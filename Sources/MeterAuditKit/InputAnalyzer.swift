@@ -6,6 +6,7 @@ import HTTP1
 import PacketLayers
 import Records
 import TCPReassembly
+import TLS
 
 /// Runs one input file through the pipeline. A capture goes frames → segments → streams →
 /// messages → records; a HAR file goes entries → messages → records. Records are handed to
@@ -30,6 +31,7 @@ public struct InputAnalyzer {
     /// Records found before a fault are emitted too. HAR or capture is told by content.
     public func analyze(
         path: String, progress: ((_ read: Int, _ size: Int) -> Void)? = nil,
+        connection: ((ConnectionRow) -> Void)? = nil,
         emit: @escaping (MessageRecord) -> Void
     ) -> InputDiagnostics {
         let source = String(path.split(separator: "/").last ?? Substring(path))
@@ -41,7 +43,9 @@ public struct InputAnalyzer {
         if Self.looksLikeJSON(path: path) {
             analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         } else {
-            analyzeCapture(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
+            analyzeCapture(
+                path: path, input: source, sink: sink, diagnostics: diagnostics, progress: progress,
+                connection: connection)
         }
         sink.emitReady(waitingForAll: true)
         return diagnostics.diagnostics
@@ -107,8 +111,8 @@ public struct InputAnalyzer {
     }
 
     private func analyzeCapture(
-        path: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
-        progress: ((Int, Int) -> Void)?
+        path: String, input: String, sink: RecordSink, diagnostics collector: DiagnosticsCollector,
+        progress: ((Int, Int) -> Void)?, connection: ((ConnectionRow) -> Void)?
     ) {
         let limits = options.limits
         let reader: CaptureReader
@@ -121,9 +125,16 @@ public struct InputAnalyzer {
         collector.setFormat(reader.format.rawValue + (reader.isCompressed ? ".gz" : ""))
 
         let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
+        let keys = KeyStore(options.keyLog)
+        collector.addKeyLogIssues(options.keyLogIssues)
         let assembler = TCPAssembler(
             limits: limits.reassembly,
-            factory: HTTPConnectionFactory(sink: sink, limits: limits.http))
+            factory: ConnectionRouterFactory(
+                sink: sink, limits: limits.http, keys: keys, input: input,
+                closed: { row, summary in
+                    collector.count(row, summary)
+                    connection?(row)
+                }))
         var packets = InputDiagnostics.PacketCounts()
         var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
         do {
@@ -133,6 +144,12 @@ public struct InputAnalyzer {
                     progress(read, reader.fileSize)
                 }
                 packets.frameBytes += frame.originalLength
+                for block in reader.takeDecryptionSecrets() {
+                    // Keys come before the packets that need them (pcapng spec).
+                    let secrets = KeyLog(decryptionSecretsBlockBody: block.body, bigEndian: block.bigEndian, file: path)
+                    collector.addKeyLogIssues(secrets.issues.map(\.description))
+                    keys.merge(secrets)
+                }
                 if !frame.timestampFlags.isEmpty {
                     if frame.timestampFlags.contains(.clamped) { packets.clampedTimestamps += 1 }
                     if frame.timestampFlags.contains(.resolutionAssumed) { packets.assumedTimestampResolution += 1 }

@@ -45,6 +45,14 @@ final class RecordSink: HTTPRecordSink {
     }
 
     func record(_ captured: CapturedMessage, body: BodyMeter?) {
+        record(captured, body: body, transport: .tcp, tlsOverhead: 0, tunnelHost: nil)
+    }
+
+    /// A captured message and what carried it: cleartext TCP or TLS records (whose overhead
+    /// it owns, docs/METERING.md §2b), maybe inside a proxy's `CONNECT` tunnel.
+    func record(
+        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int, tunnelHost: String?
+    ) {
         let message = captured.message
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
         let pending =
@@ -57,11 +65,11 @@ final class RecordSink: HTTPRecordSink {
         let source = RecordSource.capture(
             CaptureFlow(
                 connection: captured.connection, client: captured.client,
-                server: captured.server, time: captured.time))
+                server: captured.server, time: captured.time, transport: transport, tunnelHost: tunnelHost))
         enqueue(
             Waiting(
                 message: FinishedMessage(
-                    message: message, wire: WireSize(captured: captured), source: source,
+                    message: message, wire: WireSize(captured: captured, tlsOverhead: tlsOverhead), source: source,
                     measured: message.complete, notes: []),
                 body: pending))
     }

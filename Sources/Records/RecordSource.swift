@@ -39,10 +39,32 @@ public enum RecordSource: Sendable, Equatable {
         }
     }
 
+    /// `tcp` or `tls` for a capture; nil for a HAR, which does not tell.
+    public var transport: Transport? {
+        switch self {
+        case let .capture(flow): return flow.transport
+        case .har: return nil
+        }
+    }
+
+    /// The host of the proxy `CONNECT` whose tunnel carried the message; nil otherwise.
+    public var tunnelHost: String? {
+        if case let .capture(flow) = self { return flow.tunnelHost }
+        return nil
+    }
+
     public var isHAR: Bool {
         if case .har = self { return true }
         return false
     }
+}
+
+/// What carried a captured message's bytes (the `transport` column).
+public enum Transport: String, Sendable {
+    /// Cleartext TCP.
+    case tcp
+    /// TLS records over TCP, decrypted.
+    case tls
 }
 
 /// A message's place in a capture.
@@ -53,12 +75,20 @@ public struct CaptureFlow: Sendable, Equatable {
     public var server: TransportEndpoint
     /// Capture time of the packet holding the message's first byte (ns since the epoch).
     public var time: Int64
+    public var transport: Transport
+    /// The host a proxy was asked to `CONNECT` to, when the message travelled in that tunnel.
+    public var tunnelHost: String?
 
-    public init(connection: Int, client: TransportEndpoint, server: TransportEndpoint, time: Int64) {
+    public init(
+        connection: Int, client: TransportEndpoint, server: TransportEndpoint, time: Int64,
+        transport: Transport = .tcp, tunnelHost: String? = nil
+    ) {
         self.connection = connection
         self.client = client
         self.server = server
         self.time = time
+        self.transport = transport
+        self.tunnelHost = tunnelHost
     }
 }
 

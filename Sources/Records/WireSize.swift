@@ -18,7 +18,7 @@ public enum WireSource: String, Sendable, CaseIterable, Codable, CodingKeyRepres
 /// every cause and every output reads. Nil parts are unknown.
 ///
 /// These are the HTTP message's own bytes. The layers under it (TLS records, TCP and IP
-/// headers, link frames) are counted apart: each will be one more optional field here, nil
+/// headers, link frames) are counted apart: each is one more optional field here, nil
 /// where a source cannot tell it, so adding one changes no existing use.
 public struct WireSize: Sendable, Equatable {
     /// Start line with its terminator.
@@ -30,20 +30,31 @@ public struct WireSize: Sendable, Equatable {
     /// The whole message; known alone when a HAR gives only a total.
     public var total: Int?
     public var source: WireSource
+    /// `total` plus the overhead of the TLS records that carried the message (docs/METERING.md
+    /// §2b: headers, explicit nonces, tags or MACs and padding, TLS 1.3 inner types); equal to
+    /// `total` over cleartext TCP; nil where the source cannot tell (HAR).
+    public var tls: Int?
 
-    public init(line: Int? = nil, headers: Int? = nil, body: Int? = nil, total: Int? = nil, source: WireSource) {
+    public init(
+        line: Int? = nil, headers: Int? = nil, body: Int? = nil, total: Int? = nil, source: WireSource,
+        tls: Int? = nil
+    ) {
         self.line = line
         self.headers = headers
         self.body = body
         self.total = total
         self.source = source
+        self.tls = tls
     }
 
-    /// A captured message's sizes, all counted.
-    public init(captured message: CapturedMessage) {
+    /// A captured message's sizes, all counted; `tlsOverhead` is what its TLS records added
+    /// (0 over cleartext TCP).
+    public init(captured message: CapturedMessage, tlsOverhead: Int = 0) {
+        let total = message.wireTotal
+        let (withTLS, overflow) = total.addingReportingOverflow(tlsOverhead)
         self.init(
             line: message.wireLine, headers: message.wireHeaders, body: message.wireBody,
-            total: message.wireTotal, source: .capture)
+            total: total, source: .capture, tls: overflow ? Int.max : withTLS)
     }
 
     /// The three components, when each is known.

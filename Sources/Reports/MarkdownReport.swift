@@ -152,6 +152,7 @@ public enum MarkdownReport: RunReporter {
                     cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
         }
         lines.append("")
+        lines += tlsLines(run.inputs)
         let failures = run.inputs.filter { $0.error != nil || !$0.readable }
         if !failures.isEmpty {
             lines.append("Errors:")
@@ -165,6 +166,48 @@ public enum MarkdownReport: RunReporter {
             lines.append("")
         }
         return lines
+    }
+
+    /// TLS connections: how many were decrypted, why the others were not, and the bytes of
+    /// the undecrypted ones per server name (docs/METERING.md §2b); nothing without TLS.
+    static func tlsLines(_ inputs: [InputDiagnostics]) -> [String] {
+        let connections = inputs.reduce(0) { $0 + $1.tls.connections }
+        guard connections > 0 else { return [] }
+        let decrypted = inputs.reduce(0) { $0 + $1.tls.decrypted }
+        let h2 = inputs.reduce(0) { $0 + $1.tls.h2 }
+        var reasons: [String: Int] = [:]
+        var bytesByName: [String: Int] = [:]
+        for input in inputs {
+            for (reason, count) in input.tls.notDecrypted { reasons[reason, default: 0] += count }
+            for (name, bytes) in input.tls.undecryptedBytes { bytesByName[name, default: 0] += bytes }
+        }
+        var line =
+            "TLS: \(TextFormat.count(connections, "connection")), \(TextFormat.bytes(decrypted)) decrypted"
+            + (h2 > 0 ? " (\(TextFormat.bytes(h2)) of them HTTP/2, counted and not parsed)" : "")
+        if !reasons.isEmpty {
+            line +=
+                "; not decrypted: "
+                + reasons.keys.sorted().map { "\(TextFormat.bytes(reasons[$0]!)) \(MarkdownText.inline($0))" }
+                .joined(separator: ", ")
+        }
+        var lines = [line + "."]
+        if !bytesByName.isEmpty {
+            lines.append("")
+            lines.append(
+                "Bytes of the TLS connections not decrypted (TCP payload, no record made of them), by server name:")
+            lines.append("")
+            for name in bytesByName.keys.sorted() {
+                let shown = name.isEmpty ? "(no SNI)" : MarkdownText.code(name)
+                lines.append("- \(shown): \(TextFormat.bytes(bytesByName[name]!)) B")
+            }
+        }
+        let issues = Set(inputs.flatMap { $0.tls.keyLogIssues }).sorted()
+        if !issues.isEmpty {
+            lines.append("")
+            lines.append(
+                "Key log lines not used: " + issues.map { MarkdownText.inline($0) }.joined(separator: "; ") + ".")
+        }
+        return lines + [""]
     }
 
     // MARK: - Totals
@@ -462,15 +505,19 @@ public enum MarkdownReport: RunReporter {
             }
         }
 
-        let tls = inputs.reduce(0) { $0 + $1.tls.connections }
+        // Decrypted connections are measured; the others (and HTTP/2 ones) are not.
+        func unmeasuredTLS(_ input: InputDiagnostics) -> Int {
+            input.tls.connections - input.tls.decrypted + input.tls.h2
+        }
+        let tls = inputs.reduce(0) { $0 + unmeasuredTLS($1) }
         if tls == 0 {
             lines.append("- TLS connections (encrypted, not measured): none.")
         } else {
-            let tlsBytes = inputs.reduce(0) { $0 + $1.tls.bytes }
-            let serverNames = Set(inputs.flatMap { $0.tls.serverNames }).sorted()
+            let tlsBytes = inputs.reduce(0) { $0 + $1.tls.undecryptedBytes.values.reduce(0, +) }
+            let serverNames = Set(inputs.flatMap { $0.tls.undecryptedBytes.keys.filter { !$0.isEmpty } }).sorted()
             var line =
                 "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls)),"
-                + " \(TextFormat.bytes(tlsBytes)) B" + perInput { $0.tls.connections }
+                + " \(TextFormat.bytes(tlsBytes)) B not decrypted" + perInput(unmeasuredTLS)
             if !serverNames.isEmpty {
                 let shown = serverNames.prefix(10).map { MarkdownText.code($0) }
                 line +=

@@ -18,7 +18,9 @@ public final class MessagesCSV {
         "wire_total", "body_decoded", "content_encoding", "transfer_encoding",
     ]
     /// Ours, after the estimator totals and before their components.
-    public static let extraColumns = ["wire_source", "missing_bytes", "decoding", "anomalies"]
+    public static let extraColumns = [
+        "wire_source", "missing_bytes", "decoding", "anomalies", "transport", "wire_tls", "tunnel_host",
+    ]
 
     /// Every column for estimators named `estimators` (in the run's order).
     public static func columns(estimators: [String]) -> [String] {
@@ -77,6 +79,9 @@ public final class MessagesCSV {
         row += [
             wire.source.rawValue, String(message.missingBytes), decodingName(record),
             (message.anomalies.names + record.notes.map(\.description)).joined(separator: " "),
+            source.transport?.rawValue ?? "",
+            wire.tls.map(String.init) ?? "",
+            source.tunnelHost ?? "",
         ]
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]

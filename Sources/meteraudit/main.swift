@@ -49,6 +49,13 @@ struct Analyze: ParsableCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "NSS key log (SSLKEYLOGFILE) whose secrets decrypt TLS connections; repeatable. Keys in a pcapng's Decryption Secrets Blocks are used without it.",
+            valueName: "FILE"))
+    var keylog: [String] = []
+
+    @Option(
+        name: .long,
         help:
             "Client profile naming the request fields the network stack adds (\(ClientProfile.known.map(\.name).joined(separator: ", ")))."
     )
@@ -131,6 +138,13 @@ struct Analyze: ParsableCommand {
         options.profile = clientProfile
         options.gzipLevel = gzipLevel
         options.normalizer = EndpointNormalizer(rules: try rules())
+        do {
+            // A malformed line is reported and the other lines are used.
+            for issue in try options.loadKeyLogs(keylog) { printError("meteraudit: key log: \(issue)") }
+        } catch {
+            printError("meteraudit: --keylog \(error)")
+            throw ExitCode.validationFailure
+        }
         let run = AuditRun(inputs: inputs, outputDirectory: out, options: options, formats: formats)
 
         let bar = ProgressBar(enabled: !quiet && !json && isatty(STDERR_FILENO) == 1, inputs: inputs.count)

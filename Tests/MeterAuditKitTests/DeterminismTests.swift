@@ -10,10 +10,10 @@ final class DeterminismTests: XCTestCase {
         var contents: [[String: Data]] = []
         for _ in 0..<2 {
             let out = NSTemporaryDirectory() + "meteraudit-determinism-\(UUID().uuidString)"
-            let result = try AuditRun(inputs: captures, outputDirectory: out).run()
+            let result = try AuditRun(inputs: captures, outputDirectory: out, options: try .withSampleKeys()).run()
             XCTAssertEqual(
                 result.files.map { ($0 as NSString).lastPathComponent },
-                ["messages.csv", "endpoints.csv", "report.md", "report.json", "report.html", "diagnostics.json"])
+                ["messages.csv", "connections.csv", "endpoints.csv", "report.md", "report.json", "report.html", "diagnostics.json"])
             var files: [String: Data] = [:]
             for path in result.files {
                 files[(path as NSString).lastPathComponent] = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -39,7 +39,10 @@ final class DeterminismTests: XCTestCase {
 final class SampleReportTests: XCTestCase {
     func testCommittedSampleReportIsCurrent() throws {
         let out = NSTemporaryDirectory() + "meteraudit-sample-report-\(UUID().uuidString)"
-        _ = try AuditRun(inputs: try Fixtures.sampleInputs(), outputDirectory: out, formats: ["markdown"]).run()
+        _ = try AuditRun(
+            inputs: try Fixtures.sampleInputs(), outputDirectory: out, options: try .withSampleKeys(),
+            formats: ["markdown"]
+        ).run()
         let produced = try String(contentsOfFile: out + "/report.md", encoding: .utf8)
         let committed = try String(contentsOfFile: Fixtures.sample("report.md"), encoding: .utf8)
         XCTAssertEqual(

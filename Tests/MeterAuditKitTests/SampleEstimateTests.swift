@@ -36,7 +36,7 @@ final class SampleEstimateTests: XCTestCase {
     }
 
     func testEveryMessageMatchesTheIndependentEstimates() throws {
-        let analyzer = InputAnalyzer()
+        let analyzer = InputAnalyzer(options: try .withSampleKeys())
         let names = analyzer.options.estimators.names
         let naiveAt = try XCTUnwrap(names.firstIndex(of: "naive"), "estimators: \(names)")
         let documentedAt = try XCTUnwrap(names.firstIndex(of: "documented"), "estimators: \(names)")

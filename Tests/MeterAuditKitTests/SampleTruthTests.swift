@@ -46,7 +46,9 @@ final class SampleTruthTests: XCTestCase {
             let truths = try String(contentsOfFile: truthPath, encoding: .utf8)
                 .split(separator: "\n").map { try JSONDecoder().decode(Truth.self, from: Data($0.utf8)) }
             var records: [MessageRecord] = []
-            let diagnostics = InputAnalyzer().analyze(path: capture) { records.append($0) }
+            let diagnostics = InputAnalyzer(options: try .withSampleKeys()).analyze(path: capture) {
+                records.append($0)
+            }
             let name = (capture as NSString).lastPathComponent
             XCTAssertNil(diagnostics.error, name)
             XCTAssertEqual(records.count, truths.count, "\(name): record count")

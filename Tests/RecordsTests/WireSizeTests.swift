@@ -13,7 +13,7 @@ final class WireSizeTests: XCTestCase {
         // "GET / HTTP/1.1\r\n" is 16 bytes, "Host: a\r\n\r\n" 11, a 3-byte body.
         (captured.wireLine, captured.wireHeaders, captured.wireBody) = (16, 11, 3)
         let wire = WireSize(captured: captured)
-        XCTAssertEqual(wire, WireSize(line: 16, headers: 11, body: 3, total: 30, source: .capture))
+        XCTAssertEqual(wire, WireSize(line: 16, headers: 11, body: 3, total: 30, source: .capture, tls: 30))
         XCTAssertEqual(wire.split, ComponentSizes(line: 16, headers: 11, body: 3))
         XCTAssertTrue(wire.hasComponents)
     }

@@ -81,7 +81,8 @@ enum ReportFixture {
         ]
         let wire = WireSize(
             line: sized.wire.0, headers: sized.wire.1, body: sized.wire.2,
-            total: sized.wire.0 + sized.wire.1 + sized.wire.2, source: .capture)
+            total: sized.wire.0 + sized.wire.1 + sized.wire.2, source: .capture,
+            tls: sized.wire.0 + sized.wire.1 + sized.wire.2) // cleartext TCP: no TLS overhead
         let source = RecordSource.capture(
             CaptureFlow(
                 connection: sized.connection, client: client, server: server,
@@ -196,6 +197,8 @@ enum ReportFixture {
         first.tls.connections = 1
         first.tls.bytes = 5120
         first.tls.serverNames = ["secure.test"]
+        first.tls.notDecrypted = ["no-key": 1]
+        first.tls.undecryptedBytes = ["secure.test": 5120]
         first.unestimated = ["documented": [.bodyNotDecoded: 1]]
         first.notes = [.bodyDecodingFailed: 1]
         var second = InputDiagnostics(source: "broken_file.pcap", path: "broken_file.pcap")

@@ -163,9 +163,17 @@ final class MarkdownReportTests: XCTestCase {
         XCTAssertTrue(lines.contains("- No documented estimate (body-not-decoded): 1 record (fixture.pcap 1)."))
         XCTAssertTrue(
             lines.contains(
-                "- TLS connections (encrypted, not measured): 1, 5,120 B (fixture.pcap 1); server names `secure.test`.")
+                "- TLS connections (encrypted, not measured): 1, 5,120 B not decrypted (fixture.pcap 1); server names `secure.test`."
+            )
         )
         XCTAssertTrue(lines.contains("- Packets not decoded: not-tcp 34."))
+    }
+
+    func testInputsTellTheTLSConnectionsNotDecrypted() {
+        let lines = section("Inputs")
+        // ReportFixture: one TLS connection, no key, 5,120 B of TCP payload to secure.test.
+        XCTAssertTrue(lines.contains("TLS: 1 connection, 0 decrypted; not decrypted: 1 no-key."), "\(lines)")
+        XCTAssertTrue(lines.contains("- `secure.test`: 5,120 B"), "\(lines)")
     }
 
     func testEmptyRun() {

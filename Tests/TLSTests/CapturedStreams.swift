@@ -75,7 +75,7 @@ func capturedConnections(_ path: String) throws -> [CapturedConnection] {
 }
 
 func sampleKeyLog(_ name: String) throws -> KeyLog {
-    try KeyLog.load(path: Fixtures.sample("tls/" + name))
+    try KeyLog.load(path: Fixtures.sample(name))
 }
 
 /// The pcapng Decryption Secrets Blocks of a file, read with a minimal block walker (the

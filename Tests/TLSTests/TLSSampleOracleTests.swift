@@ -14,8 +14,8 @@ final class TLSSampleOracleTests: XCTestCase {
     func testEverySampleMatchesTshark() throws {
         guard let tshark = executable("tshark") else { throw XCTSkip("tshark not installed") }
         for name in Self.samples {
-            let capture = Fixtures.sample("tls/" + name + ".pcap")
-            let keys = Fixtures.sample("tls/" + name + ".keys")
+            let capture = Fixtures.sample(name + ".pcap")
+            let keys = Fixtures.sample(name + ".keys")
             let keyLog = try KeyLog.load(path: keys)
             XCTAssertEqual(keyLog.issues, [], name)
             let connections = try capturedConnections(capture)
@@ -51,12 +51,12 @@ final class TLSSampleOracleTests: XCTestCase {
     /// The pcapng with the secrets injected by editcap: its Decryption Secrets Block gives the
     /// same keys as the key log file, and the same plaintext.
     func testInjectedSecretsDecryptTheSame() throws {
-        let fromBlock = try decryptionSecretsBlocks(Fixtures.sample("tls/" + "tls13-nginx-curl-dsb.pcapng"))
+        let fromBlock = try decryptionSecretsBlocks(Fixtures.sample("tls13-nginx-curl-dsb.pcapng"))
         let fromFile = try sampleKeyLog("tls13-nginx-curl.keys")
         XCTAssertEqual(fromBlock.issues, [])
         XCTAssertEqual(fromBlock.secrets, fromFile.secrets)
-        let connections = try capturedConnections(Fixtures.sample("tls/" + "tls13-nginx-curl-dsb.pcapng"))
-        let plain = try capturedConnections(Fixtures.sample("tls/" + "tls13-nginx-curl.pcap"))
+        let connections = try capturedConnections(Fixtures.sample("tls13-nginx-curl-dsb.pcapng"))
+        let plain = try capturedConnections(Fixtures.sample("tls13-nginx-curl.pcap"))
         XCTAssertEqual(connections.count, 3)
         for (a, b) in zip(connections, plain) {
             let (summaryA, logA) = a.decode(keyLog: fromBlock)

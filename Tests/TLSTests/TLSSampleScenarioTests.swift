@@ -9,7 +9,7 @@ import XCTest
 final class TLSSampleScenarioTests: XCTestCase {
     func testSummariesOfTheNginxSamples() throws {
         let keyLog = try sampleKeyLog("tls13-nginx-curl.keys")
-        let summaries = try capturedConnections(Fixtures.sample("tls/" + "tls13-nginx-curl.pcap")).map {
+        let summaries = try capturedConnections(Fixtures.sample("tls13-nginx-curl.pcap")).map {
             $0.decode(keyLog: keyLog).0
         }
         // make-tls-samples: one curl run per TLS 1.3 suite; the third by address, so no SNI
@@ -22,7 +22,7 @@ final class TLSSampleScenarioTests: XCTestCase {
         XCTAssertEqual(summaries[0].offeredALPN, ["http/1.1"]) // curl --http1.1
         XCTAssertEqual(summaries.map(\.isDecrypted), [true, true, true])
 
-        let twelve = try capturedConnections(Fixtures.sample("tls/" + "tls12-nginx-curl.pcap"))
+        let twelve = try capturedConnections(Fixtures.sample("tls12-nginx-curl.pcap"))
             .map { $0.decode(keyLog: try sampleKeyLog("tls12-nginx-curl.keys")).0 }
         XCTAssertEqual(twelve.map { $0.cipherSuite ?? 0 }, [0xC02F, 0xC030, 0xCCA8, 0xC013, 0xC028, 0xC027, 0xC014])
         // CBC on port 18444 negotiates encrypt_then_mac; the 18445 server block turns it off
@@ -33,7 +33,7 @@ final class TLSSampleScenarioTests: XCTestCase {
 
     func testResumedSession() throws {
         let keyLog = try sampleKeyLog("tls12-resume.keys")
-        let summaries = try capturedConnections(Fixtures.sample("tls/" + "tls12-resume.pcap")).map {
+        let summaries = try capturedConnections(Fixtures.sample("tls12-resume.pcap")).map {
             $0.decode(keyLog: keyLog).0
         }
         XCTAssertEqual(summaries.map(\.resumed), [false, true])
@@ -45,7 +45,7 @@ final class TLSSampleScenarioTests: XCTestCase {
 
     func testKeyUpdateBothWays() throws {
         let keyLog = try sampleKeyLog("tls13-keyupdate.keys")
-        let connections = try capturedConnections(Fixtures.sample("tls/" + "tls13-keyupdate.pcap"))
+        let connections = try capturedConnections(Fixtures.sample("tls13-keyupdate.pcap"))
         XCTAssertEqual(connections.count, 1)
         let (summary, log) = connections[0].decode(keyLog: keyLog)
         XCTAssertNil(summary.notDecrypted)
@@ -59,7 +59,7 @@ final class TLSSampleScenarioTests: XCTestCase {
 
     func testMissingKey() throws {
         let keyLog = try sampleKeyLog("tls13-nginx-curl.keys") // keys of other connections
-        let connections = try capturedConnections(Fixtures.sample("tls/" + "tls13-nokey.pcap"))
+        let connections = try capturedConnections(Fixtures.sample("tls13-nokey.pcap"))
         XCTAssertEqual(connections.count, 1)
         let (summary, log) = connections[0].decode(keyLog: keyLog)
         XCTAssertEqual(summary.notDecrypted, .noKey)
@@ -72,7 +72,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// Every secret of the key log changed in its last byte: tags fail, nothing is decrypted.
     func testWrongKeyIsBadKey() throws {
         for name in ["tls13-nginx-curl", "tls12-nginx-curl"] {
-            let text = try String(contentsOfFile: Fixtures.sample("tls/" + name + ".keys"), encoding: .utf8)
+            let text = try String(contentsOfFile: Fixtures.sample(name + ".keys"), encoding: .utf8)
             let corrupted = text.split(separator: "\n").map { line -> String in
                 var line = String(line)
                 let last = line.removeLast()
@@ -80,7 +80,7 @@ final class TLSSampleScenarioTests: XCTestCase {
             }.joined(separator: "\n")
             let keyLog = KeyLog(text: Array(corrupted.utf8), file: "corrupted.keys")
             XCTAssertEqual(keyLog.issues, [])
-            for connection in try capturedConnections(Fixtures.sample("tls/" + name + ".pcap")) {
+            for connection in try capturedConnections(Fixtures.sample(name + ".pcap")) {
                 let (summary, log) = connection.decode(keyLog: keyLog)
                 XCTAssertEqual(summary.notDecrypted, .badKey, name)
                 XCTAssertEqual(log.plaintext, [[], []], name)
@@ -92,7 +92,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// Broken lines in a real key log are reported with their line numbers, and the rest still
     /// decrypts every connection.
     func testBrokenKeyLogLines() throws {
-        let text = try String(contentsOfFile: Fixtures.sample("tls/" + "tls12-nginx-curl.keys"), encoding: .utf8)
+        let text = try String(contentsOfFile: Fixtures.sample("tls12-nginx-curl.keys"), encoding: .utf8)
         var lines = text.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 7)
         lines.insert("CLIENT_RANDOM 1234 5678", at: 2) // line 3
@@ -100,7 +100,7 @@ final class TLSSampleScenarioTests: XCTestCase {
         lines.append(String(lines[0].prefix(40))) // line 10: cut short
         let keyLog = KeyLog(text: Array(lines.joined(separator: "\n").utf8), file: "broken.keys")
         XCTAssertEqual(keyLog.issues.map(\.line), [3, 6, 10])
-        for connection in try capturedConnections(Fixtures.sample("tls/" + "tls12-nginx-curl.pcap")) {
+        for connection in try capturedConnections(Fixtures.sample("tls12-nginx-curl.pcap")) {
             XCTAssertNil(connection.decode(keyLog: keyLog).0.notDecrypted)
         }
     }
@@ -109,7 +109,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     func testByteByByte() throws {
         for name in ["tls13-python", "tls12-nginx-curl"] {
             let keyLog = try sampleKeyLog(name + ".keys")
-            for connection in try capturedConnections(Fixtures.sample("tls/" + name + ".pcap")) {
+            for connection in try capturedConnections(Fixtures.sample(name + ".pcap")) {
                 let (whole, wholeLog) = connection.decode(keyLog: keyLog)
                 let (bytewise, bytewiseLog) = connection.decode(keyLog: keyLog, pieceLimit: 1)
                 XCTAssertEqual(bytewise, whole)
@@ -123,7 +123,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// the client's Finished and the server's first application data.
     func testCaptureStartingAfterTheHandshake() throws {
         let keyLog = try sampleKeyLog("tls13-python.keys")
-        let connection = try capturedConnections(Fixtures.sample("tls/" + "tls13-python.pcap"))[0]
+        let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
         let (_, log) = connection.decode(keyLog: keyLog)
         func tail(_ direction: TLSDirection) -> [UInt8] {
             // skip the records up to the first application_data record
@@ -147,7 +147,7 @@ final class TLSSampleScenarioTests: XCTestCase {
     /// counted unread with reason gap, the client's side goes on.
     func testGapInsideTheStream() throws {
         let keyLog = try sampleKeyLog("tls13-python.keys")
-        let connection = try capturedConnections(Fixtures.sample("tls/" + "tls13-python.pcap"))[0]
+        let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
         let (_, wholeLog) = connection.decode(keyLog: keyLog)
         let server = connection.stream(.server)
         let cut = server.count / 2

@@ -27,6 +27,15 @@ public enum Fixtures {
         }
     }
 
+    /// Every key log in Samples/ (`*.keys`, the TLS samples' secrets), sorted by name: what
+    /// `scripts/analyze-samples` passes with `--keylog`.
+    public static func sampleKeyLogs() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Samples").path)
+        return names.filter { $0.hasSuffix(".keys") }
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            .map(sample)
+    }
+
     /// The bytes of a fixture file.
     public static func bytes(_ relative: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(relative))))

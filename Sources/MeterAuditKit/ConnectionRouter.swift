@@ -1,0 +1,435 @@
+import Analysis
+import DequeModule
+import HTTP1
+import PacketLayers
+import Records
+import TCPReassembly
+import TLS
+
+/// The keys a capture's TLS connections are decrypted with: the `--keylog` files, then the
+/// secrets of the capture's own Decryption Secrets Blocks as they are read.
+final class KeyStore {
+    private(set) var keyLog: KeyLog
+
+    init(_ keyLog: KeyLog) { self.keyLog = keyLog }
+
+    func merge(_ other: KeyLog) { keyLog.merge(other) }
+}
+
+/// Makes the handler of each TCP connection: a `ConnectionRouter` that reads the first bytes
+/// and sends the connection to HTTP/1.x as it is, or through TLS first.
+final class ConnectionRouterFactory: TCPStreamHandlerFactory {
+    private let sink: RecordSink
+    private let limits: HTTPLimits
+    private let keys: KeyStore
+    private let input: String
+    private let closed: (ConnectionRow, HTTPConnectionSummary) -> Void
+
+    init(
+        sink: RecordSink, limits: HTTPLimits, keys: KeyStore, input: String,
+        closed: @escaping (ConnectionRow, HTTPConnectionSummary) -> Void
+    ) {
+        self.sink = sink
+        self.limits = limits
+        self.keys = keys
+        self.input = input
+        self.closed = closed
+    }
+
+    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+        ConnectionRouter(
+            info: connection,
+            context: ConnectionContext(sink: sink, limits: limits, keys: keys, input: input, closed: closed))
+    }
+}
+
+/// What every connection's handler shares within one input.
+struct ConnectionContext {
+    let sink: RecordSink
+    let limits: HTTPLimits
+    let keys: KeyStore
+    let input: String
+    var closed: (ConnectionRow, HTTPConnectionSummary) -> Void
+    /// The host a proxy was asked to CONNECT to, for the handler of that tunnel, and the
+    /// indexes its messages start from (those before it on the TCP connection came first).
+    var tunnelHost: String? = nil
+    var firstIndexes = [0, 0]
+
+    /// Reads a CONNECT tunnel as a connection of its own (TLS or cleartext HTTP).
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler {
+        var context = self
+        context.tunnelHost = authority
+        context.firstIndexes = firstIndexes
+        return ConnectionRouter(info: connection, context: context)
+    }
+}
+
+/// One TCP connection, until its first bytes tell what it is: a TLS record header sends it
+/// through `TLSRelay` (decrypted HTTP inside), anything else to `HTTPConnection` as cleartext.
+/// Bytes that came before the protocol could be told (a TLS header takes 3 bytes) are kept
+/// and replayed. After the choice every call goes straight on.
+final class ConnectionRouter: TCPStreamHandler {
+    private let info: ConnectionInfo
+    private var context: ConnectionContext
+    private var next: TCPStreamHandler?
+    private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
+    /// Stream bytes per side, gaps included: a tunnel's own TCP payload.
+    private var streamBytes = [0, 0]
+
+    init(info: ConnectionInfo, context: ConnectionContext) {
+        self.info = info
+        self.context = context
+        if let host = context.tunnelHost {
+            // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
+            // whole TCP connection's (the tunnel's initiator is the client).
+            let closed = context.closed
+            self.context.closed = { [unowned self] row, summary in
+                var row = row
+                row.tunnelHost = host
+                let clientIsInitiator = row.client == info.initiator.description
+                row.clientTCPBytes = streamBytes[clientIsInitiator ? 0 : 1]
+                row.serverTCPBytes = streamBytes[clientIsInitiator ? 1 : 0]
+                closed(row, summary)
+            }
+        }
+    }
+
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
+        if let next { return next.receive(bytes, from: side, at: position) }
+        if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
+            settle(decided).receive(bytes, from: side, at: position)
+            return
+        }
+        undecided.append((side, Array(bytes), position))
+        var prefix: [UInt8] = []
+        for run in undecided where run.side == side { prefix += run.bytes.prefix(3 - prefix.count) }
+        if let decided = TLSHelloSniffer.classify(prefix) { settle(decided) }
+    }
+
+    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
+        (next ?? settle(.http)).gap(length, from: side, at: position)
+    }
+
+    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+        (next ?? settle(.http)).end(of: side, reason: reason, time: time)
+    }
+
+    func close(_ accounting: ConnectionAccounting) {
+        (next ?? settle(.http)).close(accounting)
+        next = nil
+    }
+
+    /// Makes the handler for what the first bytes showed, and replays them to it.
+    @discardableResult
+    private func settle(_ decided: ConnectionProtocol) -> TCPStreamHandler {
+        let handler: TCPStreamHandler
+        if decided == .tls {
+            handler = TLSRelay(info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) })
+        } else {
+            handler = CleartextConnection(info: info, context: context)
+        }
+        next = handler
+        let runs = undecided
+        undecided = []
+        for run in runs { run.bytes.withUnsafeBytes { handler.receive($0, from: run.side, at: run.position) } }
+        return handler
+    }
+}
+
+/// The per-connection sink the HTTP layer feeds: records go on to the input's `RecordSink`
+/// with what carried them (TCP or TLS, and the TLS overhead each owns); the connection's
+/// summary goes to whoever closes the connection.
+final class ConnectionRecordSink: HTTPRecordSink {
+    typealias Observer = BodyMeter
+
+    private let sink: RecordSink
+    private let transport: Transport
+    private let overheads: TLSOverheadLedger?
+    private let context: ConnectionContext
+    private(set) var records = 0
+    private(set) var summary: HTTPConnectionSummary?
+
+    init(context: ConnectionContext, transport: Transport, overheads: TLSOverheadLedger?) {
+        self.sink = context.sink
+        self.context = context
+        self.transport = transport
+        self.overheads = overheads
+    }
+
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
+        context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
+    }
+
+    func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
+
+    func record(_ message: CapturedMessage, body: BodyMeter?) {
+        records += 1
+        sink.record(
+            message, body: body, transport: transport, tlsOverhead: overheads?.overhead(of: message) ?? 0,
+            tunnelHost: context.tunnelHost)
+    }
+
+    func connectionClosed(_ summary: HTTPConnectionSummary) { self.summary = summary }
+}
+
+/// A cleartext connection: HTTP/1.x straight from TCP.
+final class CleartextConnection: TCPStreamHandler {
+    private let info: ConnectionInfo
+    private let context: ConnectionContext
+    private let recordSink: ConnectionRecordSink
+    private let http: HTTPConnection<ConnectionRecordSink>
+
+    init(info: ConnectionInfo, context: ConnectionContext) {
+        self.info = info
+        self.context = context
+        recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        http = HTTPConnection(info: info, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
+    }
+
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        http.receive(bytes, from: side, at: position)
+    }
+
+    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        http.gap(length, from: side, at: position)
+    }
+
+    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+        http.end(of: side, reason: reason, time: time)
+    }
+
+    func close(_ accounting: ConnectionAccounting) {
+        http.close(accounting)
+        guard let summary = recordSink.summary else { return }
+        let clientIsInitiator = summary.clientIsInitiator(info)
+        var row = ConnectionRow(
+            input: context.input, connection: info.number,
+            client: info.endpoint(clientIsInitiator ? .initiator : .responder).description,
+            server: info.endpoint(clientIsInitiator ? .responder : .initiator).description,
+            protocolKind: summary.protocolKind == .http
+                ? .http1 : (summary.protocolKind == .tls ? .tlsUndecrypted : .other))
+        row.records = recordSink.records
+        row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
+        row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
+        context.closed(row, summary)
+    }
+}
+
+extension HTTPConnectionSummary {
+    /// Whether the client the HTTP layer settled on is the TCP initiator (the summary's
+    /// tallies are the client's and the server's).
+    func clientIsInitiator(_ info: ConnectionInfo) -> Bool {
+        clientEndpoint.map { $0 == info.initiator } ?? true
+    }
+}
+
+/// Which TLS records' overhead each message owns: per direction, the plaintext offset at
+/// which each decrypted application_data record began and the bytes it added on the wire. A
+/// message owns the records whose first plaintext byte lies inside it (docs/METERING.md §2b).
+final class TLSOverheadLedger {
+    private var starts: [Deque<(offset: Int64, overhead: Int)>] = [[], []]
+    /// The endpoint that sent direction 0 (the TLS client).
+    private let clientEndpoint: TransportEndpoint
+
+    init(clientEndpoint: TransportEndpoint) { self.clientEndpoint = clientEndpoint }
+
+    func add(direction: TLSDirection, plaintextOffset: Int64, overhead: Int) {
+        starts[direction.rawValue].append((plaintextOffset, overhead))
+    }
+
+    /// The overhead of the records that began inside `message`. Messages of a direction come
+    /// in stream order, so records before this one's start belong to no later message.
+    func overhead(of message: CapturedMessage) -> Int {
+        let sender = message.kind == .request ? message.client : message.server
+        let d = sender == clientEndpoint ? 0 : 1
+        let start = message.streamOffset
+        let (end, overflow) = start.addingReportingOverflow(Int64(message.wireTotal))
+        let limit = overflow ? Int64.max : end
+        while let first = starts[d].first, first.offset < start { starts[d].removeFirst() }
+        var total = 0
+        while let first = starts[d].first, first.offset < limit {
+            total = saturatingSum(total, first.overhead)
+            starts[d].removeFirst()
+        }
+        return total
+    }
+}
+
+@inline(__always)
+func saturatingSum(_ a: Int, _ b: Int) -> Int {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? Int.max : sum
+}
+
+/// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted
+/// application data of each direction goes to an `HTTPConnection` as that direction's
+/// ordered stream (offsets in plaintext bytes), unless ALPN or the connection preface says
+/// HTTP/2, which is counted and not parsed. A TCP gap stops that direction's decryption.
+final class TLSRelay: TCPStreamHandler {
+    private enum Content { case undecided, http1, h2 }
+
+    private let info: ConnectionInfo
+    private let context: ConnectionContext
+    /// The TCP side that sent the ClientHello.
+    private let clientSide: FlowSide
+    private var tls: TLSConnection!
+    private let ledger: TLSOverheadLedger
+    private let recordSink: ConnectionRecordSink
+    private var http: HTTPConnection<ConnectionRecordSink>?
+    private var content = Content.undecided
+    /// Per TLS direction: plaintext bytes handed on so far (the next record's offset).
+    private var plaintextOffset: [Int64] = [0, 0]
+    /// Per TLS direction: where the next record starts in the TCP stream, and the time of the
+    /// packet it started in when that was an earlier piece.
+    private var recordStart: [Int64?] = [nil, nil]
+    private var recordStartTime: [Int64?] = [nil, nil]
+    /// Per TLS direction: the piece being fed.
+    private var piece: [StreamPosition?] = [nil, nil]
+    private var h2Bytes = [0, 0]
+
+    init(info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?) {
+        self.info = info
+        self.context = context
+        // Without the TCP handshake, the side whose first record is a ClientHello is the client
+        // (one that sent a ServerHello is the server).
+        var client = FlowSide.initiator
+        if !info.sawHandshake, let (side, bytes) = firstBytes, bytes.count >= 6, bytes[0] == 22 {
+            if bytes[5] == 1 { client = side } else if bytes[5] == 2 { client = side.peer }
+        }
+        clientSide = client
+        ledger = TLSOverheadLedger(clientEndpoint: info.endpoint(client))
+        recordSink = ConnectionRecordSink(context: context, transport: .tls, overheads: ledger)
+        tls = TLSConnection(keyLog: context.keys.keyLog) { [unowned self] record, plaintext in
+            self.tlsRecord(record, plaintext)
+        }
+    }
+
+    private func direction(_ side: FlowSide) -> TLSDirection { side == clientSide ? .client : .server }
+
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        let d = direction(side)
+        piece[d.rawValue] = position
+        if recordStart[d.rawValue] == nil { recordStart[d.rawValue] = position.offset }
+        tls.receive(bytes, from: d)
+        // A record left open at the end of this piece started in it (or earlier).
+        if let start = recordStart[d.rawValue], start >= position.offset,
+            start < position.offset + Int64(bytes.count)
+        {
+            recordStartTime[d.rawValue] = position.time
+        }
+    }
+
+    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        tls.gap(length, in: direction(side))
+    }
+
+    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+        http?.end(of: side == clientSide ? .initiator : .responder, reason: reason, time: time)
+    }
+
+    func close(_ accounting: ConnectionAccounting) {
+        tls.finish()
+        http?.close(accounting)
+        let summary = tls.summary
+        let client = info.endpoint(clientSide)
+        let server = info.endpoint(clientSide.peer)
+        let httpSummary = recordSink.summary
+        let protocolKind: ConnectionRow.Content
+        if summary.client.plaintextBytes == 0 && summary.server.plaintextBytes == 0 && !summary.isDecrypted {
+            protocolKind = .tlsUndecrypted
+        } else if content == .h2 {
+            protocolKind = .h2
+        } else {
+            protocolKind = httpSummary?.protocolKind == .http ? .http1 : .other
+        }
+        var row = ConnectionRow(
+            input: context.input, connection: info.number, client: client.description, server: server.description,
+            protocolKind: protocolKind)
+        row.serverName = summary.serverName ?? ""
+        row.alpn = summary.selectedALPN ?? ""
+        row.tlsVersion = summary.version.map(TLSVersion.name) ?? ""
+        row.cipherSuite = summary.cipherSuiteName ?? ""
+        row.decrypted = summary.notDecrypted?.rawValue ?? "yes"
+        row.records = recordSink.records
+        let clientAccounting = clientSide == .initiator ? accounting.initiator : accounting.responder
+        let serverAccounting = clientSide == .initiator ? accounting.responder : accounting.initiator
+        row.clientTCPBytes = clientAccounting.payloadBytes
+        row.serverTCPBytes = serverAccounting.payloadBytes
+        row.clientTLSBytes = summary.client.recordBytes
+        row.serverTLSBytes = summary.server.recordBytes
+        row.clientTLSControlBytes = summary.client.controlBytes
+        row.serverTLSControlBytes = summary.server.controlBytes
+        let initiatorIsClient = clientSide == .initiator
+        var connectionSummary =
+            httpSummary
+            ?? HTTPConnectionSummary(
+                accounting: accounting, protocolKind: .other, serverName: nil, clientTally: StreamTally(),
+                serverTally: StreamTally())
+        connectionSummary.accounting = accounting
+        connectionSummary.serverName = summary.serverName
+        connectionSummary.clientEndpoint = initiatorIsClient ? info.initiator : info.responder
+        context.closed(row, connectionSummary)
+        tls = nil
+        http = nil
+    }
+
+    /// One TLS record, in stream order per direction.
+    private func tlsRecord(_ record: TLSRecordInfo, _ plaintext: UnsafeRawBufferPointer) {
+        let d = record.direction.rawValue
+        // When the record began: in the piece being fed, or in an earlier one.
+        let position = piece[d] ?? StreamPosition(time: info.firstPacketTime, offset: 0, peerAcknowledged: nil)
+        var time = position.time
+        if let start = recordStart[d] {
+            if start < position.offset, let earlier = recordStartTime[d] { time = earlier }
+            recordStart[d] = start + Int64(record.wireLength)
+        }
+        guard record.readable, record.contentType == TLSContentType.applicationData.rawValue else { return }
+        let offset = plaintextOffset[d]
+        plaintextOffset[d] = offset + Int64(plaintext.count)
+        ledger.add(direction: record.direction, plaintextOffset: offset, overhead: record.wireLength - plaintext.count)
+        if content == .undecided { content = decideContent(record.direction, plaintext) }
+        switch content {
+        case .h2:
+            h2Bytes[d] = saturatingSum(h2Bytes[d], plaintext.count)
+        case .http1, .undecided:
+            guard plaintext.count > 0 else { return }
+            let side: FlowSide = record.direction == .client ? .initiator : .responder
+            httpConnection().receive(
+                plaintext, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
+        }
+    }
+
+    /// HTTP/2 when ALPN chose it or the client's first bytes are its preface; HTTP/1.x
+    /// otherwise (the parser finds the messages, or reports none).
+    private func decideContent(_ direction: TLSDirection, _ plaintext: UnsafeRawBufferPointer) -> Content {
+        if let alpn = tls.summary.selectedALPN { return alpn == "h2" ? .h2 : .http1 }
+        let preface = Array("PRI * HTTP/2.0\r\n".utf8)
+        if direction == .client, plaintext.count >= preface.count,
+            plaintext.prefix(preface.count).elementsEqual(preface)
+        {
+            return .h2
+        }
+        return .http1
+    }
+
+    /// The HTTP/1.x connection over the plaintext: its initiator is the TLS client.
+    private func httpConnection() -> HTTPConnection<ConnectionRecordSink> {
+        if let http { return http }
+        let inner = ConnectionInfo(
+            number: info.number, initiator: info.endpoint(clientSide), responder: info.endpoint(clientSide.peer),
+            sawHandshake: true, firstPacketTime: info.firstPacketTime)
+        // A tunnel's initiator is already its TLS client.
+        let connection = HTTPConnection(
+            info: inner, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
+        http = connection
+        return connection
+    }
+}
+
+extension TLSDirectionSummary {
+    /// Bytes of the records that carry no application data: handshake, alert,
+    /// change_cipher_spec and other types.
+    var controlBytes: Int { recordBytes - applicationData.bytes }
+}

@@ -1,0 +1,11 @@
+import MeterAuditKit
+import TestSupport
+
+extension AnalysisOptions {
+    /// Default options with every key log of Samples/, as `scripts/analyze-samples` runs.
+    static func withSampleKeys() throws -> AnalysisOptions {
+        var options = AnalysisOptions()
+        try options.loadKeyLogs(Fixtures.sampleKeyLogs())
+        return options
+    }
+}
