@@ -13,7 +13,10 @@ final class DeterminismTests: XCTestCase {
             let result = try AuditRun(inputs: captures, outputDirectory: out, options: try .withSampleKeys()).run()
             XCTAssertEqual(
                 result.files.map { ($0 as NSString).lastPathComponent },
-                ["messages.csv", "connections.csv", "endpoints.csv", "report.md", "report.json", "report.html", "diagnostics.json"])
+                [
+                    "messages.csv", "connections.csv", "endpoints.csv", "report.md", "report.json", "report.html",
+                    "diagnostics.json",
+                ])
             var files: [String: Data] = [:]
             for path in result.files {
                 files[(path as NSString).lastPathComponent] = try Data(contentsOf: URL(fileURLWithPath: path))
