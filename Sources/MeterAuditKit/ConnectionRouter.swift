@@ -347,11 +347,7 @@ final class TLSRelay: TCPStreamHandler {
         var row = ConnectionRow(
             input: context.input, connection: info.number, client: client.description, server: server.description,
             protocolKind: protocolKind)
-        row.serverName = summary.serverName ?? ""
-        row.alpn = summary.selectedALPN ?? ""
-        row.tlsVersion = summary.version.map(TLSVersion.name) ?? ""
-        row.cipherSuite = summary.cipherSuiteName ?? ""
-        row.decrypted = summary.notDecrypted?.rawValue ?? "yes"
+        Self.describeTLS(summary, in: &row)
         row.records = recordSink.records
         let clientAccounting = clientSide == .initiator ? accounting.initiator : accounting.responder
         let serverAccounting = clientSide == .initiator ? accounting.responder : accounting.initiator
@@ -373,6 +369,17 @@ final class TLSRelay: TCPStreamHandler {
         context.closed(row, connectionSummary)
         tls = nil
         http = nil
+    }
+
+    /// The TLS columns of a connection row. Kept out of close(_:): inlined there, Swift 6.3.1's
+    /// optimizer (CopyPropagation) crashes on the release build.
+    @inline(never)
+    private static func describeTLS(_ summary: TLSSummary, in row: inout ConnectionRow) {
+        row.serverName = summary.serverName ?? ""
+        row.alpn = summary.selectedALPN ?? ""
+        row.tlsVersion = summary.version.map(TLSVersion.name) ?? ""
+        row.cipherSuite = summary.cipherSuiteName ?? ""
+        row.decrypted = summary.notDecrypted?.rawValue ?? "yes"
     }
 
     /// One TLS record, in stream order per direction.
