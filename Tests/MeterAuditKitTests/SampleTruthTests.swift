@@ -40,6 +40,26 @@ final class SampleTruthTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(pairs.count, 8, "Samples/ should hold the generated captures")
     }
 
+    /// Every TLS sample (a capture with its key log in Samples/, or with its secrets inside: the
+    /// -dsb pcapng) has its senders' truth, so the test below checks its decrypted records:
+    /// curl's --trace (both directions), pyhttp.py's logs, or for tls13-keyupdate the requests
+    /// written to openssl s_client and nginx's logs. tls13-nokey has no key and no truth.
+    func testEveryTLSSampleHasTruth() throws {
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: Fixtures.root.appendingPathComponent("Samples").path)
+        let keyed = names.filter { $0.hasSuffix(".keys") }.map { String($0.dropLast(".keys".count)) }
+        let embedded = names.filter { $0.hasSuffix("-dsb.pcapng") }.map { String($0.dropLast(".pcapng".count)) }
+        let tlsSamples = Set(keyed + embedded)
+        // tls12-nginx-curl, tls12-python, tls12-resume, tls13-keyupdate, tls13-nginx-curl,
+        // tls13-nginx-curl-dsb, tls13-proxy-curl, tls13-python
+        XCTAssertEqual(tlsSamples.count, 8)
+        let checked = try Self.samplePairs().map { ($0.0 as NSString).lastPathComponent }
+        for sample in tlsSamples.sorted() {
+            XCTAssertTrue(names.contains(sample + ".truth.jsonl"), "\(sample) has no truth")
+            XCTAssertTrue(checked.contains { $0.hasPrefix(sample + ".pcap") }, "\(sample) is not checked")
+        }
+    }
+
     func testEveryMessageMatchesItsSendersLog() throws {
         var checked = 0
         for (capture, truthPath) in try Self.samplePairs() {

@@ -12,6 +12,12 @@ Sources:
   python  pyhttp.py logs (already sender records)
   curl    `curl --trace` (=> Send header / => Send data blocks: the exact bytes curl
           wrote) + the `-w` lines of the same invocation (local/remote address)
+  curl-exchanges  the same trace read both ways: also <= Recv header / <= Recv data, the
+          exact plaintext bytes curl read (over TLS: what it decrypted), as the
+          responses' truth; any number of transfers and connections, one -w line per
+          transfer (the transfer's connection)
+  raw     request bytes a script wrote itself (files, in order), on the one connection
+          nginx's JSON access log names (openssl s_client's requests)
   nginx   the JSON access log ($bytes_sent, $body_bytes_sent, $status, ...) + the
           debug error log ("send 100 Continue", "http chunk: N") + the served files
 
@@ -123,6 +129,80 @@ def curl_records(trace, wout):
     return recs
 
 
+def curl_exchange_records(trace, wout):
+    """Sender records for both directions of every transfer of one curl invocation: requests
+    from the bytes curl sent, responses (interim 1xx ones too) from the bytes it received.
+    Transfer i is the i-th request in the trace and the i-th -w line (its connection)."""
+    blocks = parse_curl_trace(trace)
+    ws = [l.split() for l in open(wout) if l.strip()]
+    transfers = sum(1 for k, _ in blocks if k == "Send header")
+    if transfers != len(ws):
+        sys.exit(f"{trace}: {transfers} requests but {len(ws)} -w lines")
+    seq, recs, transfer = {}, [], -1
+    current = None  # the response being read
+
+    def new_record(kind, data, eol):
+        ends = ws[transfer]
+        client, server = endpoint(ends[0], ends[1]), endpoint(ends[2], ends[3])
+        k = seq.get((client, kind), 0)
+        seq[(client, kind)] = k + 1
+        r = {"source": "curl", "client": client, "server": server, "kind": kind, "seq": k,
+             "method": data.split(b" ", 1)[0].decode() if kind == "request" else None,
+             "status": int(data.split(b" ", 2)[1]) if kind == "response" else None,
+             "parts": [["line", eol, True]], "_head": data, "_body": b""}
+        recs.append(r)
+        return r
+
+    for kind, data in blocks:
+        if kind == "Send header":
+            transfer += 1
+            current = None
+            eol = data.index(b"\n") + 1
+            if not (data.endswith(b"\r\n\r\n") or data.endswith(b"\n\n")):
+                sys.exit(f"{trace}: header block does not end with an empty line")
+            r = new_record("request", data, eol)
+            r["parts"].append(["headers", len(data) - eol, True])
+        elif kind == "Send data":
+            req = [r for r in recs if r["kind"] == "request"][-1]
+            req["parts"].append(["body", len(data), True])
+            req["_body"] += data
+        elif kind == "Recv header":
+            # curl logs each received header line as its own block: the status line starts a
+            # response, the empty line ends its head
+            if current is None or current["_done"]:
+                if not data.startswith(b"HTTP/"):
+                    sys.exit(f"{trace}: response does not start with a status line: {data[:40]!r}")
+                current = new_record("response", data, len(data))
+                current["_done"] = False
+                current["parts"].append(["headers", 0, True])
+            else:
+                current["parts"][1][1] += len(data)
+                current["_head"] += data
+                if data in (b"\r\n", b"\n"):
+                    current["_done"] = True
+        elif kind == "Recv data":
+            if current is None or not current["_done"]:
+                sys.exit(f"{trace}: data received outside a response body")
+            if len(current["parts"]) == 2:
+                current["parts"].append(["body", 0, True])
+            current["parts"][2][1] += len(data)
+            current["_body"] += data
+    for r in recs:
+        head, body = r.pop("_head"), r.pop("_body")
+        r.pop("_done", None)
+        te = (header_value(head, "transfer-encoding") or "").lower()
+        dechunked = dechunk(body)[0] if "chunked" in te and body else body
+        coding = (header_value(head, "content-encoding") or "").lower() or None
+        if coding == "gzip":
+            decoded = len(zlib.decompress(dechunked, 47))
+        elif coding:
+            sys.exit(f"{trace}: unexpected content coding {coding}")
+        else:
+            decoded = len(dechunked)
+        r.update(body_decoded=decoded, dechunked=len(dechunked), coding=coding)
+    return recs
+
+
 # --------------------------------------------------------------------------- nginx
 
 # ngx_http_status_lines of nginx 1.22 (the reason phrases nginx writes)
@@ -214,6 +294,26 @@ def nginx_records(access, debug, root):
     return recs
 
 
+def raw_request_records(access, files):
+    """Sender records for requests whose exact bytes are in files, written in that order on
+    the one connection of nginx's JSON access log (which gives the client's port)."""
+    ends = {(a["remote_addr"], a["remote_port"], a["server_addr"], a["server_port"]) for a in read_jsonl(access)}
+    if len(ends) != 1:
+        sys.exit(f"{access}: expected one connection, got {ends}")
+    lip, lport, rip, rport = ends.pop()
+    recs = []
+    for k, path in enumerate(files):
+        data = open(path, "rb").read()
+        eol = data.index(b"\n") + 1
+        if not data.endswith(b"\r\n\r\n") or b"content-length" in data.lower():
+            sys.exit(f"{path}: expected a request head without a body")
+        recs.append({"source": "raw", "client": endpoint(lip, lport), "server": endpoint(rip, rport),
+                     "kind": "request", "seq": k, "method": data.split(b" ", 1)[0].decode(), "status": None,
+                     "parts": [["line", eol, True], ["headers", len(data) - eol, True]],
+                     "body_decoded": 0, "dechunked": 0, "coding": None})
+    return recs
+
+
 # --------------------------------------------------------------------------- build
 
 def build(records, snaplen_rule=False):
@@ -255,6 +355,10 @@ def main():
     ap.add_argument("--python", nargs="*", default=[], help="pyhttp.py sender logs")
     ap.add_argument("--curl", nargs=2, action="append", default=[], metavar=("TRACE", "WOUT"),
                     help="curl --trace file and the -w output of the same invocation")
+    ap.add_argument("--curl-exchanges", nargs=2, action="append", default=[], metavar=("TRACE", "WOUT"),
+                    help="curl --trace file and the -w output (one line per transfer): both directions")
+    ap.add_argument("--raw-requests", nargs="+", metavar=("ACCESS", "FILE"),
+                    help="nginx JSON access log (the connection), then the request files in order")
     ap.add_argument("--nginx", nargs=3, metavar=("ACCESS", "DEBUG", "ROOT"))
     ap.add_argument("--records", help="also write the merged sender records here")
     ap.add_argument("--snaplen-rule", action="store_true",
@@ -266,6 +370,10 @@ def main():
         records += read_jsonl(p)
     for trace, wout in args.curl:
         records += curl_records(trace, wout)
+    for trace, wout in args.curl_exchanges:
+        records += curl_exchange_records(trace, wout)
+    if args.raw_requests:
+        records += raw_request_records(args.raw_requests[0], args.raw_requests[1:])
     if args.nginx:
         records += nginx_records(*args.nginx)
     if args.records:
