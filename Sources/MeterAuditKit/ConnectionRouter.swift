@@ -1,6 +1,7 @@
 import Analysis
 import DequeModule
 import HTTP1
+import HTTP2
 import PacketLayers
 import Records
 import TCPReassembly
@@ -65,10 +66,13 @@ struct ConnectionContext {
 }
 
 /// One TCP connection, until its first bytes tell what it is: a TLS record header sends it
-/// through `TLSRelay` (decrypted HTTP inside), anything else to `HTTPConnection` as cleartext.
+/// through `TLSRelay` (decrypted HTTP inside), the HTTP/2 connection preface to
+/// `HTTP2Connection` (h2c with prior knowledge), anything else to `HTTPConnection` as cleartext.
 /// Bytes that came before the protocol could be told (a TLS header takes 3 bytes) are kept
 /// and replayed. After the choice every call goes straight on.
 final class ConnectionRouter: TCPStreamHandler {
+    enum Route { case tls, h2, http1 }
+
     private let info: ConnectionInfo
     private var context: ConnectionContext
     private var next: TCPStreamHandler?
@@ -97,37 +101,57 @@ final class ConnectionRouter: TCPStreamHandler {
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
         streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
         if let next { return next.receive(bytes, from: side, at: position) }
-        if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
-            settle(decided).receive(bytes, from: side, at: position)
+        if undecided.isEmpty, let decided = Self.classify(bytes) {
+            settle(decided, prefaceSide: side).receive(bytes, from: side, at: position)
             return
         }
         undecided.append((side, Array(bytes), position))
         var prefix: [UInt8] = []
-        for run in undecided where run.side == side { prefix += run.bytes.prefix(3 - prefix.count) }
-        if let decided = TLSHelloSniffer.classify(prefix) { settle(decided) }
+        for run in undecided where run.side == side { prefix += run.bytes.prefix(Self.prefaceLength - prefix.count) }
+        if let decided = Self.classify(prefix) { settle(decided, prefaceSide: side) }
+    }
+
+    private static let prefaceLength = 24
+
+    /// TLS from a record header, HTTP/2 from the client's connection preface (h2c with prior
+    /// knowledge), HTTP/1.x otherwise; nil while the bytes could still be either.
+    static func classify<Bytes: Collection>(_ bytes: Bytes) -> Route? where Bytes.Element == UInt8 {
+        let preface = HTTP2Connection<ConnectionRecordSink>.prefaceBytes
+        let shown = bytes.prefix(preface.count)
+        if !shown.isEmpty, shown.elementsEqual(preface.prefix(shown.count)) {
+            return shown.count == preface.count ? .h2 : nil
+        }
+        switch TLSHelloSniffer.classify(Array(bytes.prefix(3))) {
+        case .tls: return .tls
+        case nil: return nil
+        default: return .http1
+        }
     }
 
     func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
         streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
-        (next ?? settle(.http)).gap(length, from: side, at: position)
+        (next ?? settle(.http1)).gap(length, from: side, at: position)
     }
 
     func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
-        (next ?? settle(.http)).end(of: side, reason: reason, time: time)
+        (next ?? settle(.http1)).end(of: side, reason: reason, time: time)
     }
 
     func close(_ accounting: ConnectionAccounting) {
-        (next ?? settle(.http)).close(accounting)
+        (next ?? settle(.http1)).close(accounting)
         next = nil
     }
 
     /// Makes the handler for what the first bytes showed, and replays them to it.
     @discardableResult
-    private func settle(_ decided: ConnectionProtocol) -> TCPStreamHandler {
+    private func settle(_ decided: Route, prefaceSide: FlowSide = .initiator) -> TCPStreamHandler {
         let handler: TCPStreamHandler
-        if decided == .tls {
+        switch decided {
+        case .tls:
             handler = TLSRelay(info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) })
-        } else {
+        case .h2:
+            handler = CleartextHTTP2Connection(info: info, context: context, clientSide: prefaceSide)
+        case .http1:
             handler = CleartextConnection(info: info, context: context)
         }
         next = handler
