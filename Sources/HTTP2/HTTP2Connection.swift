@@ -123,6 +123,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             stream.requestIndex = upgradedRequest.index
             stream.requestSummary = upgradedRequest
             streams[1] = stream
+            streamCount = 1
         }
     }
 

@@ -186,6 +186,22 @@ final class ConnectionRecordSink: HTTPRecordSink {
         context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
     }
 
+    /// The HTTP/2 reader an h2c Upgrade started on this connection: its records and frames
+    /// count in this connection's row.
+    private(set) var upgraded: CleartextHTTP2Connection?
+
+    func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
+        -> TCPStreamHandler?
+    {
+        guard transport == .tcp else { return nil }
+        var inner = context
+        inner.firstIndexes = firstIndexes
+        let handler = CleartextHTTP2Connection(
+            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false)
+        upgraded = handler
+        return handler
+    }
+
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
 
     func record(_ message: CapturedMessage, body: BodyMeter?) {
@@ -237,6 +253,12 @@ final class CleartextConnection: TCPStreamHandler {
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
+        if let upgraded = recordSink.upgraded {
+            // After `Upgrade: h2c` and its 101 the connection spoke HTTP/2.
+            row.protocolKind = .h2
+            row.records += upgraded.records
+            row.http2 = upgraded.overhead
+        }
         context.closed(row, summary)
     }
 }

@@ -12,13 +12,18 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
     private let recordSink: ConnectionRecordSink
     private let http2: HTTP2Connection<ConnectionRecordSink>
     private let clientSide: FlowSide
+    /// False after an h2c Upgrade: the HTTP/1.1 connection's row counts this one's too.
+    private let ownRow: Bool
+    private(set) var overhead: HTTP2Overhead?
+    var records: Int { recordSink.records }
 
     /// `clientSide`: the side that sent the preface; `upgradedRequest`: the HTTP/1.1 request
     /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101.
     init(
         info: ConnectionInfo, context: ConnectionContext, clientSide: FlowSide,
-        upgradedRequest: RequestSummary? = nil
+        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true
     ) {
+        self.ownRow = ownRow
         self.info = info
         self.context = context
         self.clientSide = clientSide
@@ -43,7 +48,8 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         http2.close(accounting)
-        guard let summary = recordSink.summary else { return }
+        overhead = HTTP2Overhead(http2.summary)
+        guard ownRow, let summary = recordSink.summary else { return }
         let clientIsInitiator = clientSide == .initiator
         var row = ConnectionRow(
             input: context.input, connection: info.number,
@@ -52,7 +58,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
-        row.http2 = HTTP2Overhead(http2.summary)
+        row.http2 = overhead
         context.closed(row, summary)
     }
 }

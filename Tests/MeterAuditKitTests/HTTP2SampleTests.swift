@@ -79,6 +79,36 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(overhead.clientErrors + overhead.serverErrors, 0)
     }
 
+    /// curl's `Upgrade: h2c`: the request and the 101 are HTTP/1.1 records, the response comes
+    /// as stream 1's frames, paired with the upgraded request; one row, protocol h2.
+    func testUpgradeHandsTheConnectionToHTTP2() throws {
+        let (records, connections) = try analyze("h2c-upgrade.pcap")
+        let truth = try XCTUnwrap(try truths("h2c-upgrade.h2truth.jsonl").first)
+        XCTAssertEqual(records.map { $0.message.status }, [nil, 101, 200])
+        let request = records[0], response = records[2]
+        XCTAssertNil(request.message.http2)
+        XCTAssertEqual(request.message.version, "HTTP/1.1")
+        XCTAssertEqual(response.message.http2?.stream, 1)
+        XCTAssertEqual(response.message.pair, request.message.index)
+        XCTAssertEqual(response.requestSummary?.method, "GET")
+        XCTAssertEqual(response.wire.line, 0)
+        XCTAssertEqual(response.wire.headers, truth.wire_headers)
+        XCTAssertEqual(response.wire.body, truth.wire_body)
+        XCTAssertEqual(response.bodyDecoded, truth.body)
+        XCTAssertEqual(response.message.complete, truth.complete)
+        let connection = try XCTUnwrap(connections.first)
+        XCTAssertEqual(connections.count, 1)
+        XCTAssertEqual(connection.protocolKind, .h2)
+        XCTAssertEqual(connection.records, 3)
+        let overhead = try XCTUnwrap(connection.http2)
+        XCTAssertEqual(overhead.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
+        XCTAssertEqual(
+            (request.wire.total ?? 0) + overhead.clientBytes, connection.clientTCPBytes,
+            "the client's bytes: its HTTP/1.1 request, then the preface and its frames")
+        XCTAssertEqual(
+            (records[1].wire.total ?? 0) + (response.wire.total ?? 0) + overhead.serverBytes, connection.serverTCPBytes)
+    }
+
     func testRepeatedRequestHeaderBlockIsSmallerThanTheFirst() throws {
         let (records, _) = try analyze("h2c-prior.pcap")
         let gets = records.filter { $0.message.kind == .request && $0.requestSummary.map { RequestTarget($0.target).path } == Array("/a".utf8) }
