@@ -63,6 +63,11 @@ public struct FrameTypeCount: Sendable, Equatable, Codable {
         self.frames = frames
         self.bytes = bytes
     }
+
+    mutating func add(_ other: FrameTypeCount) {
+        frames = saturatingSum(frames, other.frames)
+        bytes = saturatingSum(bytes, other.bytes)
+    }
 }
 
 /// An HTTP/2 connection's overhead: the preface and the frames no message owns (SETTINGS,
@@ -89,4 +94,10 @@ public struct HTTP2Overhead: Sendable, Equatable, Codable {
 
     public var clientBytes: Int { client.values.reduce(0) { $0 + $1.bytes } }
     public var serverBytes: Int { server.values.reduce(0) { $0 + $1.bytes } }
+}
+
+/// `a + b`, Int.max when it overflows (counts read from input never trap).
+func saturatingSum(_ a: Int, _ b: Int) -> Int {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? Int.max : sum
 }

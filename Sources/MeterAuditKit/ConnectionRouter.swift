@@ -207,7 +207,10 @@ final class ConnectionRecordSink: HTTPRecordSink {
     func record(_ message: CapturedMessage, body: BodyMeter?) {
         records += 1
         sink.record(
-            message, body: body, transport: transport, tlsOverhead: overheads?.overhead(of: message) ?? 0,
+            message, body: body, transport: transport,
+            // HTTP/2 frames of many streams share TLS records: no message owns a record's
+            // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
+            tlsOverhead: message.http2 != nil && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
             tunnelHost: context.tunnelHost)
     }
 
@@ -242,7 +245,7 @@ final class CleartextConnection: TCPStreamHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         http.close(accounting)
-        guard let summary = recordSink.summary else { return }
+        guard var summary = recordSink.summary else { return }
         let clientIsInitiator = summary.clientIsInitiator(info)
         var row = ConnectionRow(
             input: context.input, connection: info.number,
@@ -258,6 +261,9 @@ final class CleartextConnection: TCPStreamHandler {
             row.protocolKind = .h2
             row.records += upgraded.records
             row.http2 = upgraded.overhead
+            // Read as HTTP/2, the bytes after the 101 are no tunnel's that no one read.
+            summary.clientTally.tunnelBytes = 0
+            summary.serverTally.tunnelBytes = 0
         }
         context.closed(row, summary)
     }
@@ -311,8 +317,8 @@ func saturatingSum(_ a: Int, _ b: Int) -> Int {
 
 /// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted
 /// application data of each direction goes to an `HTTPConnection` as that direction's
-/// ordered stream (offsets in plaintext bytes), unless ALPN or the connection preface says
-/// HTTP/2, which is counted and not parsed. A TCP gap stops that direction's decryption.
+/// ordered stream (offsets in plaintext bytes), or to an `HTTP2Connection` when ALPN or the
+/// connection preface says HTTP/2. A TCP gap stops that direction's decryption.
 final class TLSRelay: TCPStreamHandler {
     private enum Content { case undecided, http1, h2 }
 
@@ -324,6 +330,7 @@ final class TLSRelay: TCPStreamHandler {
     private let ledger: TLSOverheadLedger
     private let recordSink: ConnectionRecordSink
     private var http: HTTPConnection<ConnectionRecordSink>?
+    private var http2: HTTP2Connection<ConnectionRecordSink>?
     private var content = Content.undecided
     /// Per TLS direction: plaintext bytes handed on so far (the next record's offset).
     private var plaintextOffset: [Int64] = [0, 0]
@@ -333,7 +340,6 @@ final class TLSRelay: TCPStreamHandler {
     private var recordStartTime: [Int64?] = [nil, nil]
     /// Per TLS direction: the piece being fed.
     private var piece: [StreamPosition?] = [nil, nil]
-    private var h2Bytes = [0, 0]
 
     init(info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?) {
         self.info = info
@@ -378,6 +384,7 @@ final class TLSRelay: TCPStreamHandler {
     func close(_ accounting: ConnectionAccounting) {
         tls.finish()
         http?.close(accounting)
+        http2?.close(accounting)
         let summary = tls.summary
         let client = info.endpoint(clientSide)
         let server = info.endpoint(clientSide.peer)
@@ -407,6 +414,7 @@ final class TLSRelay: TCPStreamHandler {
         row.serverTLSBytes = summary.server.recordBytes
         row.clientTLSControlBytes = summary.client.controlBytes
         row.serverTLSControlBytes = summary.server.controlBytes
+        if let http2 { row.http2 = HTTP2Overhead(http2.summary) }
         let initiatorIsClient = clientSide == .initiator
         var connectionSummary =
             httpSummary
@@ -419,6 +427,7 @@ final class TLSRelay: TCPStreamHandler {
         context.closed(row, connectionSummary)
         tls = nil
         http = nil
+        http2 = nil
     }
 
     /// One TLS record, in stream order per direction.
@@ -438,7 +447,10 @@ final class TLSRelay: TCPStreamHandler {
         if content == .undecided { content = decideContent(record.direction, plaintext) }
         switch content {
         case .h2:
-            h2Bytes[d] = saturatingSum(h2Bytes[d], plaintext.count)
+            guard plaintext.count > 0 else { return }
+            let side: FlowSide = record.direction == .client ? .initiator : .responder
+            http2Connection().receive(
+                plaintext, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
         case .http1, .undecided:
             guard plaintext.count > 0 else { return }
             let side: FlowSide = record.direction == .client ? .initiator : .responder
@@ -458,6 +470,18 @@ final class TLSRelay: TCPStreamHandler {
             return .h2
         }
         return .http1
+    }
+
+    /// The HTTP/2 connection over the plaintext (ALPN h2): its client is the TLS client.
+    private func http2Connection() -> HTTP2Connection<ConnectionRecordSink> {
+        if let http2 { return http2 }
+        let inner = ConnectionInfo(
+            number: info.number, initiator: info.endpoint(clientSide), responder: info.endpoint(clientSide.peer),
+            sawHandshake: true, firstPacketTime: info.firstPacketTime)
+        let connection = HTTP2Connection(
+            info: inner, sink: recordSink, clientSide: .initiator, firstIndexes: context.firstIndexes)
+        http2 = connection
+        return connection
     }
 
     /// The HTTP/1.x connection over the plaintext: its initiator is the TLS client.

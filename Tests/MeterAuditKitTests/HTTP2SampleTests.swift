@@ -107,6 +107,15 @@ final class HTTP2SampleTests: XCTestCase {
             "the client's bytes: its HTTP/1.1 request, then the preface and its frames")
         XCTAssertEqual(
             (records[1].wire.total ?? 0) + (response.wire.total ?? 0) + overhead.serverBytes, connection.serverTCPBytes)
+        // diagnostics.json: the frames by type, and nothing left as unread tunnel bytes.
+        let diagnostics = InputAnalyzer(options: AnalysisOptions()).analyze(path: Fixtures.sample("h2c-upgrade.pcap")) {
+            _ in
+        }
+        XCTAssertEqual(diagnostics.connections.tunnelBytes, 0)
+        XCTAssertEqual(diagnostics.connections.http, 1)
+        XCTAssertEqual(diagnostics.h2?.connections, 1)
+        XCTAssertEqual(diagnostics.h2?.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
+        XCTAssertEqual(diagnostics.h2?.server, overhead.server)
     }
 
     func testRepeatedRequestHeaderBlockIsSmallerThanTheFirst() throws {
