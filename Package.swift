@@ -86,7 +86,8 @@ let package = Package(
         .target(
             name: "FuzzEntries",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HTTP2", "Records", "HARMessages", "ContentCoding",
+                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HTTP2", "Records", "HARMessages",
+                "ContentCoding",
                 "TLS",
             ]),
         .executableTarget(

@@ -38,7 +38,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
-        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har, h2
+        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
+            h2
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -217,8 +218,12 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             connections += 1
             streams = saturatingSum(streams, overhead.streams)
             errors = saturatingSum(errors, saturatingSum(overhead.clientErrors, overhead.serverErrors))
-            for (name, count) in overhead.client { client[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count) }
-            for (name, count) in overhead.server { server[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count) }
+            for (name, count) in overhead.client {
+                client[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
+            }
+            for (name, count) in overhead.server {
+                server[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
+            }
         }
     }
 

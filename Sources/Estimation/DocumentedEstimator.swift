@@ -72,7 +72,8 @@ public struct DocumentedEstimator: Estimator {
             causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
         case .response:
             causes.add(
-                .line, message.http2 != nil ? "HTTP/2 has no status line; \"HTTP/2 status\" counted" : "status-line CRLF",
+                .line,
+                message.http2 != nil ? "HTTP/2 has no status line; \"HTTP/2 status\" counted" : "status-line CRLF",
                 estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {

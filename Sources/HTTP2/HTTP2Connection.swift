@@ -14,8 +14,9 @@ public struct HTTP2Limits: Sendable {
     /// Largest decoded header list HPACK accepts in one block.
     public var maxHeaderListSize: Int
 
-    public init(maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20)
-    {
+    public init(
+        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
+    ) {
         self.maxHeaderBlockBytes = maxHeaderBlockBytes
         self.maxControlPayloadBytes = maxControlPayloadBytes
         self.maxHeaderListSize = maxHeaderListSize
@@ -462,7 +463,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
             addFrames(&open.message, block.frames)
             if let fields {
-                open.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map { HeaderField($0.name, $0.value) }
+                open.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
+                    HeaderField($0.name, $0.value)
+                }
                 addListSize(&open.message, fields)
             } else {
                 open.message.anomalies.insert(.hpackStateUnknown)
@@ -508,7 +511,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
-    private func promise(_ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide) {
+    private func promise(
+        _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
+    ) {
         var stream = streams[promised] ?? newStream()
         defer { streams[promised] = stream }
         guard stream.requestIndex == nil else {
@@ -638,7 +643,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             if kind == .request { stream.requestIndex = message.index } else { stream.responseIndex = message.index }
             stream.setOpen(kind, OpenMessage(message: message, observer: nil))
             // The bytes of this frame went by before the message existed: counted as missing.
-            let data = max(0, header.length - (header.has(FrameFlags.padded) ? 1 + (readers[sender.rawValue].padLength ?? 0) : 0))
+            let data = max(
+                0, header.length - (header.has(FrameFlags.padded) ? 1 + (readers[sender.rawValue].padLength ?? 0) : 0))
             if var open = stream.open(kind) {
                 open.message.bodyLength = data
                 open.message.missingBytes = data
@@ -744,7 +750,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, dropped)
             reader.searchBuffer.removeFirst(dropped)
             reader.searchStart = reader.searchStart.map {
-                StreamPosition(time: $0.time, offset: $0.offset &+ Int64(dropped), peerAcknowledged: $0.peerAcknowledged)
+                StreamPosition(
+                    time: $0.time, offset: $0.offset &+ Int64(dropped), peerAcknowledged: $0.peerAcknowledged)
             }
         }
         return used

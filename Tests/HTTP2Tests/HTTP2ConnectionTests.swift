@@ -59,8 +59,10 @@ final class HTTP2ConnectionTests: XCTestCase {
     ) -> (Sink, HTTP2ConnectionSummary) {
         let sink = Sink()
         let info = ConnectionInfo(
-            number: 0, initiator: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 50000),
-            responder: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 80), sawHandshake: true,
+            number: 0,
+            initiator: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 50000),
+            responder: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 80),
+            sawHandshake: true,
             firstPacketTime: 0)
         let connection = HTTP2Connection(info: info, sink: sink, startsAtBeginning: startsAtBeginning)
         var offsets: [Int64] = [0, 0]
@@ -167,7 +169,7 @@ final class HTTP2ConnectionTests: XCTestCase {
     }
 
     func testResetLeavesTheOpenMessageIncomplete() {
-        let reset = Self.frame(3, 0, 1, [0, 0, 0, 8])  // CANCEL
+        let reset = Self.frame(3, 0, 1, [0, 0, 0, 8]) // CANCEL
         let (sink, summary) = run(
             client: [Self.preface, Self.frame(1, 0x05, 1, Self.getBlock)],
             server: [Self.frame(1, 0x04, 1, Self.okBlock), Self.frame(0, 0, 1, [1, 2, 3]), reset])
@@ -207,7 +209,9 @@ final class HTTP2ConnectionTests: XCTestCase {
         // DATA of 10 bytes sent as 4, a 3-byte gap, 3; then the stream ends.
         let data = Self.frame(0, 0x01, 1, Array(0..<10))
         let (sink, _) = run(
-            client: [Self.preface, Self.frame(1, 0x04, 1, Self.getBlock), Array(data.prefix(13)), Array(data.suffix(3))],
+            client: [
+                Self.preface, Self.frame(1, 0x04, 1, Self.getBlock), Array(data.prefix(13)), Array(data.suffix(3)),
+            ],
             server: [], gaps: [(.initiator, afterChunk: 2, length: 3)])
         let request = sink.records.first
         XCTAssertEqual(request?.missingBytes, 3)

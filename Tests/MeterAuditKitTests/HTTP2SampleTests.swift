@@ -85,7 +85,8 @@ final class HTTP2SampleTests: XCTestCase {
         let (records, connections) = try analyze("h2c-upgrade.pcap")
         let truth = try XCTUnwrap(try truths("h2c-upgrade.h2truth.jsonl").first)
         XCTAssertEqual(records.map { $0.message.status }, [nil, 101, 200])
-        let request = records[0], response = records[2]
+        let request = records[0]
+        let response = records[2]
         XCTAssertNil(request.message.http2)
         XCTAssertEqual(request.message.version, "HTTP/1.1")
         XCTAssertEqual(response.message.http2?.stream, 1)
@@ -120,7 +121,9 @@ final class HTTP2SampleTests: XCTestCase {
 
     func testRepeatedRequestHeaderBlockIsSmallerThanTheFirst() throws {
         let (records, _) = try analyze("h2c-prior.pcap")
-        let gets = records.filter { $0.message.kind == .request && $0.requestSummary.map { RequestTarget($0.target).path } == Array("/a".utf8) }
+        let gets = records.filter {
+            $0.message.kind == .request && $0.requestSummary.map { RequestTarget($0.target).path } == Array("/a".utf8)
+        }
         XCTAssertEqual(gets.map { $0.message.http2?.stream }, [1, 11])
         XCTAssertLessThan(gets[1].wire.headers ?? .max, gets[0].wire.headers ?? 0)
         // Same decoded fields, so the same header list size.
@@ -143,7 +146,8 @@ final class HTTP2SampleTests: XCTestCase {
             let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard columns.count == 4 else { continue }
             let fromServer = columns[0] == "18520"
-            let streams = columns[1].split(separator: ","), types = columns[2].split(separator: ",")
+            let streams = columns[1].split(separator: ",")
+            let types = columns[2].split(separator: ",")
             let lengths = columns[3].split(separator: ",")
             for i in 0..<min(streams.count, types.count, lengths.count) {
                 guard let length = Int(lengths[i]) else { continue }
@@ -162,7 +166,9 @@ final class HTTP2SampleTests: XCTestCase {
             let fromServer = record.message.kind == .response || record.message.anomalies.contains(.pushed)
             // A PUSH_PROMISE travels on its parent stream (1 in this sample), not the promised one.
             let stream = record.message.anomalies.contains(.pushed) ? 1 : facts.stream
-            if let headers = record.wire.headers, headers > 0 { ours["\(fromServer) \(stream) headers", default: 0] += headers }
+            if let headers = record.wire.headers, headers > 0 {
+                ours["\(fromServer) \(stream) headers", default: 0] += headers
+            }
             if let body = record.wire.body, body > 0 { ours["\(fromServer) \(stream) body", default: 0] += body }
         }
         let overhead = try XCTUnwrap(connections.first?.http2)
