@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         // report.html's page templates (escaping every value by default).
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
+        // HPACK for HTTP/2 header blocks (the HTTP2 stage never decodes HPACK itself).
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
     ],
     targets: [
         // libpcap and zlib come with the macOS SDK and are found without pkg-config; brotli comes
@@ -43,6 +45,13 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "TCPReassembly",
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]),
+        // HTTP/2: frames, HPACK (swift-nio-http2's NIOHPACK) and per-stream records (docs/METERING.md §2a).
+        .target(
+            name: "HTTP2",
+            dependencies: [
+                "PacketLayers", "TCPReassembly", "HTTP1",
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
         .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
@@ -69,7 +78,7 @@ let package = Package(
             name: "MeterAuditKit",
             dependencies: [
                 "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
-                "Estimation", "Analysis", "Reports", "TLS",
+                "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
@@ -77,7 +86,9 @@ let package = Package(
         .target(
             name: "FuzzEntries",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding", "TLS",
+                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HTTP2", "Records", "HARMessages",
+                "ContentCoding",
+                "TLS",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -91,6 +102,8 @@ let package = Package(
         .testTarget(name: "PacketLayersTests", dependencies: ["CaptureIO", "PacketLayers", "TestSupport"]),
         .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
+        .testTarget(
+            name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1", "PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
@@ -120,7 +133,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS",
+    "FuzzTLS", "FuzzHTTP2",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

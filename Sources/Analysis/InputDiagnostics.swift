@@ -28,6 +28,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public var notes: [DiagnosticNote: Int] = [:]
     /// What a HAR input held; nil for captures.
     public var har: HARCounts?
+    /// The HTTP/2 connections' frames no message owns; nil when there was none.
+    public var h2: HTTP2Counts?
 
     public init(source: String, path: String) {
         self.source = source
@@ -36,7 +38,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
 
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
-        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har
+        case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
+            h2
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -57,6 +60,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(unestimated, forKey: .unestimated)
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(har, forKey: .har)
+        try container.encodeIfPresent(h2, forKey: .h2)
     }
 
     /// A HAR file's entries, and how its records' sizes were found.
@@ -198,6 +202,31 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var total: Int { requests + responses }
     }
 
+    /// HTTP/2 connections (docs/METERING.md §2a): the preface and the frames no message owns
+    /// (SETTINGS, PING, GOAWAY, WINDOW_UPDATE, PRIORITY, RST_STREAM, unknown types), per
+    /// direction and frame type, 9-byte headers included; streams and reading errors.
+    public struct HTTP2Counts: Codable, Sendable, Equatable {
+        public init() {}
+        public var connections = 0
+        public var streams = 0
+        /// Frame-size, protocol and HPACK errors found reading the frames.
+        public var errors = 0
+        public var client: [String: FrameTypeCount] = [:]
+        public var server: [String: FrameTypeCount] = [:]
+
+        public mutating func add(_ overhead: HTTP2Overhead) {
+            connections += 1
+            streams = saturatingSum(streams, overhead.streams)
+            errors = saturatingSum(errors, saturatingSum(overhead.clientErrors, overhead.serverErrors))
+            for (name, count) in overhead.client {
+                client[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
+            }
+            for (name, count) in overhead.server {
+                server[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
+            }
+        }
+    }
+
     public struct TLSCounts: Codable, Sendable, Equatable {
         public init() {}
         enum CodingKeys: String, CodingKey {
@@ -213,7 +242,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var serverNames: [String] = []
         /// Connections whose every record was decrypted.
         public var decrypted = 0
-        /// Decrypted connections whose ALPN (or preface) said HTTP/2: counted, not parsed.
+        /// Decrypted connections whose ALPN (or preface) said HTTP/2 (read by the HTTP2 stage).
         public var h2 = 0
         /// Connections not (wholly) decrypted, by the first reason met (docs/METERING.md §2b).
         public var notDecrypted: [String: Int] = [:]

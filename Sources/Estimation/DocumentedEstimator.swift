@@ -51,7 +51,7 @@ public struct DocumentedEstimator: Estimator {
             }
             return .success(
                 Estimate(
-                    line: FoundationText.utf8Length(message.startLine),
+                    line: responseLineLength(message),
                     headers: Self.headerBlockLength(message.fields, separator: 2),
                     body: bodySize))
         }
@@ -71,7 +71,10 @@ public struct DocumentedEstimator: Estimator {
             causes.add(.headers, "stack-added request fields", -stackAdded)
             causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
         case .response:
-            causes.add(.line, "status-line CRLF", estimate.line - wire.line)
+            causes.add(
+                .line,
+                message.http2 != nil ? "HTTP/2 has no status line; \"HTTP/2 status\" counted" : "status-line CRLF",
+                estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
@@ -117,6 +120,13 @@ public struct DocumentedEstimator: Estimator {
     private func respondsWithGzip(_ message: HTTPMessage) -> Bool {
         let values = message.values(of: "content-encoding")
         return values.count == 1 && values[0] == Array("gzip".utf8)
+    }
+
+    /// The status line the app reads back: as sent without its CRLF over HTTP/1.x; over
+    /// HTTP/2, which has none, `HTTP/2 {status}` (docs/METERING.md §2a).
+    func responseLineLength(_ message: HTTPMessage) -> Int {
+        if message.http2 != nil { return "HTTP/2 ".count + String(message.status ?? 0).count }
+        return FoundationText.utf8Length(message.startLine)
     }
 
     /// `"{host} {method} {path} HTTP/1.1 {query}\n"`, counted in UTF-8.

@@ -13,6 +13,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case harReader = "FuzzHARReader"
     case contentDecoder = "FuzzContentDecoder"
     case tls = "FuzzTLS"
+    case http2 = "FuzzHTTP2"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -30,6 +31,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .harReader: HARReaderEntry.run(input)
         case .contentDecoder: ContentDecoderEntry.run(input)
         case .tls: TLSEntry.run(input)
+        case .http2: HTTP2Entry.run(input)
         }
     }
 

@@ -25,12 +25,21 @@ public protocol HTTPRecordSink: AnyObject {
     /// of `connection` already sent on this TCP connection, so indexes go on), or nil to only
     /// count them.
     func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler?
+    /// A `101` switched the connection to HTTP/2 after `Upgrade: h2c`: who reads the frames
+    /// that follow (offsets from the first byte after the 101 and after the request), the
+    /// upgraded request being stream 1's; nil to only count them.
+    func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
+        -> TCPStreamHandler?
 }
 
 extension HTTPRecordSink {
     public func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
         nil
     }
+
+    public func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
+        -> TCPStreamHandler?
+    { nil }
 }
 
 /// What the connection carried, by protocol.
@@ -310,7 +319,19 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// The connection turned into a tunnel after `message` (a 2xx to CONNECT, or a 101).
     /// A CONNECT tunnel's bytes go to the sink's tunnel handler, when it gives one.
     func startTunnel(after message: CapturedMessage) {
-        if tunnel == nil, let request = message.request, request.method == "CONNECT" {
+        if tunnel == nil, message.status == 101, let request = message.request,
+            message.message.values(of: "upgrade").contains(where: Self.namesH2C)
+        {
+            // h2c: the frames that follow are HTTP/2, the request stream 1's (RFC 7540 §3.2).
+            let client = clientSide ?? .initiator
+            let inner = ConnectionInfo(
+                number: info.number, initiator: info.endpoint(client), responder: info.endpoint(client.peer),
+                sawHandshake: true, firstPacketTime: message.time)
+            tunnel = sink.h2cUpgradeHandler(
+                request: request, connection: inner,
+                firstIndexes: [messageCounts[client.rawValue], messageCounts[client.peer.rawValue]])
+            tunnelClient = client
+        } else if tunnel == nil, let request = message.request, request.method == "CONNECT" {
             let authority = String(decoding: request.target, as: UTF8.self)
             let client = clientSide ?? .initiator
             let inner = ConnectionInfo(
@@ -322,6 +343,14 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             tunnelClient = client
         }
         for parser in parsers { parser.startTunnel() }
+    }
+
+    /// An Upgrade value naming h2c (protocol names are case-insensitive, RFC 9110 §7.8).
+    static func namesH2C(_ value: [UInt8]) -> Bool {
+        value.split(separator: UInt8(ascii: ",")).contains { item in
+            let name = trimmed(item)
+            return name.count == 3 && zip(name, "h2c".utf8).allSatisfy { asciiLower($0) == $1 }
+        }
     }
 
     /// Tunnel bytes of `side`, at its stream position: handed on with offsets from the

@@ -67,6 +67,13 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
     /// A request line that does not parse (bad version, non-token method, HTTP/0.9), kept
     /// because a response answered it.
     public static let malformedStartLine = MessageAnomalies(rawValue: 1 << 11)
+    /// HTTP/2: a request the server promised (PUSH_PROMISE), not one the client sent.
+    public static let pushed = MessageAnomalies(rawValue: 1 << 12)
+    /// HTTP/2: the header block was compressed against HPACK state the capture does not hold
+    /// (a start mid-connection, a gap, a block that failed to decode): its fields are unknown.
+    public static let hpackStateUnknown = MessageAnomalies(rawValue: 1 << 13)
+    /// HTTP/2: RST_STREAM ended the stream before the message did.
+    public static let streamReset = MessageAnomalies(rawValue: 1 << 14)
 
     /// Names used in outputs, in a fixed order.
     public static let names: [(MessageAnomalies, String)] = [
@@ -74,10 +81,23 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
         (.invalidContentLength, "invalid-content-length"), (.lengthAndChunked, "length-and-chunked"),
         (.bytesMissing, "bytes-missing"), (.headTooLarge, "head-too-large"),
         (.malformedChunk, "malformed-chunk"), (.unpaired, "unpaired"), (.bodyOmitted, "body-omitted"),
-        (.afterResync, "after-resync"), (.malformedStartLine, "malformed-start-line"),
+        (.afterResync, "after-resync"), (.malformedStartLine, "malformed-start-line"), (.pushed, "pushed"),
+        (.hpackStateUnknown, "hpack-state-unknown"), (.streamReset, "stream-reset"),
     ]
 
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }
+}
+
+/// An HTTP/2 message's stream and frames (docs/METERING.md §2a).
+public struct HTTP2MessageFacts: Sendable, Equatable {
+    public var stream: UInt32
+    /// HEADERS, CONTINUATION, PUSH_PROMISE and DATA frames that carried the message.
+    public var frames = 0
+    /// Σ over decoded fields, pseudo-fields included, of len(name) + len(value) + 32 (the
+    /// HPACK entry size, RFC 7541 §4.1); nil when the fields are unknown.
+    public var headerListSize: Int?
+
+    public init(stream: UInt32) { self.stream = stream }
 }
 
 /// What a response needs to know of the request it answers.
@@ -134,6 +154,8 @@ public struct HTTPMessage: Sendable, Equatable {
     public var pair: Int?
     /// For a response: the request it answers (for an interim response, the request it relates to).
     public var request: RequestSummary?
+    /// What HTTP/2 framing tells of the message; nil for HTTP/1.x and HAR.
+    public var http2: HTTP2MessageFacts?
 
     public init(kind: MessageKind, index: Int) {
         self.kind = kind

@@ -1,6 +1,7 @@
 import Analysis
 import DequeModule
 import HTTP1
+import HTTP2
 import PacketLayers
 import Records
 import TCPReassembly
@@ -65,10 +66,13 @@ struct ConnectionContext {
 }
 
 /// One TCP connection, until its first bytes tell what it is: a TLS record header sends it
-/// through `TLSRelay` (decrypted HTTP inside), anything else to `HTTPConnection` as cleartext.
+/// through `TLSRelay` (decrypted HTTP inside), the HTTP/2 connection preface to
+/// `HTTP2Connection` (h2c with prior knowledge), anything else to `HTTPConnection` as cleartext.
 /// Bytes that came before the protocol could be told (a TLS header takes 3 bytes) are kept
 /// and replayed. After the choice every call goes straight on.
 final class ConnectionRouter: TCPStreamHandler {
+    enum Route { case tls, h2, http1 }
+
     private let info: ConnectionInfo
     private var context: ConnectionContext
     private var next: TCPStreamHandler?
@@ -97,37 +101,57 @@ final class ConnectionRouter: TCPStreamHandler {
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
         streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
         if let next { return next.receive(bytes, from: side, at: position) }
-        if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
-            settle(decided).receive(bytes, from: side, at: position)
+        if undecided.isEmpty, let decided = Self.classify(bytes) {
+            settle(decided, prefaceSide: side).receive(bytes, from: side, at: position)
             return
         }
         undecided.append((side, Array(bytes), position))
         var prefix: [UInt8] = []
-        for run in undecided where run.side == side { prefix += run.bytes.prefix(3 - prefix.count) }
-        if let decided = TLSHelloSniffer.classify(prefix) { settle(decided) }
+        for run in undecided where run.side == side { prefix += run.bytes.prefix(Self.prefaceLength - prefix.count) }
+        if let decided = Self.classify(prefix) { settle(decided, prefaceSide: side) }
+    }
+
+    private static let prefaceLength = 24
+
+    /// TLS from a record header, HTTP/2 from the client's connection preface (h2c with prior
+    /// knowledge), HTTP/1.x otherwise; nil while the bytes could still be either.
+    static func classify<Bytes: Collection>(_ bytes: Bytes) -> Route? where Bytes.Element == UInt8 {
+        let preface = HTTP2Connection<ConnectionRecordSink>.prefaceBytes
+        let shown = bytes.prefix(preface.count)
+        if !shown.isEmpty, shown.elementsEqual(preface.prefix(shown.count)) {
+            return shown.count == preface.count ? .h2 : nil
+        }
+        switch TLSHelloSniffer.classify(Array(bytes.prefix(3))) {
+        case .tls: return .tls
+        case nil: return nil
+        default: return .http1
+        }
     }
 
     func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
         streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
-        (next ?? settle(.http)).gap(length, from: side, at: position)
+        (next ?? settle(.http1)).gap(length, from: side, at: position)
     }
 
     func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
-        (next ?? settle(.http)).end(of: side, reason: reason, time: time)
+        (next ?? settle(.http1)).end(of: side, reason: reason, time: time)
     }
 
     func close(_ accounting: ConnectionAccounting) {
-        (next ?? settle(.http)).close(accounting)
+        (next ?? settle(.http1)).close(accounting)
         next = nil
     }
 
     /// Makes the handler for what the first bytes showed, and replays them to it.
     @discardableResult
-    private func settle(_ decided: ConnectionProtocol) -> TCPStreamHandler {
+    private func settle(_ decided: Route, prefaceSide: FlowSide = .initiator) -> TCPStreamHandler {
         let handler: TCPStreamHandler
-        if decided == .tls {
+        switch decided {
+        case .tls:
             handler = TLSRelay(info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) })
-        } else {
+        case .h2:
+            handler = CleartextHTTP2Connection(info: info, context: context, clientSide: prefaceSide)
+        case .http1:
             handler = CleartextConnection(info: info, context: context)
         }
         next = handler
@@ -162,12 +186,31 @@ final class ConnectionRecordSink: HTTPRecordSink {
         context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
     }
 
+    /// The HTTP/2 reader an h2c Upgrade started on this connection: its records and frames
+    /// count in this connection's row.
+    private(set) var upgraded: CleartextHTTP2Connection?
+
+    func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
+        -> TCPStreamHandler?
+    {
+        guard transport == .tcp else { return nil }
+        var inner = context
+        inner.firstIndexes = firstIndexes
+        let handler = CleartextHTTP2Connection(
+            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false)
+        upgraded = handler
+        return handler
+    }
+
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
 
     func record(_ message: CapturedMessage, body: BodyMeter?) {
         records += 1
         sink.record(
-            message, body: body, transport: transport, tlsOverhead: overheads?.overhead(of: message) ?? 0,
+            message, body: body, transport: transport,
+            // HTTP/2 frames of many streams share TLS records: no message owns a record's
+            // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
+            tlsOverhead: message.http2 != nil && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
             tunnelHost: context.tunnelHost)
     }
 
@@ -202,7 +245,7 @@ final class CleartextConnection: TCPStreamHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         http.close(accounting)
-        guard let summary = recordSink.summary else { return }
+        guard var summary = recordSink.summary else { return }
         let clientIsInitiator = summary.clientIsInitiator(info)
         var row = ConnectionRow(
             input: context.input, connection: info.number,
@@ -213,6 +256,15 @@ final class CleartextConnection: TCPStreamHandler {
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
+        if let upgraded = recordSink.upgraded {
+            // After `Upgrade: h2c` and its 101 the connection spoke HTTP/2.
+            row.protocolKind = .h2
+            row.records += upgraded.records
+            row.http2 = upgraded.overhead
+            // Read as HTTP/2, the bytes after the 101 are no tunnel's that no one read.
+            summary.clientTally.tunnelBytes = 0
+            summary.serverTally.tunnelBytes = 0
+        }
         context.closed(row, summary)
     }
 }
@@ -265,8 +317,8 @@ func saturatingSum(_ a: Int, _ b: Int) -> Int {
 
 /// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted
 /// application data of each direction goes to an `HTTPConnection` as that direction's
-/// ordered stream (offsets in plaintext bytes), unless ALPN or the connection preface says
-/// HTTP/2, which is counted and not parsed. A TCP gap stops that direction's decryption.
+/// ordered stream (offsets in plaintext bytes), or to an `HTTP2Connection` when ALPN or the
+/// connection preface says HTTP/2. A TCP gap stops that direction's decryption.
 final class TLSRelay: TCPStreamHandler {
     private enum Content { case undecided, http1, h2 }
 
@@ -278,6 +330,7 @@ final class TLSRelay: TCPStreamHandler {
     private let ledger: TLSOverheadLedger
     private let recordSink: ConnectionRecordSink
     private var http: HTTPConnection<ConnectionRecordSink>?
+    private var http2: HTTP2Connection<ConnectionRecordSink>?
     private var content = Content.undecided
     /// Per TLS direction: plaintext bytes handed on so far (the next record's offset).
     private var plaintextOffset: [Int64] = [0, 0]
@@ -287,7 +340,6 @@ final class TLSRelay: TCPStreamHandler {
     private var recordStartTime: [Int64?] = [nil, nil]
     /// Per TLS direction: the piece being fed.
     private var piece: [StreamPosition?] = [nil, nil]
-    private var h2Bytes = [0, 0]
 
     init(info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?) {
         self.info = info
@@ -332,6 +384,7 @@ final class TLSRelay: TCPStreamHandler {
     func close(_ accounting: ConnectionAccounting) {
         tls.finish()
         http?.close(accounting)
+        http2?.close(accounting)
         let summary = tls.summary
         let client = info.endpoint(clientSide)
         let server = info.endpoint(clientSide.peer)
@@ -357,6 +410,7 @@ final class TLSRelay: TCPStreamHandler {
         row.serverTLSBytes = summary.server.recordBytes
         row.clientTLSControlBytes = summary.client.controlBytes
         row.serverTLSControlBytes = summary.server.controlBytes
+        if let http2 { row.http2 = HTTP2Overhead(http2.summary) }
         let initiatorIsClient = clientSide == .initiator
         var connectionSummary =
             httpSummary
@@ -369,6 +423,7 @@ final class TLSRelay: TCPStreamHandler {
         context.closed(row, connectionSummary)
         tls = nil
         http = nil
+        http2 = nil
     }
 
     /// The TLS columns of a connection row. Kept out of close(_:): inlined there, Swift 6.3.1's
@@ -399,7 +454,10 @@ final class TLSRelay: TCPStreamHandler {
         if content == .undecided { content = decideContent(record.direction, plaintext) }
         switch content {
         case .h2:
-            h2Bytes[d] = saturatingSum(h2Bytes[d], plaintext.count)
+            guard plaintext.count > 0 else { return }
+            let side: FlowSide = record.direction == .client ? .initiator : .responder
+            http2Connection().receive(
+                plaintext, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
         case .http1, .undecided:
             guard plaintext.count > 0 else { return }
             let side: FlowSide = record.direction == .client ? .initiator : .responder
@@ -419,6 +477,18 @@ final class TLSRelay: TCPStreamHandler {
             return .h2
         }
         return .http1
+    }
+
+    /// The HTTP/2 connection over the plaintext (ALPN h2): its client is the TLS client.
+    private func http2Connection() -> HTTP2Connection<ConnectionRecordSink> {
+        if let http2 { return http2 }
+        let inner = ConnectionInfo(
+            number: info.number, initiator: info.endpoint(clientSide), responder: info.endpoint(clientSide.peer),
+            sawHandshake: true, firstPacketTime: info.firstPacketTime)
+        let connection = HTTP2Connection(
+            info: inner, sink: recordSink, clientSide: .initiator, firstIndexes: context.firstIndexes)
+        http2 = connection
+        return connection
     }
 
     /// The HTTP/1.x connection over the plaintext: its initiator is the TLS client.

@@ -70,6 +70,11 @@ final class DiagnosticsCollector {
 
     /// A connection closed: its summary as before, and what its TLS said.
     func count(_ row: ConnectionRow, _ summary: HTTPConnectionSummary) {
+        if let overhead = row.http2 {
+            var counts = diagnostics.h2 ?? InputDiagnostics.HTTP2Counts()
+            counts.add(overhead)
+            diagnostics.h2 = counts
+        }
         // A CONNECT tunnel's TCP connection is counted once, as its own row; its TLS below.
         let inTunnel = !row.tunnelHost.isEmpty
         if inTunnel {

@@ -49,9 +49,10 @@ final class RecordSink: HTTPRecordSink {
     }
 
     /// A captured message and what carried it: cleartext TCP or TLS records (whose overhead
-    /// it owns, docs/METERING.md §2b), maybe inside a proxy's `CONNECT` tunnel.
+    /// it owns, docs/METERING.md §2b; nil when no record is its alone), maybe inside a proxy's
+    /// `CONNECT` tunnel.
     func record(
-        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int, tunnelHost: String?
+        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int?, tunnelHost: String?
     ) {
         let message = captured.message
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
@@ -62,6 +63,8 @@ final class RecordSink: HTTPRecordSink {
                     transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
                     decodedExactly: true, bytesMissing: message.missingBytes > 0,
                     gzippedTransferDecoded: 0, gzippedDecoded: 0))
+        var wire = WireSize(captured: captured, tlsOverhead: tlsOverhead ?? 0)
+        if tlsOverhead == nil { wire.tls = nil }
         let source = RecordSource.capture(
             CaptureFlow(
                 connection: captured.connection, client: captured.client,
@@ -69,7 +72,7 @@ final class RecordSink: HTTPRecordSink {
         enqueue(
             Waiting(
                 message: FinishedMessage(
-                    message: message, wire: WireSize(captured: captured, tlsOverhead: tlsOverhead), source: source,
+                    message: message, wire: wire, source: source,
                     measured: message.complete, notes: []),
                 body: pending))
     }

@@ -10,7 +10,8 @@ public final class ConnectionsCSV {
     public static let columns = [
         "source", "conn", "client", "server", "protocol", "tunnel_host", "sni", "alpn", "tls_version", "suite",
         "decrypted", "records", "client_tcp_bytes", "server_tcp_bytes", "client_tls_bytes", "server_tls_bytes",
-        "client_tls_control_bytes", "server_tls_control_bytes",
+        "client_tls_control_bytes", "server_tls_control_bytes", "client_h2_overhead_bytes",
+        "server_h2_overhead_bytes", "client_h2_frames", "server_h2_frames", "h2_streams", "h2_errors",
     ]
 
     private let writer: CSVWriter
@@ -34,6 +35,15 @@ public final class ConnectionsCSV {
             row.serverName, row.alpn, row.tlsVersion, row.cipherSuite, row.decrypted, String(row.records),
             String(row.clientTCPBytes), String(row.serverTCPBytes), String(row.clientTLSBytes),
             String(row.serverTLSBytes), String(row.clientTLSControlBytes), String(row.serverTLSControlBytes),
+            row.http2.map { String($0.clientBytes) } ?? "", row.http2.map { String($0.serverBytes) } ?? "",
+            row.http2.map { frameList($0.client) } ?? "", row.http2.map { frameList($0.server) } ?? "",
+            row.http2.map { String($0.streams) } ?? "",
+            row.http2.map { String($0.clientErrors + $0.serverErrors) } ?? "",
         ]
+    }
+
+    /// `TYPE:frames/bytes` per frame type, by name, space-separated (e.g. `SETTINGS:2/33`).
+    static func frameList(_ counts: [String: FrameTypeCount]) -> String {
+        counts.keys.sorted().map { "\($0):\(counts[$0]!.frames)/\(counts[$0]!.bytes)" }.joined(separator: " ")
     }
 }

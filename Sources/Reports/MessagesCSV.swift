@@ -20,6 +20,7 @@ public final class MessagesCSV {
     /// Ours, after the estimator totals and before their components.
     public static let extraColumns = [
         "wire_source", "missing_bytes", "decoding", "anomalies", "transport", "wire_tls", "tunnel_host",
+        "stream", "frames", "header_list",
     ]
 
     /// Every column for estimators named `estimators` (in the run's order).
@@ -82,6 +83,9 @@ public final class MessagesCSV {
             source.transport?.rawValue ?? "",
             wire.tls.map(String.init) ?? "",
             source.tunnelHost ?? "",
+            message.http2.map { String($0.stream) } ?? "",
+            message.http2.map { String($0.frames) } ?? "",
+            message.http2?.headerListSize.map(String.init) ?? "",
         ]
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]

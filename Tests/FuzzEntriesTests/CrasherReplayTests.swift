@@ -66,7 +66,9 @@ final class CrasherReplayTests: XCTestCase {
     /// The stream seeds are cut from the HTTP sample captures, so each must carry HTTP
     /// records through its harness format: a seed that decodes to nothing would only seed noise.
     func testStreamSeedsCarryHTTPRecords() throws {
-        for (target, run) in [("FuzzTCPAssembler", TCPAssemblerEntry.run), ("FuzzHTTP1", HTTP1Entry.run)] {
+        for (target, run) in [
+            ("FuzzTCPAssembler", TCPAssemblerEntry.run), ("FuzzHTTP1", HTTP1Entry.run), ("FuzzHTTP2", HTTP2Entry.run),
+        ] {
             let seeds = Self.inputs(under: Self.fixtures.appendingPathComponent("fuzz/\(target)"))
             XCTAssertFalse(seeds.isEmpty, target)
             for seed in seeds {
@@ -90,6 +92,34 @@ final class TLSSeedTests: XCTestCase {
             XCTAssertTrue(summary.isDecrypted, name)
             XCTAssertGreaterThan(summary.client.decryptedRecords, 0, name)
             XCTAssertGreaterThan(summary.server.plaintextBytes, 0, name)
+        }
+    }
+}
+
+/// Mutated FuzzHTTP2 seeds (bytes overwritten at random, from a fixed seed) go through the
+/// HTTP/2 reader without trapping: a cheap stand-in for a fuzz run in the ordinary suite.
+final class HTTP2MutationTests: XCTestCase {
+    func testMutatedSeedsNeverTrap() throws {
+        let seeds = CrasherReplayTests.inputs(
+            under: CrasherReplayTests.fixtures.appendingPathComponent("fuzz/FuzzHTTP2"))
+        XCTAssertFalse(seeds.isEmpty)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            // xorshift64*
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return state &* 0x2545_F491_4F6C_DD1D
+        }
+        for seed in seeds {
+            let original = [UInt8](try Data(contentsOf: seed))
+            for _ in 0..<100 {
+                var input = original
+                for _ in 0..<(1 + Int(next() % 8)) {
+                    input[5 + Int(next() % UInt64(input.count - 5))] = UInt8(truncatingIfNeeded: next())
+                }
+                FuzzEntry.http2.run(input)
+            }
         }
     }
 }

@@ -1,0 +1,891 @@
+import HTTP1
+import NIOCore
+import NIOHPACK
+import PacketLayers
+import TCPReassembly
+
+/// Bounds on what the HTTP/2 reader keeps.
+public struct HTTP2Limits: Sendable {
+    /// A header block (HEADERS or PUSH_PROMISE and its CONTINUATIONs) longer than this is not
+    /// decoded; its fields, and every later block of that direction, are unknown.
+    public var maxHeaderBlockBytes: Int
+    /// Bytes kept of a control frame's payload (SETTINGS, GOAWAY...); the rest is counted only.
+    public var maxControlPayloadBytes: Int
+    /// Largest decoded header list HPACK accepts in one block.
+    public var maxHeaderListSize: Int
+
+    public init(
+        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
+    ) {
+        self.maxHeaderBlockBytes = maxHeaderBlockBytes
+        self.maxControlPayloadBytes = maxControlPayloadBytes
+        self.maxHeaderListSize = maxHeaderListSize
+    }
+}
+
+/// Frames and bytes of one type sent by one side.
+public struct FrameCount: Sendable, Equatable {
+    public var frames = 0
+    /// Frame bytes, 9-byte headers included.
+    public var bytes = 0
+
+    public init(frames: Int = 0, bytes: Int = 0) {
+        self.frames = frames
+        self.bytes = bytes
+    }
+}
+
+/// What one side of an HTTP/2 connection sent, by frame type, and what went wrong reading it.
+public struct HTTP2DirectionTally: Sendable, Equatable {
+    /// Indexed by frame type 0...9; index 10 counts unknown types (RFC 9113 §4.1: ignored).
+    public var byType = [FrameCount](repeating: FrameCount(), count: 11)
+    /// The client's 24-byte connection preface.
+    public var prefaceBytes = 0
+    /// Frames longer than the receiver's SETTINGS_MAX_FRAME_SIZE (read on all the same).
+    public var frameSizeErrors = 0
+    /// Frames that break RFC 9113's rules (padding longer than the frame, a CONTINUATION
+    /// nothing awaited, a header block cut by another frame, a bad SETTINGS length...).
+    public var protocolErrors = 0
+    /// Header blocks HPACK could not decode (that direction's later blocks are unknown).
+    public var hpackErrors = 0
+    /// Bytes not read as frames: lost in gaps, or skipped until frame boundaries were found.
+    public var lostBytes = 0
+
+    public init() {}
+
+    public subscript(type: FrameType) -> FrameCount { byType[Int(type.rawValue)] }
+    public var unknown: FrameCount { byType[10] }
+
+    /// Bytes of the frames no message owns: every type but DATA, HEADERS, CONTINUATION and
+    /// PUSH_PROMISE, the preface included (docs/METERING.md §2a).
+    public var connectionOverheadBytes: Int {
+        var total = prefaceBytes
+        for (index, count) in byType.enumerated() where ![0, 1, 5, 9].contains(index) { total += count.bytes }
+        return total
+    }
+}
+
+/// An HTTP/2 connection's summary: each side's frames by type and its errors.
+public struct HTTP2ConnectionSummary: Sendable, Equatable {
+    public var client = HTTP2DirectionTally()
+    public var server = HTTP2DirectionTally()
+    public var streams = 0
+
+    public init() {}
+}
+
+/// One connection read as HTTP/2 (RFC 9113): a frame reader per side over the ordered bytes,
+/// an HPACK decoder per direction (swift-nio-http2's `NIOHPACK`), and one record per message
+/// of each stream, fed to the same sink as `HTTPConnection`'s (docs/METERING.md §2a).
+public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
+    /// The client's connection preface (RFC 9113 §3.4).
+    public static var prefaceBytes: [UInt8] { Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) }
+
+    let info: ConnectionInfo
+    private let sink: Sink
+    private let limits: HTTP2Limits
+    /// The side that sent the preface (or opened the connection).
+    private var clientSide: FlowSide
+    private var readers: [FrameReader]
+    private var streams: [UInt32: StreamState] = [:]
+    private var messageCounts = [0, 0]
+    private var streamCount = 0
+    /// A stream's request that came before the connection turned HTTP/2 (h2c Upgrade).
+    private var upgradedRequest: RequestSummary?
+
+    /// `clientSide`: who sends requests; `expectPreface`: whether that side's stream starts
+    /// with the preface (false after an h2c upgrade the caller has already read it from, or
+    /// mid-connection). `upgradedRequest`: the HTTP/1.1 request an h2c Upgrade turned into
+    /// stream 1's request, whose response comes as frames.
+    public init(
+        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: FlowSide = .initiator,
+        firstIndexes: [Int] = [0, 0], upgradedRequest: RequestSummary? = nil, startsAtBeginning: Bool = true
+    ) {
+        self.info = info
+        self.sink = sink
+        self.limits = limits
+        self.clientSide = clientSide
+        if firstIndexes.count == 2 {
+            messageCounts[clientSide.rawValue] = firstIndexes[0]
+            messageCounts[clientSide.peer.rawValue] = firstIndexes[1]
+        }
+        let allocator = ByteBufferAllocator()
+        readers = [FlowSide.initiator, .responder].map { side in
+            FrameReader(
+                decoder: HPACKDecoder(
+                    allocator: allocator, maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
+                    maxHeaderListSize: limits.maxHeaderListSize),
+                phase: !startsAtBeginning ? .searching : (side == clientSide ? .preface : .frameHeader),
+                hpackKnown: startsAtBeginning)
+        }
+        if let upgradedRequest {
+            self.upgradedRequest = upgradedRequest
+            var stream = StreamState()
+            stream.requestIndex = upgradedRequest.index
+            stream.requestSummary = upgradedRequest
+            streams[1] = stream
+            streamCount = 1
+        }
+    }
+
+    public private(set) var summary = HTTP2ConnectionSummary()
+
+    // MARK: - TCPStreamHandler
+
+    public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        guard !bytes.isEmpty else { return }
+        var index = 0
+        while index < bytes.count {
+            index += step(UnsafeRawBufferPointer(rebasing: bytes[index...]), side: side, position: position, at: index)
+        }
+        readers[side.rawValue].offset = position.offset &+ Int64(bytes.count)
+    }
+
+    public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        guard length > 0 else { return }
+        let reader = readers[side.rawValue]
+        // Inside a DATA frame's payload the frame goes on: the bytes are the body's, missing.
+        if case .payload = reader.phase, reader.header.knownType == .data, length <= reader.payloadRemaining {
+            let dataPart = min(length, reader.dataRemaining)
+            reader.payloadRemaining -= length
+            reader.dataRemaining -= dataPart
+            reader.payloadRead += length
+            if dataPart > 0 { bodyGap(dataPart, stream: reader.header.streamID, sender: side) }
+            if reader.payloadRemaining == 0 { endFrame(side, position: position) }
+            return
+        }
+        // Anything else loses the frame boundaries, and a header block's bytes lose HPACK state.
+        reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, length)
+        if case .payload = reader.phase {
+            // The frame's header and what came of its payload are not a counted frame.
+            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.payloadRead + FrameHeader.size)
+            if reader.header.knownType == .data {
+                abandonMessage(stream: reader.header.streamID, sender: side)
+            }
+        }
+        if reader.block != nil || reader.phase == .payload && reader.carriesHeaderBlock {
+            reader.hpackKnown = false
+        }
+        reader.block = nil
+        reader.headerBytes.removeAll(keepingCapacity: true)
+        reader.phase = .searching
+        reader.searchBuffer.removeAll(keepingCapacity: true)
+    }
+
+    public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
+
+    public func close(_ accounting: ConnectionAccounting) {
+        for id in streams.keys.sorted() {
+            guard var stream = streams[id] else { continue }
+            for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: false) }
+            emitHeldRequest(&stream)
+            streams[id] = stream
+        }
+        for reader in readers {
+            if reader.phase == .searching || reader.phase == .lost {
+                reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.searchBuffer.count)
+            }
+        }
+        summary.client = readers[clientSide.rawValue].tally
+        summary.server = readers[clientSide.peer.rawValue].tally
+        summary.streams = streamCount
+        var clientTally = StreamTally()
+        clientTally.lostBytes = summary.client.lostBytes
+        var serverTally = StreamTally()
+        serverTally.lostBytes = summary.server.lostBytes
+        sink.connectionClosed(
+            HTTPConnectionSummary(
+                accounting: accounting, protocolKind: .http, serverName: nil, clientTally: clientTally,
+                serverTally: serverTally, clientEndpoint: info.endpoint(clientSide)))
+    }
+
+    // MARK: - Frame reading
+
+    /// Consumes what it can of `bytes` in the side's current phase; returns how many.
+    private func step(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition, at index: Int) -> Int {
+        let reader = readers[side.rawValue]
+        let here = StreamPosition(
+            time: position.time, offset: position.offset &+ Int64(index), peerAcknowledged: position.peerAcknowledged)
+        switch reader.phase {
+        case .preface:
+            let preface = Self.prefaceBytes
+            var used = 0
+            while used < bytes.count, reader.prefaceMatched < preface.count {
+                guard bytes[used] == preface[reader.prefaceMatched] else {
+                    // Not the preface: frames may begin here after all (read on, reported).
+                    reader.tally.protocolErrors += 1
+                    reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.prefaceMatched)
+                    reader.phase = reader.prefaceMatched == 0 ? .frameHeader : .searching
+                    return used
+                }
+                reader.prefaceMatched += 1
+                used += 1
+            }
+            if reader.prefaceMatched == preface.count {
+                reader.tally.prefaceBytes = preface.count
+                reader.phase = .frameHeader
+            }
+            return used
+        case .frameHeader:
+            let needed = FrameHeader.size - reader.headerBytes.count
+            let used = min(needed, bytes.count)
+            if reader.headerBytes.isEmpty { reader.frameStart = here }
+            reader.headerBytes.append(contentsOf: bytes[0..<used])
+            if reader.headerBytes.count == FrameHeader.size {
+                beginFrame(FrameHeader(parsing: reader.headerBytes), side: side)
+                reader.headerBytes.removeAll(keepingCapacity: true)
+                if reader.payloadRemaining == 0 { endFrame(side, position: here) }
+            }
+            return used
+        case .payload:
+            let used = min(reader.payloadRemaining, bytes.count)
+            payload(UnsafeRawBufferPointer(rebasing: bytes[0..<used]), side: side)
+            reader.payloadRemaining -= used
+            reader.payloadRead += used
+            if reader.payloadRemaining == 0 { endFrame(side, position: here) }
+            return used
+        case .searching:
+            return search(bytes, side: side, position: here)
+        case .lost:
+            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, bytes.count)
+            return bytes.count
+        }
+    }
+
+    private func beginFrame(_ header: FrameHeader, side: FlowSide) {
+        let reader = readers[side.rawValue]
+        reader.header = header
+        reader.payloadRemaining = header.length
+        reader.payloadRead = 0
+        reader.kept.removeAll(keepingCapacity: true)
+        reader.padLength = nil
+        reader.dataRemaining = 0
+        // The receiver's SETTINGS_MAX_FRAME_SIZE bounds what this side may send.
+        if header.length > readers[side.peer.rawValue].maxFrameSizeAllowedByThisSide {
+            reader.tally.frameSizeErrors += 1
+        }
+        reader.phase = .payload
+        if header.knownType == .data {
+            // Unpadded: the whole payload is body; padded: the first byte says how much is not.
+            reader.dataRemaining = header.has(FrameFlags.padded) ? 0 : header.length
+        }
+    }
+
+    private func payload(_ bytes: UnsafeRawBufferPointer, side: FlowSide) {
+        let reader = readers[side.rawValue]
+        if reader.header.knownType == .data {
+            var rest = bytes[...]
+            if reader.header.has(FrameFlags.padded), reader.padLength == nil, let first = rest.first {
+                let pad = Int(first)
+                reader.padLength = pad
+                rest = rest.dropFirst()
+                let data = reader.header.length - 1 - pad
+                if data < 0 { reader.tally.protocolErrors += 1 }
+                reader.dataRemaining = max(0, data)
+            }
+            let data = min(reader.dataRemaining, rest.count)
+            if data > 0 {
+                bodyBytes(
+                    UnsafeRawBufferPointer(rebasing: rest.prefix(data)), stream: reader.header.streamID, sender: side)
+                reader.dataRemaining -= data
+            }
+            return
+        }
+        let keep = reader.carriesHeaderBlock ? limits.maxHeaderBlockBytes : limits.maxControlPayloadBytes
+        let room = max(0, keep - reader.kept.count)
+        if room > 0 { reader.kept.append(contentsOf: bytes.prefix(room)) }
+    }
+
+    /// The frame whose header is `reader.header` is complete.
+    private func endFrame(_ side: FlowSide, position: StreamPosition) {
+        let reader = readers[side.rawValue]
+        let header = reader.header
+        reader.phase = .frameHeader
+        let slot = header.knownType.map { Int($0.rawValue) } ?? 10
+        reader.tally.byType[slot].frames += 1
+        reader.tally.byType[slot].bytes = saturatingAdd(reader.tally.byType[slot].bytes, header.wireSize)
+        let start = reader.frameStart ?? position
+        // A header block admits only its own CONTINUATIONs between its frames (RFC 9113 §6.10).
+        if reader.block != nil, header.knownType != .continuation {
+            reader.tally.protocolErrors += 1
+            reader.block = nil
+            reader.hpackKnown = false
+        }
+        switch header.knownType {
+        case .data:
+            dataFrameEnded(header, sender: side)
+        case .headers, .pushPromise:
+            startBlock(header, side: side, at: start)
+        case .continuation:
+            guard var block = reader.block, block.stream == header.streamID else {
+                reader.tally.protocolErrors += 1
+                return
+            }
+            block.fragment += reader.kept
+            block.frames += 1
+            block.wire = saturatingAdd(block.wire, header.wireSize)
+            block.truncated = block.truncated || reader.kept.count < header.length
+            reader.block = block
+            if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
+        case .settings:
+            settings(header, side: side)
+        case .rstStream:
+            guard header.streamID != 0, header.length == 4 else {
+                reader.tally.protocolErrors += 1
+                return
+            }
+            reset(stream: header.streamID)
+        case .priority, .ping, .goaway, .windowUpdate, nil:
+            break
+        }
+    }
+
+    /// HEADERS or PUSH_PROMISE: the start of a header block (padding and priority removed).
+    private func startBlock(_ header: FrameHeader, side: FlowSide, at start: StreamPosition) {
+        let reader = readers[side.rawValue]
+        let payload = reader.kept
+        var first = 0
+        var padding = 0
+        if header.has(FrameFlags.padded) {
+            guard let pad = payload.first else {
+                reader.tally.protocolErrors += 1
+                return
+            }
+            padding = Int(pad)
+            first = 1
+        }
+        var promised: UInt32?
+        if header.knownType == .headers, header.has(FrameFlags.priority) { first += 5 }
+        if header.knownType == .pushPromise {
+            guard payload.count >= first + 4 else {
+                reader.tally.protocolErrors += 1
+                return
+            }
+            promised =
+                (UInt32(payload[first]) << 24 | UInt32(payload[first + 1]) << 16 | UInt32(payload[first + 2]) << 8
+                    | UInt32(payload[first + 3])) & 0x7fff_ffff
+            first += 4
+        }
+        let end = header.length - padding
+        guard header.streamID != 0, first <= end else {
+            // Padding or fields longer than the frame: the block cannot be read, nor HPACK after it.
+            reader.tally.protocolErrors += 1
+            reader.hpackKnown = false
+            return
+        }
+        let keptEnd = min(end, payload.count)
+        reader.block = HeaderBlock(
+            stream: header.streamID, promisedStream: promised, endStream: header.has(FrameFlags.endStream),
+            fragment: first < keptEnd ? Array(payload[first..<keptEnd]) : [], frames: 1, wire: header.wireSize,
+            start: start, truncated: keptEnd < end)
+        if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
+    }
+
+    /// SETTINGS from `side`: its HEADER_TABLE_SIZE bounds the dynamic table of the blocks
+    /// the peer sends; its MAX_FRAME_SIZE bounds the peer's frames (RFC 9113 §6.5.2).
+    private func settings(_ header: FrameHeader, side: FlowSide) {
+        let reader = readers[side.rawValue]
+        let peer = readers[side.peer.rawValue]
+        if header.has(FrameFlags.ack) {
+            // An ACK from `side` acknowledges the peer's settings: a smaller table size the
+            // peer announced now binds the blocks `side` sends.
+            if let size = reader.pendingTableSize {
+                reader.decoder.maxDynamicTableLength = size
+                reader.pendingTableSize = nil
+            }
+            return
+        }
+        guard header.length % 6 == 0, header.streamID == 0 else {
+            reader.tally.protocolErrors += 1
+            return
+        }
+        let payload = reader.kept
+        var i = 0
+        while i + 6 <= payload.count {
+            let identifier = UInt16(payload[i]) << 8 | UInt16(payload[i + 1])
+            let value =
+                Int(payload[i + 2]) << 24 | Int(payload[i + 3]) << 16 | Int(payload[i + 4]) << 8 | Int(payload[i + 5])
+            switch identifier {
+            case 0x1:
+                // Blocks the peer sends are decoded against this size; until `side`'s peer
+                // acknowledges, the encoder may still use the larger of old and new.
+                let clamped = min(value, 1 << 24)
+                if clamped >= peer.decoder.maxDynamicTableLength {
+                    peer.decoder.maxDynamicTableLength = clamped
+                } else {
+                    peer.pendingTableSize = clamped
+                }
+            case 0x5:
+                if value >= 16384 && value <= 16_777_215 {
+                    reader.maxFrameSizeAllowedByThisSide = value
+                } else {
+                    reader.tally.protocolErrors += 1
+                }
+            default:
+                break
+            }
+            i += 6
+        }
+    }
+
+    // MARK: - Header blocks and messages
+
+    private func completeBlock(side: FlowSide) {
+        let reader = readers[side.rawValue]
+        guard let block = reader.block else { return }
+        reader.block = nil
+        var fields: [(name: String, value: String)]?
+        if reader.hpackKnown && !block.truncated {
+            var buffer = ByteBuffer(bytes: block.fragment)
+            do {
+                let headers = try reader.decoder.decodeHeaders(from: &buffer)
+                fields = headers.map { ($0.name, $0.value) }
+            } catch {
+                reader.tally.hpackErrors += 1
+                reader.hpackKnown = false
+            }
+        } else if block.truncated {
+            reader.hpackKnown = false
+        }
+        if let promised = block.promisedStream {
+            promise(block, promised: promised, fields: fields, sender: side)
+        } else {
+            headers(block, fields: fields, sender: side)
+        }
+    }
+
+    private func headers(_ block: HeaderBlock, fields: [(name: String, value: String)]?, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        var stream = streams[block.stream] ?? newStream()
+        defer { streams[block.stream] = stream }
+        if var open = stream.open(kind) {
+            // A second block on an open message: its trailers (docs/METERING.md §2a).
+            open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
+            addFrames(&open.message, block.frames)
+            if let fields {
+                open.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
+                    HeaderField($0.name, $0.value)
+                }
+                addListSize(&open.message, fields)
+            } else {
+                open.message.anomalies.insert(.hpackStateUnknown)
+                open.message.http2?.headerListSize = nil
+            }
+            stream.setOpen(kind, open)
+            if block.endStream { finish(&stream, kind, complete: true, reset: false) }
+            return
+        }
+        if kind == .request, stream.requestIndex != nil {
+            // The stream's request was already read: a block that belongs to nothing.
+            readers[sender.rawValue].tally.protocolErrors += 1
+            return
+        }
+        var message = newMessage(kind, sender: sender, stream: block.stream, at: block.start)
+        message.message.http2?.frames = block.frames
+        message.wireHeaders = block.wire
+        apply(fields, to: &message)
+        if kind == .response {
+            if let request = stream.requestSummary {
+                message.request = request
+                if !message.isInterim {
+                    message.pair = request.index
+                    stream.responseIndex = message.index
+                }
+            }
+            if message.isInterim {
+                // 1xx interim blocks are records of their own, before the final response.
+                message.complete = true
+                sink.record(message, body: nil)
+                return
+            }
+            emitHeldRequest(&stream)
+        } else {
+            stream.requestIndex = message.index
+            stream.requestSummary = summary(of: message)
+            if let response = stream.responseIndex { message.pair = response }
+        }
+        message.framing = block.endStream ? .none : .untilClose
+        let observer = block.endStream ? nil : sink.bodyObserver(for: message.message)
+        stream.setOpen(kind, OpenMessage(message: message, observer: observer))
+        if block.endStream { finish(&stream, kind, complete: true, reset: false) }
+    }
+
+    /// PUSH_PROMISE: the promised request, a request record of the promised stream.
+    private func promise(
+        _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
+    ) {
+        var stream = streams[promised] ?? newStream()
+        defer { streams[promised] = stream }
+        guard stream.requestIndex == nil else {
+            readers[sender.rawValue].tally.protocolErrors += 1
+            return
+        }
+        // Indexed among the client's requests: it stands for one the client did not send.
+        var message = newMessage(.request, sender: clientSide, stream: promised, at: block.start)
+        message.message.http2?.frames = block.frames
+        message.wireHeaders = block.wire
+        message.anomalies.insert(.pushed)
+        apply(fields, to: &message)
+        message.complete = true
+        stream.requestIndex = message.index
+        stream.requestSummary = summary(of: message)
+        stream.heldRequest = OpenMessage(message: message, observer: nil)
+    }
+
+    private func newStream() -> StreamState {
+        streamCount += 1
+        return StreamState()
+    }
+
+    private func newMessage(_ kind: MessageKind, sender: FlowSide, stream: UInt32, at position: StreamPosition)
+        -> CapturedMessage
+    {
+        var message = CapturedMessage(
+            HTTPMessage(kind: kind, index: messageCounts[sender.rawValue]), connection: info.number,
+            client: info.endpoint(clientSide), server: info.endpoint(clientSide.peer), time: position.time,
+            streamOffset: position.offset)
+        messageCounts[sender.rawValue] += 1
+        message.version = "HTTP/2"
+        message.message.http2 = HTTP2MessageFacts(stream: stream)
+        message.message.http2?.headerListSize = 0
+        return message
+    }
+
+    /// Decoded fields onto the message: pseudo-fields make its method, URL and status, the
+    /// rest are its fields as the app sees them.
+    private func apply(_ fields: [(name: String, value: String)]?, to message: inout CapturedMessage) {
+        guard let fields else {
+            message.anomalies.insert(.hpackStateUnknown)
+            message.message.http2?.headerListSize = nil
+            return
+        }
+        var scheme: String?
+        var authority: String?
+        var path: String?
+        for (name, value) in fields {
+            switch name {
+            case ":method": message.method = value
+            case ":scheme": scheme = value
+            case ":authority": authority = value
+            case ":path": path = value
+            case ":status": message.status = Int(value)
+            default:
+                if !name.hasPrefix(":") { message.fields.append(HeaderField(name, value)) }
+            }
+        }
+        addListSize(&message, fields)
+        if message.kind == .request {
+            // The URL the app asked for: absolute when scheme and authority are known.
+            if let scheme, let authority {
+                message.target = Array("\(scheme)://\(authority)\(path ?? "")".utf8)
+            } else {
+                message.target = Array((path ?? authority ?? "").utf8)
+            }
+        }
+    }
+
+    private func addListSize(_ message: inout CapturedMessage, _ fields: [(name: String, value: String)]) {
+        guard let size = message.message.http2?.headerListSize else { return }
+        message.message.http2?.headerListSize = fields.reduce(size) {
+            saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
+        }
+    }
+
+    private func addFrames(_ message: inout CapturedMessage, _ frames: Int) {
+        let count = message.message.http2?.frames ?? 0
+        message.message.http2?.frames = saturatingAdd(count, frames)
+    }
+
+    private func summary(of message: CapturedMessage) -> RequestSummary {
+        RequestSummary(
+            index: message.index, method: message.method ?? "", target: message.target,
+            host: message.requestHost)
+    }
+
+    // MARK: - Bodies
+
+    private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        guard var stream = streams[id], var open = stream.open(kind) else { return }
+        open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
+        open.observer?.bodyBytes(bytes)
+        stream.setOpen(kind, open)
+        streams[id] = stream
+    }
+
+    private func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        guard var stream = streams[id], var open = stream.open(kind) else { return }
+        open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
+        open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
+        open.message.anomalies.insert(.bytesMissing)
+        open.observer?.bodyGap(length)
+        stream.setOpen(kind, open)
+        streams[id] = stream
+    }
+
+    private func dataFrameEnded(_ header: FrameHeader, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        guard header.streamID != 0 else {
+            readers[sender.rawValue].tally.protocolErrors += 1
+            return
+        }
+        var stream = streams[header.streamID] ?? newStream()
+        defer { streams[header.streamID] = stream }
+        if stream.open(kind) == nil {
+            // DATA of a message whose head the capture lacks (mid-connection start, gap).
+            var message = newMessage(
+                kind, sender: sender, stream: header.streamID,
+                at: readers[sender.rawValue].frameStart
+                    ?? StreamPosition(time: info.firstPacketTime, offset: 0, peerAcknowledged: nil))
+            apply(nil, to: &message)
+            message.framing = .untilClose
+            if kind == .request { stream.requestIndex = message.index } else { stream.responseIndex = message.index }
+            stream.setOpen(kind, OpenMessage(message: message, observer: nil))
+            // The bytes of this frame went by before the message existed: counted as missing.
+            let data = max(
+                0, header.length - (header.has(FrameFlags.padded) ? 1 + (readers[sender.rawValue].padLength ?? 0) : 0))
+            if var open = stream.open(kind) {
+                open.message.bodyLength = data
+                open.message.missingBytes = data
+                open.message.anomalies.insert(.bytesMissing)
+                stream.setOpen(kind, open)
+            }
+        }
+        guard var open = stream.open(kind) else { return }
+        open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+        addFrames(&open.message, 1)
+        stream.setOpen(kind, open)
+        if header.has(FrameFlags.endStream) { finish(&stream, kind, complete: true, reset: false) }
+    }
+
+    /// A gap took a DATA frame's boundaries: its message ends incomplete.
+    private func abandonMessage(stream id: UInt32, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        guard var stream = streams[id] else { return }
+        if var open = stream.open(kind) {
+            open.message.anomalies.insert(.bytesMissing)
+            stream.setOpen(kind, open)
+        }
+        finish(&stream, kind, complete: false, reset: false)
+        streams[id] = stream
+    }
+
+    private func reset(stream id: UInt32) {
+        guard var stream = streams[id] else { return }
+        for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: true) }
+        emitHeldRequest(&stream)
+        streams[id] = stream
+    }
+
+    /// Ends the open message of `kind` on the stream: a response goes to the sink, a request
+    /// waits for its pairing until the stream's response head or its end.
+    private func finish(_ stream: inout StreamState, _ kind: MessageKind, complete: Bool, reset: Bool) {
+        guard var open = stream.open(kind) else { return }
+        stream.setOpen(kind, nil)
+        open.message.complete = complete
+        if reset { open.message.anomalies.insert(.streamReset) }
+        switch kind {
+        case .response:
+            if open.message.pair == nil { open.message.anomalies.insert(.unpaired) }
+            sink.record(open.message, body: open.observer)
+        case .request:
+            if let response = stream.responseIndex { open.message.pair = response }
+            stream.heldRequest = open
+            if stream.responseIndex != nil || reset || !complete { emitHeldRequest(&stream) }
+        }
+    }
+
+    private func emitHeldRequest(_ stream: inout StreamState) {
+        guard var held = stream.heldRequest, stream.requestOpen == nil else { return }
+        stream.heldRequest = nil
+        if let response = stream.responseIndex { held.message.pair = response }
+        if held.message.pair == nil { held.message.anomalies.insert(.unpaired) }
+        sink.record(held.message, body: held.observer)
+    }
+
+    // MARK: - Finding frame boundaries
+
+    /// Mid-connection or after a gap: bytes are held until a chain of plausible frame headers
+    /// shows where frames begin; what came before is lost, and HPACK state is unknown.
+    private func search(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition) -> Int {
+        let reader = readers[side.rawValue]
+        if reader.searchBuffer.isEmpty { reader.searchStart = position }
+        let room = max(0, Self.searchWindow - reader.searchBuffer.count)
+        let used = min(room, bytes.count)
+        reader.searchBuffer.append(contentsOf: bytes[0..<used])
+        let buffer = reader.searchBuffer
+        var candidate = 0
+        while candidate + FrameHeader.size <= buffer.count {
+            switch Self.chain(in: buffer, from: candidate) {
+            case .found:
+                reader.hpackKnown = false
+                reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, candidate)
+                reader.searchBuffer.removeAll(keepingCapacity: true)
+                reader.phase = .frameHeader
+                let start = reader.searchStart ?? position
+                let replay = Array(buffer[candidate...])
+                let replayStart = StreamPosition(
+                    time: start.time, offset: start.offset &+ Int64(candidate),
+                    peerAcknowledged: start.peerAcknowledged)
+                replay.withUnsafeBytes { raw in
+                    var index = 0
+                    while index < raw.count {
+                        index += step(
+                            UnsafeRawBufferPointer(rebasing: raw[index...]), side: side, position: replayStart,
+                            at: index)
+                    }
+                }
+                return used
+            case .needMore:
+                if buffer.count < Self.searchWindow { return used }
+                candidate += 1
+            case .implausible:
+                candidate += 1
+            }
+        }
+        if buffer.count >= Self.searchWindow {
+            // Nothing found in a whole window: drop all but the last header's worth.
+            let dropped = buffer.count - (FrameHeader.size - 1)
+            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, dropped)
+            reader.searchBuffer.removeFirst(dropped)
+            reader.searchStart = reader.searchStart.map {
+                StreamPosition(
+                    time: $0.time, offset: $0.offset &+ Int64(dropped), peerAcknowledged: $0.peerAcknowledged)
+            }
+        }
+        return used
+    }
+
+    static var searchWindow: Int { 64 << 10 }
+
+    enum ChainResult { case found, needMore, implausible }
+
+    /// Whether frames plausibly start at `start`: three headers in a row (or as many as the
+    /// bytes hold, reaching their end exactly) each of a known type, a length within the
+    /// default maximum, flags that type defines, and a stream that fits the type.
+    static func chain(in buffer: [UInt8], from start: Int) -> ChainResult {
+        var at = start
+        var seen = 0
+        while seen < 3 {
+            if at == buffer.count { return seen > 0 ? .needMore : .needMore }
+            guard at + FrameHeader.size <= buffer.count else { return .needMore }
+            let header = FrameHeader(parsing: buffer[at..<(at + FrameHeader.size)])
+            guard buffer[at + 5] & 0x80 == 0, plausible(header) else { return .implausible }
+            at += header.wireSize
+            seen += 1
+        }
+        return .found
+    }
+
+    static func plausible(_ header: FrameHeader) -> Bool {
+        guard let type = header.knownType, header.length <= 16384 else { return false }
+        let allowed: UInt8
+        switch type {
+        case .data: allowed = FrameFlags.endStream | FrameFlags.padded
+        case .headers:
+            allowed = FrameFlags.endStream | FrameFlags.endHeaders | FrameFlags.padded | FrameFlags.priority
+        case .pushPromise: allowed = FrameFlags.endHeaders | FrameFlags.padded
+        case .continuation: allowed = FrameFlags.endHeaders
+        case .settings, .ping: allowed = FrameFlags.ack
+        case .priority, .rstStream, .goaway, .windowUpdate: allowed = 0
+        }
+        guard header.flags & ~allowed == 0 else { return false }
+        switch type {
+        case .settings: return header.streamID == 0 && header.length % 6 == 0
+        case .ping: return header.streamID == 0 && header.length == 8
+        case .goaway: return header.streamID == 0 && header.length >= 8
+        case .rstStream: return header.streamID != 0 && header.length == 4
+        case .priority: return header.streamID != 0 && header.length == 5
+        case .windowUpdate: return header.length == 4
+        case .data, .headers, .pushPromise, .continuation: return header.streamID != 0
+        }
+    }
+}
+
+/// One side's frame reader.
+final class FrameReader {
+    enum Phase: Equatable { case preface, frameHeader, payload, searching, lost }
+
+    var phase: Phase
+    var prefaceMatched = 0
+    var headerBytes: [UInt8] = []
+    var header = FrameHeader(length: 0, type: 0, flags: 0, streamID: 0)
+    var frameStart: StreamPosition?
+    var payloadRemaining = 0
+    var payloadRead = 0
+    /// The payload kept of a non-DATA frame (bounded by `HTTP2Limits`).
+    var kept: [UInt8] = []
+    var padLength: Int?
+    var dataRemaining = 0
+    /// The header block being assembled from HEADERS/PUSH_PROMISE and CONTINUATION frames.
+    var block: HeaderBlock?
+    /// Decodes the blocks this side sends.
+    var decoder: HPACKDecoder
+    /// False once a block of this side could not be decoded (or was never seen): later
+    /// blocks refer to table entries that are unknown.
+    var hpackKnown: Bool
+    /// A smaller HEADER_TABLE_SIZE the peer announced, binding once this side acknowledges.
+    var pendingTableSize: Int?
+    /// SETTINGS_MAX_FRAME_SIZE this side announced: the largest frame its peer may send.
+    var maxFrameSizeAllowedByThisSide = 16384
+    var searchBuffer: [UInt8] = []
+    var searchStart: StreamPosition?
+    var offset: Int64 = 0
+    var tally = HTTP2DirectionTally()
+
+    init(decoder: HPACKDecoder, phase: Phase, hpackKnown: Bool) {
+        self.decoder = decoder
+        self.phase = phase
+        self.hpackKnown = hpackKnown
+        headerBytes.reserveCapacity(FrameHeader.size)
+    }
+
+    var carriesHeaderBlock: Bool {
+        header.knownType == .headers || header.knownType == .pushPromise || header.knownType == .continuation
+    }
+}
+
+struct HeaderBlock {
+    var stream: UInt32
+    var promisedStream: UInt32?
+    var endStream: Bool
+    var fragment: [UInt8]
+    var frames: Int
+    /// Σ (9 + length) of the block's frames.
+    var wire: Int
+    var start: StreamPosition
+    /// Longer than `HTTP2Limits.maxHeaderBlockBytes`: not decoded.
+    var truncated: Bool
+}
+
+struct OpenMessage<Observer> {
+    var message: CapturedMessage
+    var observer: Observer?
+}
+
+struct StreamStateOf<Observer> {
+    var requestOpen: OpenMessage<Observer>?
+    var responseOpen: OpenMessage<Observer>?
+    /// A finished request waiting for its pairing (the response head, or the stream's end).
+    var heldRequest: OpenMessage<Observer>?
+    var requestIndex: Int?
+    var requestSummary: RequestSummary?
+    var responseIndex: Int?
+
+    func open(_ kind: MessageKind) -> OpenMessage<Observer>? { kind == .request ? requestOpen : responseOpen }
+
+    mutating func setOpen(_ kind: MessageKind, _ message: OpenMessage<Observer>?) {
+        if kind == .request { requestOpen = message } else { responseOpen = message }
+    }
+}
+
+extension HTTP2Connection {
+    typealias StreamState = StreamStateOf<Sink.Observer>
+}
+
+@inline(__always)
+func saturatingAdd(_ a: Int, _ b: Int) -> Int {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? Int.max : sum
+}

@@ -1,0 +1,236 @@
+import HTTP1
+@testable import HTTP2
+import PacketLayers
+import TCPReassembly
+import XCTest
+
+/// Drives an `HTTP2Connection` with hand-built frames. Header blocks use HPACK's static table
+/// and literals only (RFC 7541 Appendix A), written out byte by byte, so the expected fields
+/// and sizes do not come from the decoder under test.
+final class HTTP2ConnectionTests: XCTestCase {
+    final class Body: BodyObserver {
+        var bytes: [UInt8] = []
+        var gaps = 0
+        func bodyBytes(_ bytes: UnsafeRawBufferPointer) { self.bytes += bytes }
+        func bodyGap(_ length: Int) { gaps += length }
+    }
+
+    final class Sink: HTTPRecordSink {
+        var records: [CapturedMessage] = []
+        var bodies: [[UInt8]?] = []
+        var summaries: [HTTPConnectionSummary] = []
+        func bodyObserver(for message: HTTPMessage) -> Body? { Body() }
+        func record(_ message: CapturedMessage, body: Body?) {
+            records.append(message)
+            bodies.append(body?.bytes)
+        }
+        func connectionClosed(_ summary: HTTPConnectionSummary) { summaries.append(summary) }
+    }
+
+    static func frame(_ type: UInt8, _ flags: UInt8, _ stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+        let n = payload.count
+        return [UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff), type, flags]
+            + [UInt8(stream >> 24), UInt8(stream >> 16 & 0xff), UInt8(stream >> 8 & 0xff), UInt8(stream & 0xff)]
+            + payload
+    }
+
+    /// A literal field without indexing, new name (RFC 7541 §6.2.2), lengths under 127.
+    static func literal(_ name: String, _ value: String) -> [UInt8] {
+        [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
+    }
+
+    /// `:method GET` (index 2), `:scheme http` (6), `:path /` (4), then `:authority
+    /// example.com` as a literal with incremental indexing of name index 1 (it enters the
+    /// dynamic table as entry 62).
+    static let getBlock: [UInt8] = [0x82, 0x86, 0x84, 0x41, 11] + Array("example.com".utf8)
+    /// The same request again, its authority now dynamic-table entry 62 (0xbe).
+    static let repeatedGetBlock: [UInt8] = [0x82, 0x86, 0x84, 0xbe]
+    /// `:status 200` (index 8).
+    static let okBlock: [UInt8] = [0x88]
+
+    static let settings = frame(4, 0, 0, [])
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    enum Cut { case whole, byteByByte }
+
+    func run(
+        client: [[UInt8]], server: [[UInt8]], cut: Cut = .whole, startsAtBeginning: Bool = true,
+        gaps: [(FlowSide, afterChunk: Int, length: Int)] = []
+    ) -> (Sink, HTTP2ConnectionSummary) {
+        let sink = Sink()
+        let info = ConnectionInfo(
+            number: 0,
+            initiator: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 50000),
+            responder: TransportEndpoint(address: IPAddress(high: 0, low: 0x7f00_0001, isIPv6: false), port: 80),
+            sawHandshake: true,
+            firstPacketTime: 0)
+        let connection = HTTP2Connection(info: info, sink: sink, startsAtBeginning: startsAtBeginning)
+        var offsets: [Int64] = [0, 0]
+        func send(_ bytes: [UInt8], _ side: FlowSide) {
+            let pieces: [[UInt8]] = cut == .whole ? [bytes] : bytes.map { [$0] }
+            for piece in pieces {
+                piece.withUnsafeBytes {
+                    connection.receive(
+                        $0, from: side,
+                        at: StreamPosition(time: 0, offset: offsets[side.rawValue], peerAcknowledged: nil))
+                }
+                offsets[side.rawValue] += Int64(piece.count)
+            }
+        }
+        for (index, chunk) in client.enumerated() {
+            send(chunk, .initiator)
+            for gap in gaps where gap.0 == .initiator && gap.afterChunk == index {
+                connection.gap(
+                    gap.length, from: .initiator,
+                    at: StreamPosition(time: 0, offset: offsets[0], peerAcknowledged: nil))
+                offsets[0] += Int64(gap.length)
+            }
+        }
+        for chunk in server { send(chunk, .responder) }
+        connection.close(ConnectionAccounting(info: info))
+        return (sink, connection.summary)
+    }
+
+    func testPaddingPriorityContinuationTrailersAndBodyAreSizedFrameByFrame() {
+        // Request on stream 1: HEADERS (PADDED|PRIORITY, no END_HEADERS): pad length 1 +
+        // priority 5 + first 3 block bytes + 2 padding = 11 → 20 on the wire; CONTINUATION
+        // (END_HEADERS) with the remaining 13 block bytes → 22; DATA (PADDED) "hello" with
+        // pad length byte + 3 padding = 9 → 18; trailers HEADERS (END_STREAM|END_HEADERS)
+        // literal x-t: 1 = 2 + 3 + 1 + 1 = 7 → 16.
+        let block = Self.getBlock
+        let headers = Self.frame(1, 0x08 | 0x20, 1, [2] + [0, 0, 0, 0, 15] + block.prefix(3) + [0, 0])
+        let continuation = Self.frame(9, 0x04, 1, Array(block.dropFirst(3)))
+        let data = Self.frame(0, 0x08, 1, [3] + Array("hello".utf8) + [0, 0, 0])
+        let trailers = Self.frame(1, 0x05, 1, Self.literal("x-t", "1"))
+        // Response: HEADERS (END_HEADERS) 1 byte → 10; DATA (END_STREAM) "ok" → 11.
+        let response = Self.frame(1, 0x04, 1, Self.okBlock)
+        let responseData = Self.frame(0, 0x01, 1, Array("ok".utf8))
+        for cut in [Cut.whole, .byteByByte] {
+            let (sink, summary) = run(
+                client: [Self.preface, Self.settings, headers, continuation, data, trailers],
+                server: [Self.settings, response, responseData], cut: cut)
+            XCTAssertEqual(sink.records.count, 2, "\(cut)")
+            guard sink.records.count == 2 else { continue }
+            // The request waits for its pairing (the response head), so it comes first.
+            let request = sink.records[0]
+            let response = sink.records[1]
+            XCTAssertEqual(request.kind, .request)
+            XCTAssertEqual(request.method, "GET")
+            XCTAssertEqual(request.target, Array("http://example.com/".utf8))
+            XCTAssertEqual(request.requestHost, "example.com")
+            XCTAssertEqual(request.wireLine, 0)
+            XCTAssertEqual(request.wireHeaders, 20 + 22 + 16)
+            XCTAssertEqual(request.wireBody, 18)
+            XCTAssertEqual(request.bodyLength, 5)
+            XCTAssertEqual(request.trailers, [HeaderField("x-t", "1")])
+            XCTAssertTrue(request.complete)
+            XCTAssertEqual(request.http2?.stream, 1)
+            XCTAssertEqual(request.http2?.frames, 4)
+            // (7+3+32) + (7+4+32) + (5+1+32) + (10+11+32) + trailers (3+1+32) = 42+43+38+53+36
+            XCTAssertEqual(request.http2?.headerListSize, 212)
+            XCTAssertEqual(request.pair, 0)
+            XCTAssertEqual(sink.bodies[0], Array("hello".utf8))
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.wireHeaders, 10)
+            XCTAssertEqual(response.wireBody, 11)
+            XCTAssertEqual(response.pair, 0)
+            XCTAssertEqual(response.http2?.headerListSize, 7 + 3 + 32)
+            XCTAssertEqual(sink.bodies[1], Array("ok".utf8))
+            XCTAssertEqual(summary.client.prefaceBytes, 24)
+            XCTAssertEqual(summary.client[.settings], FrameCount(frames: 1, bytes: 9))
+            XCTAssertEqual(summary.client.connectionOverheadBytes, 24 + 9)
+            XCTAssertEqual(summary.client.protocolErrors + summary.client.frameSizeErrors, 0)
+        }
+    }
+
+    func testRepeatedRequestUsesTheDynamicTable() {
+        let (sink, _) = run(
+            client: [
+                Self.preface, Self.frame(1, 0x05, 1, Self.getBlock), Self.frame(1, 0x05, 3, Self.repeatedGetBlock),
+            ], server: [])
+        let requests = sink.records.filter { $0.kind == .request }.sorted { $0.index < $1.index }
+        XCTAssertEqual(requests.map(\.wireHeaders), [9 + 16, 9 + 4])
+        XCTAssertEqual(requests.map(\.requestHost), ["example.com", "example.com"])
+        XCTAssertEqual(requests.map { $0.anomalies.contains(.unpaired) }, [true, true])
+    }
+
+    func testUnknownFramesAreCountedAndSkippedAndOversizedFramesReadOn() {
+        // Type 0x20 with 4 payload bytes → 13; a DATA frame of 16,385 bytes is over the default
+        // SETTINGS_MAX_FRAME_SIZE (16,384): a frame-size error, its bytes still the body's.
+        let unknown = Self.frame(0x20, 0, 0, [1, 2, 3, 4])
+        let big = Self.frame(0, 0x01, 1, [UInt8](repeating: 7, count: 16385))
+        let (sink, summary) = run(
+            client: [Self.preface, unknown, Self.frame(1, 0x04, 1, Self.getBlock), big], server: [])
+        XCTAssertEqual(summary.client.unknown, FrameCount(frames: 1, bytes: 13))
+        XCTAssertEqual(summary.client.frameSizeErrors, 1)
+        XCTAssertEqual(sink.records.first?.wireBody, 16394)
+        XCTAssertEqual(sink.records.first?.bodyLength, 16385)
+        XCTAssertEqual(sink.records.first?.complete, true)
+    }
+
+    func testResetLeavesTheOpenMessageIncomplete() {
+        let reset = Self.frame(3, 0, 1, [0, 0, 0, 8]) // CANCEL
+        let (sink, summary) = run(
+            client: [Self.preface, Self.frame(1, 0x05, 1, Self.getBlock)],
+            server: [Self.frame(1, 0x04, 1, Self.okBlock), Self.frame(0, 0, 1, [1, 2, 3]), reset])
+        let response = sink.records.first { $0.kind == .response }
+        XCTAssertEqual(response?.complete, false)
+        XCTAssertEqual(response?.anomalies.contains(.streamReset), true)
+        XCTAssertEqual(response?.wireBody, 12)
+        XCTAssertEqual(summary.server[.rstStream], FrameCount(frames: 1, bytes: 13))
+        XCTAssertEqual(sink.records.first { $0.kind == .request }?.complete, true)
+    }
+
+    func testStreamsOpenAtTheEndAreIncomplete() {
+        let (sink, _) = run(client: [Self.preface, Self.frame(1, 0x04, 1, Self.getBlock)], server: [])
+        XCTAssertEqual(sink.records.map(\.complete), [false])
+    }
+
+    func testMidConnectionStartFindsFramesAndLeavesHeaderFieldsUnknown() {
+        // 5 bytes of a frame cut off by the start, then HEADERS (its block refers to a table
+        // the capture never saw), DATA, DATA with END_STREAM.
+        let cutOff: [UInt8] = [0x6f, 0x6b, 0x21, 0x0a, 0x00]
+        let headers = Self.frame(1, 0x04, 3, Self.repeatedGetBlock)
+        let (sink, summary) = run(
+            client: [cutOff + headers + Self.frame(0, 0, 3, [1, 2]) + Self.frame(0, 0x01, 3, [3])], server: [],
+            startsAtBeginning: false)
+        XCTAssertEqual(summary.client.lostBytes, 5)
+        XCTAssertEqual(sink.records.count, 1)
+        let request = sink.records.first
+        XCTAssertEqual(request?.anomalies.contains(.hpackStateUnknown), true)
+        XCTAssertNil(request?.method)
+        XCTAssertNil(request?.http2?.headerListSize)
+        XCTAssertEqual(request?.wireHeaders, 13)
+        XCTAssertEqual(request?.wireBody, 11 + 10)
+        XCTAssertEqual(request?.complete, true)
+    }
+
+    func testGapInsideDataIsMissingBodyAndReadingGoesOn() {
+        // DATA of 10 bytes sent as 4, a 3-byte gap, 3; then the stream ends.
+        let data = Self.frame(0, 0x01, 1, Array(0..<10))
+        let (sink, _) = run(
+            client: [
+                Self.preface, Self.frame(1, 0x04, 1, Self.getBlock), Array(data.prefix(13)), Array(data.suffix(3)),
+            ],
+            server: [], gaps: [(.initiator, afterChunk: 2, length: 3)])
+        let request = sink.records.first
+        XCTAssertEqual(request?.missingBytes, 3)
+        XCTAssertEqual(request?.bodyLength, 10)
+        XCTAssertEqual(request?.wireBody, 19)
+        XCTAssertEqual(request?.complete, true)
+        XCTAssertEqual(request?.anomalies.contains(.bytesMissing), true)
+    }
+
+    func testInterimResponseIsItsOwnRecord() {
+        // `:status 103` as a literal of static name index 8 without indexing: 0x08, len 3.
+        let early = Self.frame(1, 0x04, 1, [0x08, 3] + Array("103".utf8))
+        let (sink, _) = run(
+            client: [Self.preface, Self.frame(1, 0x05, 1, Self.getBlock)],
+            server: [early, Self.frame(1, 0x05, 1, Self.okBlock)])
+        // The 103 as it comes; the request once the final head pairs it; then the 200.
+        XCTAssertEqual(sink.records.map(\.status), [103, nil, 200])
+        XCTAssertEqual(sink.records.map(\.wireHeaders), [14, 25, 10])
+        XCTAssertEqual(sink.records.map(\.index), [0, 0, 1])
+        XCTAssertEqual(sink.records.map(\.pair), [nil, 1, 0])
+    }
+}
