@@ -127,7 +127,10 @@ public struct AuditRun {
         let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
         writers.append((diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) }))
         let failures = WriteFailures(count: writers.count)
-        DispatchQueue.concurrentPerform(iterations: writers.count) { index in
+        // Started last first: the registry ends with the longest renders (report.json, report.html),
+        // which then do not start alone after the short ones.
+        DispatchQueue.concurrentPerform(iterations: writers.count) { started in
+            let index = writers.count - 1 - started
             do {
                 try writers[index].write()
             } catch {

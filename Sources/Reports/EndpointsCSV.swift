@@ -14,25 +14,27 @@ public enum EndpointsCSV {
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
     }
 
-    /// The header, a row per endpoint and direction, then the `*` totals.
-    public static func rows(_ aggregation: Aggregation) -> [[String]] {
-        var rows = [columns(estimators: aggregation.estimatorNames)]
+    /// Hands on the header, a row per endpoint and direction, then the `*` totals, one row at a
+    /// time, so writing the file holds one row, not the whole table.
+    public static func forEachRow(_ aggregation: Aggregation, _ body: ([String]) -> Void) {
+        body(columns(estimators: aggregation.estimatorNames))
         for (key, figures) in aggregation.sortedGroups {
-            rows.append(row(endpoint: key.endpoint, direction: key.direction, figures))
+            body(row(endpoint: key.endpoint, direction: key.direction, figures))
         }
         for (direction, figures) in aggregation.sortedTotals {
-            rows.append(row(endpoint: "*", direction: direction, figures))
+            body(row(endpoint: "*", direction: direction, figures))
         }
-        return rows
     }
 
     public static func render(_ aggregation: Aggregation) -> String {
-        CSVWriter.text(rows(aggregation))
+        var rows: [[String]] = []
+        forEachRow(aggregation) { rows.append($0) }
+        return CSVWriter.text(rows)
     }
 
     public static func write(_ aggregation: Aggregation, to path: String) throws {
         let writer = try CSVWriter(path: path)
-        for row in rows(aggregation) { writer.writeRow(row) }
+        forEachRow(aggregation) { writer.writeRow($0) }
         try writer.close()
     }
 
