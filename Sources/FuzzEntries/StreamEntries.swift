@@ -133,28 +133,64 @@ enum TCPAssemblerEntry {
 enum HTTP1Entry {
     @discardableResult
     static func run(_ input: UnsafeRawBufferPointer) -> CountingSink {
+        let input = TwoStreamInput(input)
+        let sink = CountingSink()
+        let info = input.connectionInfo(sawHandshake: input.control & 1 != 0)
+        let handler = HTTPConnectionFactory(sink: sink, limits: fuzzHTTPLimits).makeHandler(for: info)
+        let (time, gapped) = input.feed(
+            handler, startTime: info.firstPacketTime, acknowledging: input.control & 32 == 0)
+        let control = input.control
+        let reason: StreamEndReason = control & 2 != 0 ? .fin : (control & 4 != 0 ? .reset : .endOfCapture)
+        for side in [FlowSide.initiator, .responder] { handler.end(of: side, reason: reason, time: time) }
+        var accounting = ConnectionAccounting(info: info)
+        accounting.lastPacketTime = time
+        handler.close(accounting)
+
+        precondition(sink.connections == 1, "one summary per connection")
+        precondition(
+            sink.recordBytes + sink.tallyBytes == input.byteCount + gapped,
+            "byte buckets: records \(sink.recordBytes) + tallies \(sink.tallyBytes) != fed \(input.byteCount) + gap \(gapped)"
+        )
+        return sink
+    }
+}
+
+/// The input format of `HTTP1Entry` and `HTTP2Entry`: a control byte, the piece size, where the
+/// client's bytes end, the gap length, then the client's and the server's bytes.
+struct TwoStreamInput {
+    let control: UInt8
+    let pieceSize: Int
+    let gapLength: Int
+    let streams: [UnsafeRawBufferPointer]
+    var byteCount: Int { streams[0].count + streams[1].count }
+
+    init(_ input: UnsafeRawBufferPointer) {
         var cursor = InputCursor(input)
-        let control = cursor.u8()
-        let pieceSize = Int(cursor.u8()) + 1
+        control = cursor.u8()
+        pieceSize = Int(cursor.u8()) + 1
         let split = Int(cursor.u16())
-        let gapLength = Int(cursor.u8()) + 1
+        gapLength = Int(cursor.u8()) + 1
         let data = cursor.rest()
         let clientEnd = min(split, data.count)
-        let streams = [
+        streams = [
             UnsafeRawBufferPointer(rebasing: data[..<clientEnd]),
             UnsafeRawBufferPointer(rebasing: data[clientEnd...]),
         ]
+    }
 
-        let sink = CountingSink()
-        let info = ConnectionInfo(
+    func connectionInfo(sawHandshake: Bool) -> ConnectionInfo {
+        ConnectionInfo(
             number: 0, initiator: TransportEndpoint(address: TCPAssemblerEntry.clientAddress, port: 40000),
             responder: TransportEndpoint(address: TCPAssemblerEntry.serverAddress, port: 80),
-            sawHandshake: control & 1 != 0, firstPacketTime: 1_700_000_000_000_000_000)
-        let handler = HTTPConnectionFactory(sink: sink, limits: fuzzHTTPLimits).makeHandler(for: info)
+            sawHandshake: sawHandshake, firstPacketTime: 1_700_000_000_000_000_000)
+    }
 
+    /// Feeds both streams to `handler` in alternating pieces, with the gap (control bit 3; bit 4
+    /// on the server's side) after the first piece; returns the last time and the gap's length.
+    func feed(_ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool) -> (time: Int64, gapped: Int) {
         var fed = [0, 0]
         var offsets: [Int64] = [0, 0]
-        var time = info.firstPacketTime
+        var time = startTime
         var gapPending = control & 8 != 0
         var gapped = 0
         while fed[0] < streams[0].count || fed[1] < streams[1].count {
@@ -164,7 +200,7 @@ enum HTTP1Entry {
                 guard start < stream.count else { continue }
                 let end = min(start + pieceSize, stream.count)
                 time += 1_000
-                let acknowledged: Int64? = control & 32 != 0 ? nil : offsets[side.peer.rawValue]
+                let acknowledged: Int64? = acknowledging ? offsets[side.peer.rawValue] : nil
                 handler.receive(
                     UnsafeRawBufferPointer(rebasing: stream[start..<end]), from: side,
                     at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged))
@@ -181,17 +217,6 @@ enum HTTP1Entry {
                 }
             }
         }
-        let reason: StreamEndReason = control & 2 != 0 ? .fin : (control & 4 != 0 ? .reset : .endOfCapture)
-        for side in [FlowSide.initiator, .responder] { handler.end(of: side, reason: reason, time: time) }
-        var accounting = ConnectionAccounting(info: info)
-        accounting.lastPacketTime = time
-        handler.close(accounting)
-
-        precondition(sink.connections == 1, "one summary per connection")
-        precondition(
-            sink.recordBytes + sink.tallyBytes == data.count + gapped,
-            "byte buckets: records \(sink.recordBytes) + tallies \(sink.tallyBytes) != fed \(data.count) + gap \(gapped)"
-        )
-        return sink
+        return (time, gapped)
     }
 }

@@ -122,25 +122,11 @@ public enum MarkdownReport: RunReporter {
                 "incomplete", "unpaired", "gaps", "errors",
             ],
             right: Set(2...10))
-        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> [String] {
-            let c = d.connections
-            // A HAR has neither packets nor connections to count.
-            let isHAR = d.har != nil
-            return [
-                name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
-                isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
-                TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
-                TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
-                TextFormat.bytes(d.records.unpaired),
-                d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
-                errors,
-            ]
-        }
         for input in run.inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
             lines.append(
                 MarkdownText.row(
-                    cells(
+                    Self.inputCells(
                         MarkdownText.inline(input.source),
                         input.format.isEmpty ? "n/a" : MarkdownText.inline(input.format), input,
                         errors: errors)))
@@ -149,7 +135,7 @@ public enum MarkdownReport: RunReporter {
             let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
             lines.append(
                 MarkdownText.row(
-                    cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
+                    Self.inputCells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
         }
         lines.append("")
         lines += tlsLines(run.inputs)
@@ -620,5 +606,24 @@ extension InputDiagnostics {
             total.gaps.bytes += input.gaps.bytes
         }
         return total
+    }
+}
+
+extension MarkdownReport {
+    /// One input's row of the inputs table (report.md and report.html): name, format, packets,
+    /// connections (HTTP/TLS/other), records by kind, gaps, errors.
+    static func inputCells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> [String] {
+        let c = d.connections
+        // A HAR has neither packets nor connections to count.
+        let isHAR = d.har != nil
+        return [
+            name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
+            isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
+            TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
+            TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
+            TextFormat.bytes(d.records.unpaired),
+            d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
+            errors,
+        ]
     }
 }

@@ -76,34 +76,32 @@ enum HandshakeParser {
         else { return nil }
         info.random = Array(random)
         info.sessionID = Array(session)
-        guard c.remaining > 0 else { return info } // no extensions
-        guard let extensions = c.vector(lengthBytes: 2) else { return nil }
-        var e = ByteCursor(extensions)
-        while e.remaining > 0 {
-            guard let type = e.u16(), let data = e.vector(lengthBytes: 2) else { return nil }
+        let wellFormed = walkExtensions(&c) { type, data in
             var d = ByteCursor(data)
             switch type {
             case ExtensionType.serverName:
-                guard let list = d.vector(lengthBytes: 2) else { return nil }
+                guard let list = d.vector(lengthBytes: 2) else { return false }
                 var l = ByteCursor(list)
                 while l.remaining > 0 {
-                    guard let nameType = l.u8(), let name = l.vector(lengthBytes: 2) else { return nil }
+                    guard let nameType = l.u8(), let name = l.vector(lengthBytes: 2) else { return false }
                     if nameType == 0 && info.serverName == nil {
                         info.serverName = String(decoding: name, as: UTF8.self)
                     }
                 }
             case ExtensionType.alpn:
-                guard let protocols = alpnList(data) else { return nil }
+                guard let protocols = alpnList(data) else { return false }
                 info.offeredALPN = protocols
             case ExtensionType.supportedVersions:
-                guard let list = d.vector(lengthBytes: 1) else { return nil }
+                guard let list = d.vector(lengthBytes: 1) else { return false }
                 var l = ByteCursor(list)
                 while let version = l.u16() { info.supportedVersions.append(version) }
             case ExtensionType.encryptThenMac: info.offersEncryptThenMAC = true
             case ExtensionType.extendedMasterSecret: info.offersExtendedMasterSecret = true
             default: break
             }
+            return true
         }
+        guard wellFormed else { return nil }
         return info
     }
 
@@ -118,25 +116,38 @@ enum HandshakeParser {
         info.sessionID = Array(session)
         info.cipherSuite = suite
         info.isHelloRetryRequest = info.random == helloRetryRequestRandom
-        guard c.remaining > 0 else { return info }
-        guard let extensions = c.vector(lengthBytes: 2) else { return nil }
-        var e = ByteCursor(extensions)
-        while e.remaining > 0 {
-            guard let type = e.u16(), let data = e.vector(lengthBytes: 2) else { return nil }
+        let wellFormed = walkExtensions(&c) { type, data in
             var d = ByteCursor(data)
             switch type {
             case ExtensionType.supportedVersions:
-                guard let version = d.u16() else { return nil }
+                guard let version = d.u16() else { return false }
                 info.version = version
             case ExtensionType.alpn:
-                guard let protocols = alpnList(data) else { return nil }
+                guard let protocols = alpnList(data) else { return false }
                 info.selectedALPN = protocols.first
             case ExtensionType.encryptThenMac: info.encryptThenMAC = true
             case ExtensionType.extendedMasterSecret: info.extendedMasterSecret = true
             default: break
             }
+            return true
         }
+        guard wellFormed else { return nil }
         return info
+    }
+
+    /// Hands each extension of a hello's extensions block to `visit` (type and data), which
+    /// returns false for a malformed one. True when the hello ends before the block (it has
+    /// none) or the block is well formed.
+    private static func walkExtensions(
+        _ c: inout ByteCursor, _ visit: (UInt16, UnsafeRawBufferPointer) -> Bool
+    ) -> Bool {
+        guard c.remaining > 0 else { return true }
+        guard let extensions = c.vector(lengthBytes: 2) else { return false }
+        var e = ByteCursor(extensions)
+        while e.remaining > 0 {
+            guard let type = e.u16(), let data = e.vector(lengthBytes: 2), visit(type, data) else { return false }
+        }
+        return true
     }
 
     /// EncryptedExtensions (TLS 1.3): the selected ALPN protocol, if any; nil when malformed.

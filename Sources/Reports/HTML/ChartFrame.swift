@@ -8,6 +8,17 @@ struct ChartFrame {
     var top: Double = 34
     var bottom: Double = 48
 
+    /// The frame of a chart with one labeled row per endpoint: the label column on the left,
+    /// the legend above.
+    static func endpointRows(_ count: Int, rowHeight: Double) -> ChartFrame {
+        var frame = ChartFrame(width: 900, height: 0)
+        frame.left = 330
+        frame.right = 30
+        frame.top = 40
+        frame.height = frame.top + frame.bottom + rowHeight * Double(max(count, 1))
+        return frame
+    }
+
     var plotLeft: Double { left }
     var plotRight: Double { width - right }
     var plotTop: Double { top }

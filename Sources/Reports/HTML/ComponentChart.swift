@@ -37,11 +37,7 @@ enum ComponentChart {
         let name = run.aggregation.estimatorNames[estimator]
         let rows = rows(run, estimator: estimator)
         let rowHeight = 20.0
-        var frame = ChartFrame(width: 900, height: 0)
-        frame.left = 330
-        frame.right = 30
-        frame.top = 40
-        frame.height = frame.top + frame.bottom + rowHeight * Double(max(rows.count, 1))
+        let frame = ChartFrame.endpointRows(rows.count, rowHeight: rowHeight)
         var svg = SVG(width: frame.width, height: frame.height, label: "Error by component, \(name) estimator")
         svg.legend(
             [("start line", ChartColor.line), ("header block", ChartColor.headers), ("body", ChartColor.body)],

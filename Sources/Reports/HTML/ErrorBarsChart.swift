@@ -39,11 +39,7 @@ enum ErrorBarsChart {
         let name = run.aggregation.estimatorNames[estimator]
         let rows = rows(run, estimator: estimator)
         let rowHeight = 20.0
-        var frame = ChartFrame(width: 900, height: 0)
-        frame.left = 330
-        frame.right = 30
-        frame.top = 40
-        frame.height = frame.top + frame.bottom + rowHeight * Double(max(rows.count, 1))
+        let frame = ChartFrame.endpointRows(rows.count, rowHeight: rowHeight)
         var svg = SVG(width: frame.width, height: frame.height, label: "Error per endpoint, \(name) estimator")
         svg.legend(
             [("under-count (estimate < wire)", ChartColor.under), ("over-count (estimate > wire)", ChartColor.over)],

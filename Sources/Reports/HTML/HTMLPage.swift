@@ -241,17 +241,7 @@ struct HTMLPage {
 
     mutating func fillInputs(_ run: RunReport) {
         func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> Row {
-            let c = d.connections
-            let isHAR = d.har != nil
-            let texts = [
-                name, format, isHAR ? "" : TextFormat.bytes(d.packets.read),
-                isHAR ? "" : "\(TextFormat.bytes(c.total)) (\(c.http)/\(c.tls)/\(c.other))",
-                TextFormat.bytes(d.records.requests), TextFormat.bytes(d.records.responses - d.records.interim),
-                TextFormat.bytes(d.records.interim), TextFormat.bytes(d.records.incomplete),
-                TextFormat.bytes(d.records.unpaired),
-                d.gaps.count == 0 ? "0" : "\(TextFormat.bytes(d.gaps.count)) (\(TextFormat.bytes(d.gaps.bytes)) B)",
-                errors,
-            ]
+            let texts = MarkdownReport.inputCells(name, format, d, errors: errors)
             return Row(cells: texts.enumerated().map { Cell(text: $0.element, numeric: $0.offset >= 2) })
         }
         for input in run.inputs {
