@@ -4,34 +4,10 @@ import XCTest
 
 /// The executable's exit codes, as README.md and --help document them.
 final class CommandLineTests: XCTestCase {
-    /// The built `meteraudit` beside the test bundle.
-    private func executable() throws -> URL {
-        // The test bundle is the products directory itself on Linux, inside it elsewhere.
-        let bundle = Bundle(for: Self.self).bundleURL
-        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("meteraudit") }
-        guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            XCTFail(
-                "meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return binary
-    }
+    private func executable() throws -> URL { try BuiltExecutable.meteraudit() }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)
-        )
+        try BuiltExecutable.run(executable(), arguments)
     }
 
     private var outputDirectory: String { NSTemporaryDirectory() + "meteraudit-cli-\(UUID().uuidString)" }
@@ -114,20 +90,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     private func run(viaShell arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)
-        )
+        try BuiltExecutable.run(URL(fileURLWithPath: "/bin/bash"), arguments)
     }
 
     func testFullDiskMidWriteExitsTwoAndLeavesNoPartialFile() throws {

@@ -13,17 +13,7 @@ final class EveryInputTests: XCTestCase {
     /// A run past this is taken for a hang.
     private static let timeoutSeconds = 60.0
 
-    private func executable() throws -> URL {
-        // The test bundle is the products directory itself on Linux, inside it elsewhere.
-        let bundle = Bundle(for: Self.self).bundleURL
-        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("meteraudit") }
-        guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            XCTFail(
-                "meteraudit is not built beside the tests (\(candidates.map(\.path))); run swift build --build-tests")
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return binary
-    }
+    private func executable() throws -> URL { try BuiltExecutable.meteraudit() }
 
     /// Files that are notes about inputs rather than inputs.
     static func isNote(_ file: URL) -> Bool {
