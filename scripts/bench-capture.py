@@ -758,7 +758,8 @@ def reusable(path, meta_path, params):
         return None
 
 
-def generate(args, raw_path, slow):
+def plan(args):
+    """The traffic of a bench run: its text, catalogue, bodies and connections, from the seed."""
     seed = args.seed
     t0 = time.monotonic()
     vocab = make_vocabulary(random.Random(f"{seed}:vocab"))
@@ -769,25 +770,29 @@ def generate(args, raw_path, slow):
     n_ex = sum(len(c) for c in conns)
     mix = describe_mix(conns, catalogue)
     log(f"planned {n_ex} exchanges on {len(conns)} connections ({time.monotonic() - t0:.1f}s): {mix}")
+    return text, catalogue, bodies, conns, mix
 
-    deadline = time.monotonic() + args.timeout
-    server = Server(seed, catalogue, bodies, text, args.port, deadline)
+
+def drive(server, raw_path, conns, deadline, parallel, client, stats):
+    """Captures `server`'s port while one `client(index, exchanges, gate, errors, lock)` thread per
+    connection runs (at most `parallel` at once), then stops tcpdump and checks every exchange
+    completed. Returns (traffic seconds, tcpdump statistics)."""
     try:
         td = start_tcpdump(raw_path, server.port)
     except Exception:
         server.close()
         raise
     stopped = False
+    n_ex = sum(len(c) for c in conns)
+    errors, lock = [], threading.Lock()
     try:
         log(f"tcpdump listening; server on {HOST}:{server.port}")
         srv_thread = threading.Thread(target=server.serve, daemon=True)
         srv_thread.start()
-        stats = {"exchanges": 0, "mss": set()}
-        errors, lock = [], threading.Lock()
-        gate = threading.BoundedSemaphore(16 if slow else len(conns))
+        gate = threading.BoundedSemaphore(parallel)
         t1 = time.monotonic()
-        clients = [threading.Thread(target=run_client, args=(server.port, ex, deadline, gate, stats, errors, lock),
-                                    daemon=True) for ex in conns]
+        clients = [threading.Thread(target=client, args=(i, ex, gate, errors, lock), daemon=True)
+                   for i, ex in enumerate(conns)]
         for c in clients:
             c.start()
         for c in clients:
@@ -811,6 +816,20 @@ def generate(args, raw_path, slow):
         raise RuntimeError(f"{len(errors)} traffic errors, first: {errors[0]}")
     if stats["exchanges"] != n_ex:
         raise RuntimeError(f"only {stats['exchanges']} of {n_ex} exchanges completed")
+    return traffic_s, tstats
+
+
+def generate(args, raw_path, slow):
+    text, catalogue, bodies, conns, mix = plan(args)
+    n_ex = sum(len(c) for c in conns)
+    deadline = time.monotonic() + args.timeout
+    server = Server(args.seed, catalogue, bodies, text, args.port, deadline)
+    stats = {"exchanges": 0, "mss": set()}
+
+    def client(_index, exchanges, gate, errors, lock):
+        run_client(server.port, exchanges, deadline, gate, stats, errors, lock)
+
+    traffic_s, tstats = drive(server, raw_path, conns, deadline, 16 if slow else len(conns), client, stats)
     log(f"traffic done in {traffic_s:.1f}s; tcpdump: {tstats}")
     return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
             "server_port": server.port, "mss": sorted(stats["mss"]), "traffic_seconds": round(traffic_s, 1),

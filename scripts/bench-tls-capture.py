@@ -174,16 +174,8 @@ def run_tls_client(index, port, exchanges, deadline, gate, stats, errors, lock):
 
 
 def generate(args, raw_path, keys_path, work):
-    seed = args.seed
-    t0 = time.monotonic()
-    vocab = bc.make_vocabulary(bc.random.Random(f"{seed}:vocab"))
-    text = bc.TextMaker(vocab)
-    catalogue = bc.build_catalogue(seed)
-    bodies = bc.build_bodies(seed, catalogue, text)
-    conns = bc.plan_traffic(seed, catalogue, bodies, text, args.connections, args.size_mb * 1_000_000)
+    text, catalogue, bodies, conns, mix = bc.plan(args)
     n_ex = sum(len(c) for c in conns)
-    mix = bc.describe_mix(conns, catalogue)
-    log(f"planned {n_ex} exchanges on {len(conns)} connections ({time.monotonic() - t0:.1f}s)")
 
     cert, key = make_certificate(work)
     sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -193,42 +185,13 @@ def generate(args, raw_path, keys_path, work):
     sctx.keylog_filename = keys_path  # every connection's secrets (TLS 1.2 and 1.3), one writer
 
     deadline = time.monotonic() + args.timeout
-    server = TLSServer(sctx, seed, catalogue, bodies, text, args.port, deadline)
-    td = bc.start_tcpdump(raw_path, server.port)
-    stopped = False
-    try:
-        srv_thread = threading.Thread(target=server.serve, daemon=True)
-        srv_thread.start()
-        stats = {"exchanges": 0, "mss": set(), "suites": {}}
-        errors, lock = [], threading.Lock()
-        gate = threading.BoundedSemaphore(len(conns))
-        t1 = time.monotonic()
-        clients = [threading.Thread(target=run_tls_client,
-                                    args=(i, server.port, ex, deadline, gate, stats, errors, lock), daemon=True)
-                   for i, ex in enumerate(conns)]
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join(max(1.0, deadline - time.monotonic() + 60))
-        traffic_s = time.monotonic() - t1
-        server.close()
-        for t in server.threads:
-            t.join(10)
-        stopped = True
-        tstats = bc.stop_tcpdump(*td)
-    finally:
-        server.close()
-        if not stopped:
-            td[0].terminate()
-            try:
-                td[0].wait(10)
-            except subprocess.TimeoutExpired:
-                td[0].kill()
-    errors += server.errors
-    if errors:
-        raise RuntimeError(f"{len(errors)} traffic errors, first: {errors[0]}")
-    if stats["exchanges"] != n_ex:
-        raise RuntimeError(f"only {stats['exchanges']} of {n_ex} exchanges completed")
+    server = TLSServer(sctx, args.seed, catalogue, bodies, text, args.port, deadline)
+    stats = {"exchanges": 0, "mss": set(), "suites": {}}
+
+    def client(index, exchanges, gate, errors, lock):
+        run_tls_client(index, server.port, exchanges, deadline, gate, stats, errors, lock)
+
+    traffic_s, tstats = bc.drive(server, raw_path, conns, deadline, len(conns), client, stats)
     log(f"traffic done in {traffic_s:.1f}s; tcpdump: {tstats}; suites: {stats['suites']}")
     return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
             "suites": dict(sorted(stats["suites"].items())), "server_port": server.port,
