@@ -44,6 +44,10 @@ public struct ConnectionRow: Sendable, Equatable {
     public var serverTLSControlBytes = 0
     /// HTTP/2 only: the frames no message owns, per direction and type.
     public var http2: HTTP2Overhead?
+    /// What each direction cost at every layer of docs/METERING.md §2c, and the part of it that
+    /// no message owns.
+    public var clientCost = DirectionCost()
+    public var serverCost = DirectionCost()
 
     public init(input: String, connection: Int, client: String, server: String, protocolKind: Content) {
         self.input = input
@@ -94,6 +98,64 @@ public struct HTTP2Overhead: Sendable, Equatable, Codable {
 
     public var clientBytes: Int { client.values.reduce(0) { $0 + $1.bytes } }
     public var serverBytes: Int { server.values.reduce(0) { $0 + $1.bytes } }
+}
+
+/// One direction's bytes at each cost layer (docs/METERING.md §2c).
+public struct LayerBytes: Sendable, Equatable, Codable {
+    /// Bytes of TLS records, 5-byte headers included (0 without TLS).
+    public var tls = 0
+    /// TCP payload bytes, retransmitted bytes counted again.
+    public var tcp = 0
+    /// `tcp` plus IP and TCP headers.
+    public var ip = 0
+    /// Original frame lengths, link layer included.
+    public var frame = 0
+
+    public init(tls: Int = 0, tcp: Int = 0, ip: Int = 0, frame: Int = 0) {
+        self.tls = tls
+        self.tcp = tcp
+        self.ip = ip
+        self.frame = frame
+    }
+
+    public mutating func add(_ other: LayerBytes) {
+        tls = saturatingSum(tls, other.tls)
+        tcp = saturatingSum(tcp, other.tcp)
+        ip = saturatingSum(ip, other.ip)
+        frame = saturatingSum(frame, other.frame)
+    }
+}
+
+/// What one direction of a connection carried (docs/METERING.md §2c): the whole, and the
+/// overhead no message owns, by kind. `total` = the direction's records' layers + `overhead`.
+public struct DirectionCost: Sendable, Equatable, Codable {
+    /// Every packet the direction sent.
+    public var total = LayerBytes()
+    /// Packets without payload: SYN, SYN/ACK, pure ACKs, FIN, RST.
+    public var emptyPackets = LayerBytes()
+    /// TLS handshake, alert and change_cipher_spec records, TLS 1.3 post-handshake messages,
+    /// and the headers of the packets they begin.
+    public var tlsControl = LayerBytes()
+    /// HTTP/2's preface and control frames (and their share of TLS records and packets).
+    public var http2Control = LayerBytes()
+    /// Bytes no message claims: tunnels, unparsed protocols, bytes between messages.
+    public var unclaimed = LayerBytes()
+    /// Packets without payload (`emptyPackets`'s count).
+    public var emptyPacketCount = 0
+    /// Segments and TCP payload bytes sent again, in messages and in overhead alike.
+    public var retransmittedSegments = 0
+    public var retransmittedBytes = 0
+
+    public init() {}
+
+    /// The part of `total` no message owns.
+    public var overhead: LayerBytes {
+        var sum = emptyPackets
+        sum.add(tlsControl)
+        sum.add(http2Control)
+        sum.add(unclaimed)
+        return sum
+    }
 }
 
 /// `a + b`, Int.max when it overflows (counts read from input never trap).
