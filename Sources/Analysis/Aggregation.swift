@@ -85,7 +85,9 @@ public struct EstimatorFigures: Sendable, Equatable {
     /// Nearest-rank quantile: the value at 1-based rank ⌈q·n⌉ of the sorted values.
     public func absoluteRelativeError(quantile q: Double) -> Double? {
         guard !absoluteRelativeErrors.isEmpty else { return nil }
-        let sorted = absoluteRelativeErrors.sorted()
+        // The reports ask `orderFree` figures, already sorted: checked in one pass, not re-sorted.
+        let values = absoluteRelativeErrors
+        let sorted = zip(values, values.dropFirst()).allSatisfy { $0 <= $1 } ? values : values.sorted()
         let rank = Int((q * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
@@ -161,7 +163,7 @@ public struct GroupKey: Hashable, Sendable, Comparable {
 
     /// Endpoint in byte order, then direction.
     public static func < (a: GroupKey, b: GroupKey) -> Bool {
-        if a.endpoint != b.endpoint { return Array(a.endpoint.utf8).lexicographicallyPrecedes(b.endpoint.utf8) }
+        if a.endpoint != b.endpoint { return a.endpoint.utf8.lexicographicallyPrecedes(b.endpoint.utf8) }
         return a.direction < b.direction
     }
 }

@@ -73,11 +73,11 @@ public enum EndpointsCSV {
 public enum Format {
     /// Six decimals; empty when undefined.
     public static func ratio(_ value: Double?) -> String {
-        value.map { String(format: "%.6f", $0) } ?? ""
+        value.map { FixedDecimal.format($0, decimals: 6) } ?? ""
     }
 
     /// Two decimals; empty when undefined.
     public static func percent(_ value: Double?) -> String {
-        value.map { String(format: "%.2f", $0) } ?? ""
+        value.map { FixedDecimal.format($0, decimals: 2) } ?? ""
     }
 }

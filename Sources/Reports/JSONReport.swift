@@ -108,7 +108,7 @@ public enum JSONReport: RunReporter {
     private static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
         var seen = Set<String>()
         return pairs.filter { seen.insert($0.0).inserted }
-            .sorted { Array($0.0.utf8).lexicographicallyPrecedes($1.0.utf8) }
+            .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
     }
 
     private static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
@@ -218,8 +218,15 @@ final class PrettyJSONWriter {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
+
     private func indent(_ depth: Int) {
-        buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        let count = 2 * depth
+        if count <= Self.spaces.count {
+            buffer.append(contentsOf: Self.spaces[..<count])
+        } else {
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
+        }
     }
 
     /// Starts the next member: a comma after the previous one, a new line, the indentation.
@@ -279,14 +286,20 @@ final class PrettyJSONWriter {
     /// JSONEncoder's escapes: quote, backslash, and control characters (`\b \f \n \r \t`
     /// by name, others as `\u00XX`); slashes and everything else as UTF-8.
     private func quoted(_ value: String) {
-        buffer.append(UInt8(ascii: "\""))
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+        var value = value
+        let plain = value.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) else { return false }
             // Nothing to escape, the usual case: one append.
-            buffer.append(contentsOf: value.utf8)
             buffer.append(UInt8(ascii: "\""))
+            buffer.append(contentsOf: bytes)
+            buffer.append(UInt8(ascii: "\""))
+            return true
+        }
+        if plain {
             if buffer.count >= 1 << 16 { flush() }
             return
         }
+        buffer.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])

@@ -48,7 +48,7 @@ public enum TextFormat {
 
     /// `value` with `decimals` decimals, thousands grouped, never `-0.00`.
     static func fixed(_ value: Double, decimals: Int) -> String {
-        var text = String(format: "%.\(decimals)f", value)
+        var text = FixedDecimal.format(value, decimals: decimals)
         if text.hasPrefix("-"), !text.contains(where: { $0 >= "1" && $0 <= "9" }) { text.removeFirst() }
         let negative = text.hasPrefix("-")
         if negative { text.removeFirst() }

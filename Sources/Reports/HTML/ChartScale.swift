@@ -123,10 +123,10 @@ enum ChartNumber {
             let scaled = magnitude / divisor
             let text =
                 scaled >= 10 || scaled == scaled.rounded()
-                ? String(Int(scaled.rounded())) : String(format: "%.1f", scaled)
+                ? String(Int(scaled.rounded())) : FixedDecimal.format(scaled, decimals: 1)
             return sign + text + suffix
         }
         if magnitude == magnitude.rounded() { return sign + String(Int(magnitude)) }
-        return sign + String(format: "%.2f", magnitude)
+        return sign + FixedDecimal.format(magnitude, decimals: 2)
     }
 }

@@ -6,13 +6,16 @@ import Mustache
 /// escapes, and charts as SVG that `SVG` escaped. Built from a `RunReport` in one place, so the
 /// template only lays it out.
 struct HTMLPage {
-    struct Cell {
-        var text: String
-        var numeric: Bool
-    }
-
+    /// A table row: its leading text cells, then its figures (right-aligned). Every table of
+    /// the page has its text columns first, so the template walks two plain string arrays.
     struct Row {
-        var cells: [Cell]
+        var texts: [String]
+        var figures: [String]
+
+        init(_ cells: [String], leadingTexts: Int) {
+            texts = Array(cells.prefix(leadingTexts))
+            figures = Array(cells.dropFirst(leadingTexts))
+        }
     }
 
     struct ChartView {
@@ -43,8 +46,8 @@ struct HTMLPage {
 
     struct EndpointRow {
         var endpoint: String
-        /// Every column of endpoints.csv after `endpoint`.
-        var cells: [Cell]
+        /// Every column of endpoints.csv after `endpoint`: the direction, then the figures.
+        var cells: Row
         var explanations: [Explanation]
     }
 
@@ -147,22 +150,19 @@ struct HTMLPage {
                 let estimator = figures.estimators[index]
                 let counted = estimator.count > 0
                 rows.append(
-                    Row(cells: [
-                        Cell(text: position == 0 ? direction.label : "", numeric: false),
-                        Cell(text: names[index], numeric: false),
-                        Cell(text: TextFormat.bytes(estimator.count), numeric: true),
-                        Cell(text: counted ? TextFormat.bytes(estimator.wire) : "n/a", numeric: true),
-                        Cell(text: counted ? TextFormat.bytes(estimator.estimated) : "n/a", numeric: true),
-                        Cell(text: counted ? TextFormat.signedBytes(estimator.error) : "n/a", numeric: true),
-                        Cell(text: TextFormat.signedPercent(estimator.errorPercent), numeric: true),
-                        Cell(
-                            text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)), numeric: true
-                        ),
-                        Cell(
-                            text: TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                            numeric: true),
-                        Cell(text: TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError), numeric: true),
-                    ]))
+                    Row(
+                        [
+                            position == 0 ? direction.label : "",
+                            names[index],
+                            TextFormat.bytes(estimator.count),
+                            counted ? TextFormat.bytes(estimator.wire) : "n/a",
+                            counted ? TextFormat.bytes(estimator.estimated) : "n/a",
+                            counted ? TextFormat.signedBytes(estimator.error) : "n/a",
+                            TextFormat.signedPercent(estimator.errorPercent),
+                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                            TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
+                        ], leadingTexts: 2))
             }
         }
         return rows
@@ -233,8 +233,8 @@ struct HTMLPage {
     }
 
     /// endpoints.csv's cells after the endpoint; the direction is text, the rest figures.
-    static func cells(_ values: ArraySlice<String>) -> [Cell] {
-        values.enumerated().map { Cell(text: $0.element, numeric: $0.offset > 0) }
+    static func cells(_ values: ArraySlice<String>) -> Row {
+        Row(Array(values), leadingTexts: 1)
     }
 
     // MARK: - Inputs and data quality
@@ -242,7 +242,7 @@ struct HTMLPage {
     mutating func fillInputs(_ run: RunReport) {
         func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> Row {
             let texts = MarkdownReport.inputCells(name, format, d, errors: errors)
-            return Row(cells: texts.enumerated().map { Cell(text: $0.element, numeric: $0.offset >= 2) })
+            return Row(texts, leadingTexts: 2)
         }
         for input in run.inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
@@ -312,18 +312,14 @@ struct HTMLPage {
 // The table's cells and rows are many (an endpoint row has over thirty): looked up by name
 // here instead of through reflection (Mirror), which the templates use otherwise and which
 // would dominate the page's rendering time.
-extension HTMLPage.Cell: MustacheParent {
+extension HTMLPage.Row: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
-        case "text": return text
-        case "numeric": return numeric
+        case "texts": return texts
+        case "figures": return figures
         default: return nil
         }
     }
-}
-
-extension HTMLPage.Row: MustacheParent {
-    func child(named name: String) -> Any? { name == "cells" ? cells : nil }
 }
 
 extension HTMLPage.EndpointRow: MustacheParent {

@@ -15,6 +15,8 @@ public enum HTMLReport: RunReporter {
     public static let defaultEndpointRows = 100
 
     static let template: MustacheTemplate = {
+        // Registered before the template that names it (its first tag) is parsed.
+        MustacheContentTypes.register(HTMLByteEscaping(), named: HTMLByteEscaping.name)
         do {
             return try MustacheTemplate(string: HTMLTemplates.page)
         } catch {
@@ -40,5 +42,39 @@ public enum HTMLReport: RunReporter {
     public static func render(_ run: RunReport, endpointRows: Int) -> String {
         let page = HTMLPage(run, endpointRows: endpointRows, csp: contentSecurityPolicy)
         return template.render(page)
+    }
+}
+
+/// The page's escaping: `& < > " '` as swift-mustache's HTML content type writes them
+/// (`&amp; &lt; &gt; &quot; &#39;`), found by byte instead of by grapheme cluster through a
+/// dictionary, which made escaping a sixth of the page's rendering time. Per byte, a
+/// character that a combining mark follows is escaped too (the grapheme walk would leave
+/// `"` + U+0301 as it is). Text without any of the five is returned as it is.
+struct HTMLByteEscaping: MustacheContentType {
+    static let name = "HTMLBYTES"
+
+    func escapeText(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.contains(where: Self.needsEscape) else { return nil }
+            var escaped: [UInt8] = []
+            escaped.reserveCapacity(bytes.count + 32)
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "&"): escaped.append(contentsOf: "&amp;".utf8)
+                case UInt8(ascii: "<"): escaped.append(contentsOf: "&lt;".utf8)
+                case UInt8(ascii: ">"): escaped.append(contentsOf: "&gt;".utf8)
+                case UInt8(ascii: "\""): escaped.append(contentsOf: "&quot;".utf8)
+                case UInt8(ascii: "'"): escaped.append(contentsOf: "&#39;".utf8)
+                default: escaped.append(byte)
+                }
+            }
+            return String(decoding: escaped, as: UTF8.self)
+        } ?? text
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
     }
 }

@@ -1,10 +1,11 @@
 /// report.html's templates, style and script: Mustache text rendered over `HTMLPage`.
-/// `{{name}}` escapes its value for HTML (every text from the run goes through it);
+/// `{{name}}` escapes its value for HTML (every text from the run goes through it, by
+/// `HTMLByteEscaping`, which the first tag selects);
 /// `{{{name}}}` is used only for SVG that `SVG` built and escaped itself, and for this file's
 /// own constants.
 enum HTMLTemplates {
     static let page = """
-        <!DOCTYPE html>
+        {{% CONTENT_TYPE:HTMLBYTES}}<!DOCTYPE html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
@@ -27,7 +28,7 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures">
         <thead><tr>{{#totalsHeader}}<th>{{.}}</th>{{/totalsHeader}}</tr></thead>
         <tbody>
-        {{#totalsRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{#totalsRows}}<tr>{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}</tr>
         {{/totalsRows}}
         </tbody>
         </table></div>
@@ -61,11 +62,11 @@ enum HTMLTemplates {
         {{#endpointRows}}<tr>
         <td class="endpoint"><details><summary>{{endpoint}}</summary>
         {{#explanations}}<p class="cause-head">{{head}}</p>{{#hasCauses}}<ul>{{#causes}}<li>{{.}}</li>{{/causes}}</ul>{{/hasCauses}}
-        {{/explanations}}</details></td>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{/explanations}}</details></td>{{#cells}}{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}{{/cells}}</tr>
         {{/endpointRows}}
         </tbody>
         <tfoot>
-        {{#endpointTotals}}<tr><td class="endpoint">{{endpoint}}</td>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{#endpointTotals}}<tr><td class="endpoint">{{endpoint}}</td>{{#cells}}{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}{{/cells}}</tr>
         {{/endpointTotals}}
         </tfoot>
         </table></div>
@@ -79,7 +80,7 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures">
         <thead><tr>{{#inputsHeader}}<th>{{.}}</th>{{/inputsHeader}}</tr></thead>
         <tbody>
-        {{#inputRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{#inputRows}}<tr>{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}</tr>
         {{/inputRows}}
         </tbody>
         </table></div>

@@ -19,6 +19,12 @@ struct SVG {
 
     /// `& < > " '` as entities: safe in text content and in quoted attribute values.
     static func escape(_ text: String) -> String {
+        // Most texts (numbers, colors, labels) hold none of them: returned as they are.
+        let plain = !text.utf8.contains {
+            $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">")
+                || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'")
+        }
+        if plain { return text }
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for character in text.unicodeScalars {
@@ -45,11 +51,20 @@ struct SVG {
         guard value.isFinite else { return "0" }
         let rounded = (value * 10).rounded() / 10
         if rounded == rounded.rounded() { return String(Int(rounded)) }
-        return String(format: "%.1f", rounded)
+        return FixedDecimal.format(rounded, decimals: 1)
     }
 
     private static func attributes(_ pairs: [(String, String)]) -> String {
-        pairs.map { " \($0.0)=\"\(escape($0.1))\"" }.joined()
+        var text = ""
+        text.reserveCapacity(16 * pairs.count)
+        for (name, value) in pairs {
+            text += " "
+            text += name
+            text += "=\""
+            text += escape(value)
+            text += "\""
+        }
+        return text
     }
 
     /// `tooltip` becomes a `<title>` child: the browser shows it on hover.
@@ -82,7 +97,7 @@ struct SVG {
 
     mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil) {
         var pairs = [("cx", Self.number(cx)), ("cy", Self.number(cy)), ("r", Self.number(r)), ("fill", fill)]
-        if opacity < 1 { pairs.append(("fill-opacity", String(format: "%.2f", opacity))) }
+        if opacity < 1 { pairs.append(("fill-opacity", FixedDecimal.format(opacity, decimals: 2))) }
         if let tooltip {
             body.append("<circle\(Self.attributes(pairs))><title>\(Self.escape(tooltip))</title></circle>")
         } else {

@@ -55,7 +55,7 @@ enum TimelineChart {
 
     /// Seconds with as few decimals as needed, up to milliseconds: `0.001`, `0.25`, `12`.
     static func seconds(_ value: Double) -> String {
-        var text = String(format: "%.3f", value)
+        var text = FixedDecimal.format(value, decimals: 3)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text

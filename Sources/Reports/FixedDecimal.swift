@@ -1,0 +1,73 @@
+import Foundation
+
+/// `String(format: "%.Nf", value)`, byte for byte, without the cost of Foundation's formatter
+/// (a CFString and a va_list per call: it was the largest single cost of endpoints.csv and of
+/// report.html's charts). The value's exact binary fraction is scaled by 10^N in 128-bit
+/// integer arithmetic and rounded half to even, as glibc's and Darwin's printf round;
+/// values this path does not cover (non-finite, 2^43 or more, more than 6 decimals) go to
+/// `String(format:)` itself.
+enum FixedDecimal {
+    private static let powersOfTen: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
+
+    static func format(_ value: Double, decimals: Int) -> String {
+        let magnitude = value.magnitude
+        guard value.isFinite, decimals >= 0, decimals < powersOfTen.count, magnitude < 0x1p43 else {
+            return String(format: "%.\(decimals)f", value)
+        }
+        let scale = powersOfTen[decimals]
+        var scaled: UInt64 = 0  // round(|value| · 10^decimals), half to even
+        if magnitude != 0 {
+            // |value| = significand · 2^exponent exactly.
+            let isNormal = magnitude.exponentBitPattern != 0
+            let significand =
+                isNormal ? (1 << 52) | magnitude.significandBitPattern : magnitude.significandBitPattern
+            let exponent = isNormal ? Int(magnitude.exponentBitPattern) - 1075 : -1074
+            let product = significand.multipliedFullWidth(by: scale)  // < 2^73
+            if exponent >= 0 {
+                // |value| < 2^43 with a 53-bit significand: only 0 reaches here.
+                scaled = product.low << UInt64(exponent)
+            } else {
+                scaled = shiftRoundingHalfToEven(high: product.high, low: product.low, by: -exponent)
+            }
+        }
+        let whole = scaled / scale
+        var text = value.sign == .minus ? "-" : ""
+        text += String(whole)
+        if decimals > 0 {
+            let fraction = String(scaled % scale)
+            text += "."
+            text += String(repeating: "0", count: decimals - fraction.utf8.count)
+            text += fraction
+        }
+        return text
+    }
+
+    /// (high · 2^64 + low) / 2^shift, rounded half to even; the quotient fits 64 bits here
+    /// (|value| < 2^43 and 10^6 < 2^20).
+    private static func shiftRoundingHalfToEven(high: UInt64, low: UInt64, by shift: Int) -> UInt64 {
+        if shift >= 128 { return 0 }  // below 2^-55 of the last decimal: rounds to 0
+        var quotient: UInt64
+        var remainderAboveHalf: Bool
+        var remainderIsHalf: Bool
+        if shift < 64 {
+            quotient = (high << UInt64(64 - shift)) | (low >> UInt64(shift))
+            let remainder = low & ((1 << UInt64(shift)) - 1)
+            let half: UInt64 = 1 << UInt64(shift - 1)
+            remainderAboveHalf = remainder > half
+            remainderIsHalf = remainder == half
+        } else if shift == 64 {
+            quotient = high
+            remainderAboveHalf = low > 1 << 63
+            remainderIsHalf = low == 1 << 63
+        } else {
+            let highShift = UInt64(shift - 64)
+            quotient = high >> highShift
+            let remainderHigh = high & ((1 << highShift) - 1)
+            let halfHigh: UInt64 = 1 << (highShift - 1)
+            remainderAboveHalf = remainderHigh > halfHigh || (remainderHigh == halfHigh && low > 0)
+            remainderIsHalf = remainderHigh == halfHigh && low == 0
+        }
+        if remainderAboveHalf || (remainderIsHalf && quotient & 1 == 1) { quotient += 1 }
+        return quotient
+    }
+}
