@@ -84,14 +84,38 @@ public struct EndpointNormalizer: @unchecked Sendable {
 
     public func normalize(path: String) -> String {
         guard !path.isEmpty else { return "/" }
-        let rewritten = rules.reduce(path) { $1.apply(to: $0) }
+        var rewritten = rules.reduce(path) { $1.apply(to: $0) }
+        // Once per record: ASCII paths (nearly all) are cut at `/` bytes in place.
+        if let normalized = rewritten.withUTF8({ Self.normalizeASCII($0) }) { return normalized }
         return rewritten.split(separator: "/", omittingEmptySubsequences: false)
-            .map { !$0.contains("{") && Self.isIdentifier($0) ? "{id}" : String($0) }
+            .map { !$0.contains("{") && Self.isIdentifier($0.utf8) ? "{id}" : String($0) }
             .joined(separator: "/")
     }
 
-    static func isIdentifier(_ segment: Substring) -> Bool {
-        let bytes = Array(segment.utf8)
+    /// What the split by characters gives, for a path of ASCII bytes (each its own character
+    /// but CR LF, which is no `/`); nil for any other path.
+    private static func normalizeASCII(_ path: UnsafeBufferPointer<UInt8>) -> String? {
+        guard !path.contains(where: { $0 >= 0x80 }) else { return nil }
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(path.count + 8)
+        var start = 0
+        while true {
+            var end = start
+            while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
+            let segment = path[start..<end]
+            if !segment.contains(UInt8(ascii: "{")) && isIdentifier(segment) {
+                normalized.append(contentsOf: "{id}".utf8)
+            } else {
+                normalized.append(contentsOf: segment)
+            }
+            guard end < path.count else { break }
+            normalized.append(UInt8(ascii: "/"))
+            start = end + 1
+        }
+        return String(decoding: normalized, as: UTF8.self)
+    }
+
+    static func isIdentifier<Bytes: Collection>(_ bytes: Bytes) -> Bool where Bytes.Element == UInt8 {
         guard !bytes.isEmpty else { return false }
         if bytes.allSatisfy(isDigit) { return true }
         if isUUID(bytes) { return true }
@@ -101,7 +125,7 @@ public struct EndpointNormalizer: @unchecked Sendable {
         return base64 && bytes.count >= 20 && bytes.contains(where: isDigit) && bytes.contains(where: isLetter)
     }
 
-    private static func isUUID(_ b: [UInt8]) -> Bool {
+    private static func isUUID<Bytes: Collection>(_ b: Bytes) -> Bool where Bytes.Element == UInt8 {
         guard b.count == 36 else { return false }
         for (i, c) in b.enumerated() {
             if [8, 13, 18, 23].contains(i) { if c != 45 { return false } } else if hexValue(c) == nil { return false }

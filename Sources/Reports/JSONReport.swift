@@ -16,20 +16,21 @@ public enum JSONReport: RunReporter {
 
     public static func render(_ run: RunReport) -> String {
         var text: [UInt8] = []
-        let writer = PrettyJSONWriter { text.append(contentsOf: $0) }
-        write(run, with: writer)
+        var writer = PrettyJSONWriter { text.append(contentsOf: $0) }
+        write(run, with: &writer)
         return String(decoding: text, as: UTF8.self)
     }
 
     public static func write(_ run: RunReport, to path: String) throws {
         let file = try OutputFile(path: path)
-        write(run, with: PrettyJSONWriter { file.write($0) })
+        var writer = PrettyJSONWriter { file.write($0) }
+        write(run, with: &writer)
         try file.commit()
     }
 
     /// The document, keys in byte order: endpoints, estimators, inputs, ranking_estimator,
     /// schema, schema_version, settings, totals.
-    static func write(_ run: RunReport, with json: PrettyJSONWriter) {
+    static func write(_ run: RunReport, with json: inout PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
         json.beginObject()
         json.key("endpoints")
@@ -42,8 +43,8 @@ public enum JSONReport: RunReporter {
             for (direction, figures) in sortedByKey(
                 run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) })
             {
-                json.key(direction)
-                group(figures, names: names, json)
+                json.key(named: direction)
+                group(figures, names: names, &json)
             }
             json.endObject()
             json.key("endpoint")
@@ -94,8 +95,8 @@ public enum JSONReport: RunReporter {
         json.key("totals")
         json.beginObject()
         for (direction, figures) in sortedByKey(run.totals.map { ($0.direction.rawValue, $0.figures) }) {
-            json.key(direction)
-            group(figures, names: names, json)
+            json.key(named: direction)
+            group(figures, names: names, &json)
         }
         json.endObject()
         json.endObject()
@@ -111,13 +112,13 @@ public enum JSONReport: RunReporter {
             .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
     }
 
-    private static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
+    private static func group(_ figures: GroupFigures, names: [String], _ json: inout PrettyJSONWriter) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
         for (name, figures) in sortedByKey(Array(zip(names, figures.estimators))) {
-            json.key(name)
-            estimator(figures, json)
+            json.key(named: name)
+            estimator(figures, &json)
         }
         json.endObject()
         json.key("incomplete")
@@ -133,7 +134,7 @@ public enum JSONReport: RunReporter {
         json.endObject()
     }
 
-    private static func estimator(_ figures: EstimatorFigures, _ json: PrettyJSONWriter) {
+    private static func estimator(_ figures: EstimatorFigures, _ json: inout PrettyJSONWriter) {
         // Nothing counted: sums and errors are undefined, not zero (as in endpoints.csv);
         // no record split into components: their errors are unknown.
         let counted = figures.count > 0
@@ -195,8 +196,10 @@ public enum JSONReport: RunReporter {
 /// JSON text in the layout of JSONEncoder's `[.prettyPrinted, .sortedKeys,
 /// .withoutEscapingSlashes]`, written as it is produced: two-space indentation, `"key" : value`,
 /// an empty container as its brackets around a blank line. The caller writes keys in sorted
-/// order. Text goes to `sink` in pieces of about 64 KiB.
-final class PrettyJSONWriter {
+/// order. Text goes to `sink` in pieces of about 64 KiB. A struct used through `inout`: its
+/// buffer is then checked for exclusive access when compiled, not on every write (as a
+/// class's stored properties are), which was most of report.json's time.
+struct PrettyJSONWriter {
     private var buffer: [UInt8] = []
     private let sink: ([UInt8]) -> Void
     /// Per open container: whether it is still empty.
@@ -207,20 +210,20 @@ final class PrettyJSONWriter {
         buffer.reserveCapacity(1 << 16)
     }
 
-    func flush() {
+    mutating func flush() {
         guard !buffer.isEmpty else { return }
         sink(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 
-    private func put(_ text: String) {
+    private mutating func put(_ text: String) {
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= 1 << 16 { flush() }
     }
 
     private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
 
-    private func indent(_ depth: Int) {
+    private mutating func indent(_ depth: Int) {
         let count = 2 * depth
         if count <= Self.spaces.count {
             buffer.append(contentsOf: Self.spaces[..<count])
@@ -230,25 +233,25 @@ final class PrettyJSONWriter {
     }
 
     /// Starts the next member: a comma after the previous one, a new line, the indentation.
-    private func nextMember() {
+    private mutating func nextMember() {
         if empty.last == false { buffer.append(UInt8(ascii: ",")) }
         if !empty.isEmpty { empty[empty.count - 1] = false }
         buffer.append(10)
         indent(empty.count)
     }
 
-    func beginObject() {
+    mutating func beginObject() {
         put("{")
         empty.append(true)
     }
-    func beginArray() {
+    mutating func beginArray() {
         put("[")
         empty.append(true)
     }
-    func endObject() { close("}") }
-    func endArray() { close("]") }
+    mutating func endObject() { close("}") }
+    mutating func endArray() { close("]") }
 
-    private func close(_ bracket: String) {
+    private mutating func close(_ bracket: String) {
         let wasEmpty = empty.removeLast()
         if wasEmpty { buffer.append(10) }
         buffer.append(10)
@@ -257,35 +260,43 @@ final class PrettyJSONWriter {
     }
 
     /// An object's next key; its value follows.
-    func key(_ name: String) {
+    mutating func key(named name: String) {
         nextMember()
         quoted(name)
         put(" : ")
     }
 
+    /// A key of the schema (ASCII, nothing to escape), written from its bytes.
+    mutating func key(_ name: StaticString) {
+        nextMember()
+        buffer.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: [UInt8(ascii: "\""), 32, UInt8(ascii: ":"), 32])
+    }
+
     /// An array's next element; its value follows.
-    func element() { nextMember() }
+    mutating func element() { nextMember() }
 
-    func newline() { put("\n") }
+    mutating func newline() { put("\n") }
 
-    func int(_ value: Int?) { put(value.map(String.init) ?? "null") }
+    mutating func int(_ value: Int?) { put(value.map(String.init) ?? "null") }
 
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
-    func double(_ value: Double?) {
+    mutating func double(_ value: Double?) {
         guard let value else { return put("null") }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         put(text)
     }
 
-    func string(_ value: String?) {
+    mutating func string(_ value: String?) {
         guard let value else { return put("null") }
         quoted(value)
     }
 
     /// JSONEncoder's escapes: quote, backslash, and control characters (`\b \f \n \r \t`
     /// by name, others as `\u00XX`); slashes and everything else as UTF-8.
-    private func quoted(_ value: String) {
+    private mutating func quoted(_ value: String) {
         var value = value
         let plain = value.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) else { return false }
@@ -320,7 +331,7 @@ final class PrettyJSONWriter {
     }
 
     /// A value JSONEncoder already wrote (pretty-printed, from depth 0), indented to where it goes.
-    func encoded(_ text: Data) {
+    mutating func encoded(_ text: Data) {
         var previous: UInt8 = 0
         for byte in text {
             // Blank lines (inside an empty container) stay without indentation.

@@ -169,14 +169,27 @@ struct RecordDecryptor {
     static func decryptCBCInPlace(_ blocks: inout [UInt8], iv: UnsafeRawBufferPointer, key: SymmetricKey) -> Bool {
         precondition(blocks.count % 16 == 0 && iv.count == 16)
         var block = [UInt8](repeating: 0, count: 16)
-        var start = blocks.count - 16
-        while start >= 0 {
-            for i in 0..<16 { block[i] = blocks[start + i] }
-            do { try AES.inversePermute(&block, key: key) } catch { return false }
-            for i in 0..<16 { blocks[start + i] = block[i] ^ (start == 0 ? iv[i] : blocks[start - 16 + i]) }
-            start -= 16
+        // Bytes moved and XORed as two 64-bit words through raw pointers: the per-byte
+        // subscripts of both arrays cost as much as the AES calls.
+        return blocks.withUnsafeMutableBytes { all in
+            var start = all.count - 16
+            while start >= 0 {
+                let cipher = UnsafeRawBufferPointer(rebasing: all[start..<(start + 16)])
+                block.withUnsafeMutableBytes { $0.copyMemory(from: cipher) }
+                do { try AES.inversePermute(&block, key: key) } catch { return false }
+                let chain = start == 0 ? iv : UnsafeRawBufferPointer(rebasing: all[(start - 16)..<start])
+                block.withUnsafeBytes { plain in
+                    for word in 0..<2 {
+                        let value =
+                            plain.loadUnaligned(fromByteOffset: 8 * word, as: UInt64.self)
+                            ^ chain.loadUnaligned(fromByteOffset: 8 * word, as: UInt64.self)
+                        all.storeBytes(of: value, toByteOffset: start + 8 * word, as: UInt64.self)
+                    }
+                }
+                start -= 16
+            }
+            return true
         }
-        return true
     }
 
     /// AES-CBC with HMAC, MAC-then-encrypt or encrypt_then_mac (RFC 7366). The padding is

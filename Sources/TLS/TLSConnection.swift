@@ -351,6 +351,8 @@ public final class TLSConnection {
                 from: direction)
             return
         }
+        // Held alone while it decrypts: its nonce and header buffers are then not copied.
+        directions[d].decryptor = nil
         let result = decryptor.decrypt(record: record, into: &plaintext)
         directions[d].decryptor = decryptor
         switch result {

@@ -29,7 +29,7 @@ final class JSONReportStreamingTests: XCTestCase {
         // Fractions in every magnitude JSONEncoder writes differently: 1e-06, 0.000123, 1e+20.
         let writer = { (values: [Double?]) -> String in
             var text: [UInt8] = []
-            let json = PrettyJSONWriter { text.append(contentsOf: $0) }
+            var json = PrettyJSONWriter { text.append(contentsOf: $0) }
             json.beginArray()
             for value in values {
                 json.element()
