@@ -10,6 +10,11 @@ import CZlib
 /// neither the input nor the compressed data is held (at most the first byte, until the
 /// magic check can be decided).
 ///
+/// The body is deflated raw (window bits -15) and the gzip wrapper counted, not written: the
+/// wrapper zlib writes for window bits 31 with no `gz_header` set is a 10-byte header and an
+/// 8-byte trailer around the same deflate data, and its CRC-32 over the whole body (a tenth
+/// of deflate's time) changes no length. `length(of:)` keeps the wrapper, as the category.
+///
 /// One sizer sizes one body at a time; `reset()` readies it for the next, so callers can
 /// pool sizers and keep zlib's ~256 KiB of state allocated.
 public final class GzipSizer {
@@ -33,6 +38,9 @@ public final class GzipSizer {
     private var phase = Phase.empty
     private var length = 0
 
+    /// zlib's gzip header (no name, comment or extra field) and trailer (CRC-32, length).
+    private static let gzipWrapperLength = 10 + 8
+
     /// Output buffer size: only counted, never kept; large enough that deflate rarely stops
     /// for room.
     private static let outputSize = 1 << 16
@@ -46,7 +54,7 @@ public final class GzipSizer {
         stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = deflateInit2_(
-            stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
+            stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
             ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2 failed: \(status)")
         output = UnsafeMutableRawBufferPointer.allocate(byteCount: GzipSizer.outputSize, alignment: 16)
@@ -98,9 +106,9 @@ public final class GzipSizer {
             // One byte cannot be the two-byte magic: it is compressed.
             start(magic: false)
             withUnsafeBytes(of: first) { consume($0) }
-            length += run(flush: Z_FINISH)
+            length += run(flush: Z_FINISH) + Self.gzipWrapperLength
         case .compressing:
-            length += run(flush: Z_FINISH)
+            length += run(flush: Z_FINISH) + Self.gzipWrapperLength
         case .unchanged:
             break
         case let .finished(total):

@@ -39,7 +39,12 @@ public enum TerminalSummary {
             lines.append(line)
         }
         if let index = run.rankingEstimator, top > 0 {
-            let ranked = run.rankedEndpoints().prefix(top).filter { $0.absoluteError > 0 }
+            // The figures of the first few only (rankedEndpoints() would sort every endpoint's).
+            let ranked = run.endpointRanking().prefix(top).filter { $0.absoluteError > 0 }.map { place in
+                RankedEndpoint(
+                    rank: place.rank, endpoint: place.endpoint, directions: run.figures(of: place),
+                    absoluteError: place.absoluteError)
+            }
             if !ranked.isEmpty {
                 lines.append("Largest \(names[index]) errors:")
                 let rankWidth = String(ranked.count).count
