@@ -37,6 +37,12 @@ public struct AuditRun {
         /// What the body workers did (bodies measured and reused, CPU time of the decoding
         /// and re-compression they could not avoid).
         public var bodyWork = BodyWorkStatistics()
+        /// Wall-clock seconds of the run's phases: reading every input (records and the
+        /// streamed files), then writing the end-of-run files, and each of those files'
+        /// own writing time (they are written at once, on every core), in `files` order.
+        public var readSeconds = 0.0
+        public var reportSeconds = 0.0
+        public var reportFileSeconds: [(file: String, seconds: Double)] = []
         /// True when some input could not be read at all.
         public var someInputsUnreadable: Bool { report.inputs.contains { !$0.readable } }
     }
@@ -71,6 +77,7 @@ public struct AuditRun {
         } catch {
             throw Error.cannotCreateOutput(outputDirectory, error.localizedDescription)
         }
+        let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []
         let writesMessages = formats?.contains(MessagesCSV.formatName) ?? true
@@ -114,6 +121,7 @@ public struct AuditRun {
                 outputErrors.append(String(describing: error))
             }
         }
+        let read = monotonicSeconds()
         let report = RunReport(
             inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts)
         // The end-of-run files are independent: written at once, on every core. Listed (and
@@ -131,33 +139,57 @@ public struct AuditRun {
         // which then do not start alone after the short ones.
         DispatchQueue.concurrentPerform(iterations: writers.count) { started in
             let index = writers.count - 1 - started
+            let begun = monotonicSeconds()
             do {
                 try writers[index].write()
             } catch {
                 failures.set(index, String(describing: error))
             }
+            failures.setSeconds(index, monotonicSeconds() - begun)
         }
+        var fileSeconds: [(file: String, seconds: Double)] = []
         for (index, writer) in writers.enumerated() {
             if let failure = failures.failure(at: index) {
                 outputErrors.append(failure)
             } else {
                 files.append(writer.path)
+                fileSeconds.append((writer.path, failures.seconds(at: index)))
             }
         }
-        return Result(report: report, files: files, outputErrors: outputErrors, bodyWork: analyzer.bodyMeasurements)
+        var result = Result(
+            report: report, files: files, outputErrors: outputErrors, bodyWork: analyzer.bodyMeasurements)
+        result.readSeconds = read - started
+        result.reportSeconds = monotonicSeconds() - read
+        result.reportFileSeconds = fileSeconds
+        return result
     }
 }
 
-/// The error of each of several writes running at once, by index.
+/// The error and the time of each of several writes running at once, by index.
 private final class WriteFailures: @unchecked Sendable {
     private let lock = NSLock()
     private var failures: [String?]
+    private var durations: [Double]
 
-    init(count: Int) { failures = Array(repeating: nil, count: count) }
+    init(count: Int) {
+        failures = Array(repeating: nil, count: count)
+        durations = Array(repeating: 0, count: count)
+    }
 
     func set(_ index: Int, _ failure: String) { lock.withLock { failures[index] = failure } }
 
     func failure(at index: Int) -> String? { lock.withLock { failures[index] } }
+
+    func setSeconds(_ index: Int, _ seconds: Double) { lock.withLock { durations[index] = seconds } }
+
+    func seconds(at index: Int) -> Double { lock.withLock { durations[index] } }
+}
+
+/// Seconds on the monotonic clock, for the phase timings `--work-timings` prints.
+private func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// Which file a path names and how long it is, to tell when an input changed under the run.

@@ -30,16 +30,31 @@ enum FixedDecimal {
                 scaled = shiftRoundingHalfToEven(high: product.high, low: product.low, by: -exponent)
             }
         }
-        let whole = scaled / scale
-        var text = value.sign == .minus ? "-" : ""
-        text += String(whole)
-        if decimals > 0 {
-            let fraction = String(scaled % scale)
-            text += "."
-            text += String(repeating: "0", count: decimals - fraction.utf8.count)
-            text += fraction
+        // Digits written from the end: the decimals, the point, the whole part, the sign.
+        let negative = value.sign == .minus
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> String in
+            var start = text.count
+            var rest = scaled
+            for _ in 0..<decimals {
+                start -= 1
+                text[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            if decimals > 0 {
+                start -= 1
+                text[start] = UInt8(ascii: ".")
+            }
+            repeat {
+                start -= 1
+                text[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if negative {
+                start -= 1
+                text[start] = UInt8(ascii: "-")
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: text[start...]), as: UTF8.self)
         }
-        return text
     }
 
     /// (high · 2^64 + low) / 2^shift, rounded half to even; the quotient fits 64 bits here

@@ -271,7 +271,10 @@ struct PrettyJSONWriter {
         nextMember()
         buffer.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { buffer.append(contentsOf: $0) }
-        buffer.append(contentsOf: [UInt8(ascii: "\""), 32, UInt8(ascii: ":"), 32])
+        buffer.append(UInt8(ascii: "\""))
+        buffer.append(32)
+        buffer.append(UInt8(ascii: ":"))
+        buffer.append(32)
     }
 
     /// An array's next element; its value follows.

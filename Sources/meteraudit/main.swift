@@ -161,7 +161,10 @@ struct Analyze: ParsableCommand {
             printError(input.summaryLine)
         }
         for failure in result.outputErrors { printError("meteraudit: \(failure)") }
-        if workTimings { printError(Self.workTimingsLine(result.bodyWork)) }
+        if workTimings {
+            printError(Self.workTimingsLine(result.bodyWork))
+            printError(Self.reportTimingsLine(result))
+        }
         if json {
             print(JSONReport.render(result.report), terminator: "")
         } else if !quiet {
@@ -181,6 +184,17 @@ struct Analyze: ParsableCommand {
             + " deflate \(work.deflated) distinct contents \(String(format: "%.3f", work.deflateSeconds)) s CPU"
             + " (\(work.deflateReused) re-compressions and \(work.reused) bodies answered from memory);"
             + " floor \(String(format: "%.3f", cpu / Double(max(work.threads, 1)))) s on \(work.threads) threads"
+    }
+}
+
+extension Analyze {
+    /// `report-times: …`, the second line of `--work-timings` (scripts/bench reads it): the
+    /// wall-clock seconds of reading the inputs, of writing the end-of-run files, and of each file.
+    static func reportTimingsLine(_ result: AuditRun.Result) -> String {
+        func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
+        let files = result.reportFileSeconds.map { "\(($0.file as NSString).lastPathComponent) \(seconds($0.seconds)) s" }
+        return "report-times: read \(seconds(result.readSeconds)) s, reports \(seconds(result.reportSeconds)) s ("
+            + files.joined(separator: ", ") + ")"
     }
 }
 

@@ -21,6 +21,19 @@ final class EndpointNormalizerTests: XCTestCase {
         XCTAssertEqual(normalizer.normalize(path: "/"), "/")
     }
 
+    func testEmptySegmentsBracesAndNonASCIIPaths() {
+        // Expected strings written by hand: empty segments stay, a segment holding a brace is
+        // never an id, and non-ASCII paths are cut by characters like ASCII ones.
+        XCTAssertEqual(normalizer.normalize(path: "//12//34/"), "//{id}//{id}/")
+        XCTAssertEqual(normalizer.normalize(path: "/a{12}/12{"), "/a{12}/12{")
+        XCTAssertEqual(normalizer.normalize(path: "12345"), "{id}")
+        XCTAssertEqual(normalizer.normalize(path: "/café/12345/ü"), "/café/{id}/ü")
+        // U+0338 combines with the slash before it into one character, which is then no
+        // separator: "/12" + U+0338 + "34" stays one segment (not an id: it is not ASCII).
+        XCTAssertEqual(normalizer.normalize(path: "/x/12/\u{338}34"), "/x/12/\u{338}34")
+        XCTAssertEqual(normalizer.normalize(path: "/x/12\r\n/34"), "/x/12\r\n/{id}")
+    }
+
     func testUserRulesRunFirstAndTheirBracesStay() throws {
         let rules = [
             try EndpointNormalizer.Rule(parsing: "^/u/[a-z]+/=/u/{user}/"),

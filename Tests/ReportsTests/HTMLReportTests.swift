@@ -104,6 +104,34 @@ final class HTMLReportTests: XCTestCase {
                 + "<title>&quot;&#39;</title>&lt;/text&gt;&lt;script&gt;</text></svg>")
     }
 
+    func testTemplateTextIsEscapedByByte() {
+        let escaping = HTMLByteEscaping()
+        XCTAssertEqual(
+            escaping.escapeText("<a href=\"x\">Tom & 'Jerry'</a> é"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt; é")
+        // A quote that a combining mark follows is one character, and is escaped all the same.
+        XCTAssertEqual(escaping.escapeText("\"\u{301}>"), "&quot;\u{301}&gt;")
+        XCTAssertEqual(escaping.escapeText("plain text, 12.5 %"), "plain text, 12.5 %")
+        XCTAssertEqual(escaping.escapeText(""), "")
+    }
+
+    func testTopElementsIsThePrefixOfTheSort() {
+        // A fixed pseudo-random sequence with repeated magnitudes, ordered by |value| descending
+        // then by value (a strict total order on distinct values).
+        var state: UInt64 = 42
+        var values: [Int] = []
+        for _ in 0..<500 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let candidate = Int(state >> 54) - 512
+            if !values.contains(candidate) { values.append(candidate) }
+        }
+        let precedes = { (a: Int, b: Int) in abs(a) != abs(b) ? abs(a) > abs(b) : a < b }
+        for count in [0, 1, 12, 15, values.count, values.count + 3] {
+            XCTAssertEqual(
+                TopElements.first(count, of: values, by: precedes), Array(values.sorted(by: precedes).prefix(count)))
+        }
+    }
+
     func testPageIsDeterministicAndEscapesEndpoints() {
         let run = ReportFixture.run
         let page = HTMLReport.render(run)

@@ -57,3 +57,26 @@ struct Chart {
     var svg: String
     var note: String?
 }
+
+/// The first `count` elements of a sort, without sorting the rest: the charts show a dozen
+/// endpoint rows out of thousands. The order must be strict and total (no two elements
+/// equivalent), so the result is the prefix of the full sort.
+enum TopElements {
+    static func first<Element>(
+        _ count: Int, of elements: [Element], by precedes: (Element, Element) -> Bool
+    ) -> [Element] {
+        var best: [Element] = []
+        best.reserveCapacity(count + 1)
+        guard count > 0 else { return best }
+        for element in elements {
+            if best.count == count {
+                guard precedes(element, best[count - 1]) else { continue }
+                best.removeLast()
+            }
+            var position = best.count
+            while position > 0 && precedes(element, best[position - 1]) { position -= 1 }
+            best.insert(element, at: position)
+        }
+        return best
+    }
+}

@@ -14,21 +14,23 @@ enum ComponentChart {
 
     /// The endpoint directions of largest `|error|` whose records split into components.
     static func rows(_ run: RunReport, estimator: Int) -> [Row] {
-        var candidates: [(key: GroupKey, figures: EstimatorFigures)] = []
+        typealias Candidate = (key: GroupKey, error: Int, line: Int, headers: Int, body: Int)
+        var candidates: [Candidate] = []
         for (key, figures) in run.aggregation.groups where estimator < figures.estimators.count {
             let figures = figures.estimators[estimator]
-            if figures.count > 0, figures.splitCount > 0 { candidates.append((key, figures)) }
+            if figures.count > 0, figures.splitCount > 0 {
+                candidates.append((key, figures.error, figures.lineError, figures.headersError, figures.bodyError))
+            }
         }
-        candidates.sort {
-            abs($0.figures.error) != abs($1.figures.error)
-                ? abs($0.figures.error) > abs($1.figures.error) : $0.key < $1.key
+        let largest = TopElements.first(Self.rows, of: candidates) {
+            abs($0.error) != abs($1.error) ? abs($0.error) > abs($1.error) : $0.key < $1.key
         }
-        return candidates.prefix(Self.rows).map { key, figures in
+        return largest.map { candidate in
             Row(
-                endpoint: key.endpoint, direction: key.direction,
+                endpoint: candidate.key.endpoint, direction: candidate.key.direction,
                 parts: [
-                    ("line", figures.lineError, ChartColor.line), ("headers", figures.headersError, ChartColor.headers),
-                    ("body", figures.bodyError, ChartColor.body),
+                    ("line", candidate.line, ChartColor.line), ("headers", candidate.headers, ChartColor.headers),
+                    ("body", candidate.body, ChartColor.body),
                 ])
         }
     }

@@ -26,13 +26,12 @@ enum ErrorBarsChart {
                     endpoint: key.endpoint, direction: key.direction, error: figures.error,
                     percent: figures.errorPercent))
         }
-        rows.sort {
+        return TopElements.first(Self.rows, of: rows) {
             abs($0.error) != abs($1.error)
                 ? abs($0.error) > abs($1.error)
                 : GroupKey(endpoint: $0.endpoint, direction: $0.direction)
                     < GroupKey(endpoint: $1.endpoint, direction: $1.direction)
         }
-        return Array(rows.prefix(Self.rows))
     }
 
     static func chart(_ run: RunReport, estimator: Int) -> Chart {
