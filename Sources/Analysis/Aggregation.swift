@@ -1,5 +1,11 @@
 import Estimation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One estimator's error over a set of records (docs/FIGURES.md). Mergeable: every
 /// relative error is kept, so quantiles stay exact and two halves merge into the whole.
 public struct EstimatorFigures: Sendable, Equatable {
@@ -163,7 +169,10 @@ public struct GroupKey: Hashable, Sendable, Comparable {
 
     /// Endpoint in byte order, then direction.
     public static func < (a: GroupKey, b: GroupKey) -> Bool {
-        if a.endpoint != b.endpoint { return a.endpoint.utf8.lexicographicallyPrecedes(b.endpoint.utf8) }
+        let order = a.endpoint.utf8Order(b.endpoint)
+        // Different bytes are different endpoints, but for canonically equivalent Unicode
+        // (which String equality, and so the groups' dictionary, takes as one).
+        if order.value != 0 && (order.bothASCII || a.endpoint != b.endpoint) { return order.value < 0 }
         return a.direction < b.direction
     }
 }
@@ -222,5 +231,23 @@ public struct Aggregation: Sendable, Equatable {
         copy.groups = groups.mapValues(\.orderFree)
         copy.totals = totals.mapValues(\.orderFree)
         return copy
+    }
+}
+
+extension String {
+    /// The order of the two strings' UTF-8 bytes (what `utf8.lexicographicallyPrecedes`
+    /// decides), through `memcmp`: sorting thousands of endpoints compares them often.
+    public func utf8Order(_ other: String) -> (value: Int, bothASCII: Bool) {
+        var left = self
+        var right = other
+        return left.withUTF8 { l in
+            right.withUTF8 { r in
+                let common = Swift.min(l.count, r.count)
+                var result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
+                if result == 0 { result = l.count - r.count }
+                let ascii = result != 0 && !l.contains(where: { $0 >= 0x80 }) && !r.contains(where: { $0 >= 0x80 })
+                return (result, ascii)
+            }
+        }
     }
 }
