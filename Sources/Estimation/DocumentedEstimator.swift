@@ -13,8 +13,23 @@ public struct DocumentedEstimator: Estimator {
     public let name = "documented"
     public let profile: ClientProfile
 
+    /// The profile's stack-added names as bytes, when all are ASCII: a field name is then
+    /// looked up among them without making a String per field (once per record and field).
+    private let asciiStackAddedNames: [[UInt8]]?
+
     public init(profile: ClientProfile = .urlSession) {
         self.profile = profile
+        let names = profile.stackAddedFields.sorted().map { Array($0.utf8) }
+        asciiStackAddedNames = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } } ? names : nil
+    }
+
+    /// Whether the client's stack adds a field of this name (compared as lowercased text).
+    func isStackAdded(_ name: [UInt8]) -> Bool {
+        // Byte equality is String equality for ASCII text on both sides.
+        if let names = asciiStackAddedNames, name.allSatisfy({ $0 < 0x80 }) {
+            return names.contains { Self.sameNameIgnoringASCIICase($0, name) }
+        }
+        return profile.stackAddedFields.contains(asciiLowercased(name))
     }
 
     public func bodyNeeds(for message: HTTPMessage) -> BodyNeeds {
@@ -28,7 +43,7 @@ public struct DocumentedEstimator: Estimator {
         guard body.contentKnown else { return .failure(.bodyUnknown) }
         switch message.kind {
         case .request:
-            let visible = message.fields.filter { !profile.stackAddedFields.contains(asciiLowercased($0.name)) }
+            let visible = message.fields.filter { !isStackAdded($0.name) }
             var bodySize = body.transferDecodedLength
             if hasContentEncoding(message) {
                 // The seed re-compresses whenever the field exists, whatever the body already is.
@@ -66,7 +81,7 @@ public struct DocumentedEstimator: Estimator {
         case .request:
             causes.add(
                 .line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
-            let stackAdded = message.fields.filter { profile.stackAddedFields.contains(asciiLowercased($0.name)) }
+            let stackAdded = message.fields.filter { isStackAdded($0.name) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
             causes.add(.headers, "stack-added request fields", -stackAdded)
             causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
@@ -97,6 +112,7 @@ public struct DocumentedEstimator: Estimator {
 
     /// Names sent more than once (first spelling), with how often.
     static func repeatedFieldNames(_ fields: [HeaderField]) -> [(name: [UInt8], count: Int)] {
+        guard hasRepeatedNames(fields) else { return [] }
         var order: [[UInt8]] = []
         var counts: [[UInt8]: (name: [UInt8], count: Int)] = [:]
         for field in fields {
@@ -170,6 +186,12 @@ public struct DocumentedEstimator: Estimator {
     /// Σ `len(name) + 2 + len(value) + 2` over fields merged by name (first spelling kept,
     /// values joined by a separator of `separator` bytes), plus 2 for the final CRLF.
     static func headerBlockLength(_ fields: [HeaderField], separator: Int) -> Int {
+        if !hasRepeatedNames(fields) {
+            // Nothing merges: each field counts alone, no dictionary needed.
+            return fields.reduce(2) {
+                $0 + FoundationText.utf8Length($1.name) + 2 + FoundationText.utf8Length($1.value) + 2
+            }
+        }
         var merged: [[UInt8]: (name: Int, value: Int)] = [:]
         for field in fields {
             let key = asciiLowercased(field.name)
@@ -181,6 +203,31 @@ public struct DocumentedEstimator: Estimator {
             }
         }
         return merged.values.reduce(2) { $0 + $1.name + 2 + $1.value + 2 }
+    }
+}
+
+extension DocumentedEstimator {
+    /// Whether two fields share a name, compared as `asciiLowercased` compares them; true
+    /// beyond 64 fields (the callers then take their general path).
+    static func hasRepeatedNames(_ fields: [HeaderField]) -> Bool {
+        guard fields.count <= 64 else { return true }
+        for second in fields.indices {
+            for first in fields.indices where first < second {
+                if sameNameIgnoringASCIICase(fields[first].name, fields[second].name) { return true }
+            }
+        }
+        return false
+    }
+
+    /// `asciiLowercased(a) == asciiLowercased(b)`, without making either.
+    static func sameNameIgnoringASCIICase(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        for index in a.indices {
+            let x = a[index]
+            let y = b[index]
+            if x != y && (x >= 65 && x <= 90 ? x | 0x20 : x) != (y >= 65 && y <= 90 ? y | 0x20 : y) { return false }
+        }
+        return true
     }
 }
 

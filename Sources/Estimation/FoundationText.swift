@@ -5,6 +5,8 @@ import CaptureIO
 /// of 0x80 or above becomes a two-byte UTF-8 character.
 enum FoundationText {
     static func utf8Length<C: Collection>(_ bytes: C) -> Int where C.Element == UInt8 {
+        // ASCII, nearly every name and value, is UTF-8: no String is made to validate it.
+        if !bytes.contains(where: { $0 >= 0x80 }) { return bytes.count }
         if String(validating: bytes, as: UTF8.self) != nil { return bytes.count }
         return bytes.reduce(0) { $0 + ($1 >= 0x80 ? 2 : 1) }
     }
