@@ -105,6 +105,28 @@ final class EstimatorTests: XCTestCase {
         XCTAssertEqual(try estimator.estimate(message, body: body(0)).get().headers, 11)
     }
 
+    func testStackAddedNamesInAnyCaseAndAlphabet() throws {
+        // A non-ASCII name in the profile: names are then compared as Strings, not bytes.
+        let estimator = DocumentedEstimator(profile: ClientProfile(name: "custom", stackAddedFields: ["X-Tökén", "x-id"]))
+        let message = request("/", [("x-tökén", "1"), ("X-ID", "2"), ("Keep", "3")])
+        // x-tökén and X-ID are stack-added; Keep: 4+2+1+2 = 9, + 2 = 11
+        XCTAssertEqual(try estimator.estimate(message, body: body(0)).get().headers, 11)
+        // The URLSession profile (ASCII names, compared as bytes): HOST and accept are its own.
+        let ascii = request("/", [("HOST", "h"), ("accept", "*/*"), ("X-A", "1")])
+        // X-A: 3+2+1+2 = 8, + 2 = 10
+        XCTAssertEqual(try documentedEstimate(ascii, body(0)).headers, 10)
+    }
+
+    func testManyFieldsTakeTheGeneralPath() throws {
+        // 70 distinct names F0…F69 with value "v": F0–F9 2+2+1+2 = 7 each (70), F10–F69
+        // 3+2+1+2 = 8 each (480), + 2 = 552; with F5 sent twice more (value "w"), merged into
+        // "v,w,w": + 4 → 556 (the general path, over 64 fields, merges the same way).
+        var fields = (0..<70).map { ("F\($0)", "v") }
+        XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 552)
+        fields += [("f5", "w"), ("F5", "w")]
+        XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 556)
+    }
+
     func testRepeatedRequestFieldsJoinWithAComma() throws {
         let message = request("/", [("X-A", "1"), ("x-a", "22")])
         // "X-A: 1,22": 3+2+4+2 = 11, + 2 = 13
