@@ -90,7 +90,9 @@ struct HTMLPage {
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
         self.csp = csp
-        summary = Self.summary(run)
+        // Ranked once, for the summary and the table.
+        let ranking = run.endpointRanking()
+        summary = Self.summary(run, ranking: ranking)
         totalsRows = Self.totals(run)
         let names = run.aggregation.estimatorNames
         if !names.isEmpty {
@@ -106,14 +108,14 @@ struct HTMLPage {
             settingsLine = ["Settings: " + run.settings.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "."]
         }
         chartGroups = Self.charts(run)
-        fillEndpoints(run, maximumRows: maximumRows)
+        fillEndpoints(run, ranking: ranking, maximumRows: maximumRows)
         fillInputs(run)
         quality = Self.quality(run)
     }
 
     // MARK: - Summary and totals
 
-    static func summary(_ run: RunReport) -> [String] {
+    static func summary(_ run: RunReport, ranking: [EndpointPlace]) -> [String] {
         let totals = run.totals
         let records = totals.reduce(0) { $0 + $1.figures.records }
         let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
@@ -134,7 +136,7 @@ struct HTMLPage {
                 lines.append("The \(names[index]) estimator is off by " + MarkdownReport.list(parts) + ".")
             }
         }
-        if let worst = run.endpointRanking().first, worst.absoluteError > 0, let index = run.rankingEstimator {
+        if let worst = ranking.first, worst.absoluteError > 0, let index = run.rankingEstimator {
             lines.append(
                 "The largest \(names[index]) error is on \(worst.endpoint): \(TextFormat.bytes(worst.absoluteError)) B"
                     + " summed over its directions.")
@@ -194,14 +196,13 @@ struct HTMLPage {
 
     // MARK: - Endpoints
 
-    mutating func fillEndpoints(_ run: RunReport, maximumRows: Int) {
+    mutating func fillEndpoints(_ run: RunReport, ranking: [EndpointPlace], maximumRows: Int) {
         let names = run.aggregation.estimatorNames
         let columns = EndpointsCSV.columns(estimators: names)
         endpointHeader = columns
         endpointGroups =
             [ColumnGroup(name: "", span: columns.count - names.count * EndpointsCSV.figureColumns.count)]
             + run.aggregation.estimatorNames.map { ColumnGroup(name: $0, span: EndpointsCSV.figureColumns.count) }
-        let ranking = run.endpointRanking()
         var shown = 0
         for place in ranking {
             guard shown < maximumRows else { break }
