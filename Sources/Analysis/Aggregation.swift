@@ -106,6 +106,8 @@ public struct GroupFigures: Sendable, Equatable {
     public var unmeasured = 0
     /// Σ wire_total over measured records.
     public var wireBytes = 0
+    /// Records per protocol (docs/FIGURES.md, Protocols).
+    public var protocols = ProtocolCounts()
     /// In the order of the run's estimators.
     public var estimators: [EstimatorFigures]
 
@@ -115,6 +117,7 @@ public struct GroupFigures: Sendable, Equatable {
 
     mutating func add(_ record: MessageRecord) {
         records += 1
+        protocols[record.wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
         guard record.measured, let total = record.wire.total else {
@@ -137,6 +140,7 @@ public struct GroupFigures: Sendable, Equatable {
         incomplete += other.incomplete
         unmeasured += other.unmeasured
         wireBytes += other.wireBytes
+        protocols.merge(other.protocols)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
         }
@@ -174,6 +178,11 @@ public struct Aggregation: Sendable, Equatable {
     public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
+    /// The totals split by protocol (docs/FIGURES.md, Protocols).
+    public private(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
+    /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
+    public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
+    public private(set) var headerCompressionTotals: [Direction: HeaderCompressionFigures] = [:]
 
     public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
@@ -189,6 +198,21 @@ public struct Aggregation: Sendable, Equatable {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+        addByProtocol(record, key: key)
+    }
+
+    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey) {
+        let wireProtocol = record.wireProtocol
+        protocolTotals[
+            ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
+            default: GroupFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
+        // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
+        guard record.message.http2 != nil else { return }
+        headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
+        headerCompressionTotals[
+            record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
     }
 
     public mutating func merge(_ other: Aggregation) {
@@ -201,6 +225,23 @@ public struct Aggregation: Sendable, Equatable {
         for (direction, figures) in other.totals {
             totals[direction, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }
+        for (key, figures) in other.protocolTotals {
+            protocolTotals[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+        for (key, figures) in other.headerCompression {
+            headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)]
+                .merge(figures)
+        }
+        for (direction, figures) in other.headerCompressionTotals {
+            headerCompressionTotals[
+                direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+            ].merge(figures)
+        }
+    }
+
+    /// The totals by protocol, in protocol then direction order.
+    public var sortedProtocolTotals: [(key: ProtocolKey, figures: GroupFigures)] {
+        protocolTotals.sorted { $0.key < $1.key }.map { (key: $0.key, figures: $0.value) }
     }
 
     /// Groups in output order.
@@ -218,6 +259,22 @@ public struct Aggregation: Sendable, Equatable {
         var copy = self
         copy.groups = groups.mapValues(\.orderFree)
         copy.totals = totals.mapValues(\.orderFree)
+        copy.protocolTotals = protocolTotals.mapValues(\.orderFree)
         return copy
+    }
+}
+
+/// A total group by protocol: one protocol, one direction.
+public struct ProtocolKey: Hashable, Sendable, Comparable {
+    public var wireProtocol: HTTPProtocol
+    public var direction: Direction
+
+    public init(wireProtocol: HTTPProtocol, direction: Direction) {
+        self.wireProtocol = wireProtocol
+        self.direction = direction
+    }
+
+    public static func < (a: ProtocolKey, b: ProtocolKey) -> Bool {
+        a.wireProtocol != b.wireProtocol ? a.wireProtocol < b.wireProtocol : a.direction < b.direction
     }
 }

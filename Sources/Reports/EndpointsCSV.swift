@@ -10,7 +10,7 @@ public enum EndpointsCSV {
     ]
 
     public static func columns(estimators: [String]) -> [String] {
-        ["endpoint", "direction", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
+        ["endpoint", "direction", "protocol", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
     }
 
@@ -40,7 +40,8 @@ public enum EndpointsCSV {
 
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
         var row = [
-            endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
+            endpoint, direction.rawValue, HTTPProtocol.joined(figures.protocols), String(figures.records),
+            String(figures.unpaired),
             String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes),
         ]
         // Sorted values: means then do not depend on the order records arrived in.

@@ -27,8 +27,8 @@ public enum JSONReport: RunReporter {
         try file.commit()
     }
 
-    /// The document, keys in byte order: endpoints, estimators, inputs, ranking_estimator,
-    /// schema, schema_version, settings, totals.
+    /// The document, keys in byte order: endpoints, estimators, http2_headers, inputs, protocols,
+    /// ranking_estimator, schema, schema_version, settings, totals.
     static func write(_ run: RunReport, with json: PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
         json.beginObject()
@@ -62,6 +62,8 @@ public enum JSONReport: RunReporter {
             json.string(name)
         }
         json.endArray()
+        json.key("http2_headers")
+        writeHTTP2Headers(run, names: names, json)
         json.key("inputs")
         json.beginArray()
         let encoder = JSONEncoder()
@@ -73,6 +75,8 @@ public enum JSONReport: RunReporter {
             json.encoded(try! encoder.encode(input))
         }
         json.endArray()
+        json.key("protocols")
+        writeProtocols(run, names: names, json)
         json.key("ranking_estimator")
         json.string(run.rankingEstimator.map { names[$0] })
         json.key("schema")
@@ -105,13 +109,13 @@ public enum JSONReport: RunReporter {
 
     /// A dictionary's entries as JSONEncoder's sortedKeys orders them (by UTF-8 bytes); the
     /// first of equal keys wins, as when the dictionary was built.
-    private static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
+    static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
         var seen = Set<String>()
         return pairs.filter { seen.insert($0.0).inserted }
             .sorted { Array($0.0.utf8).lexicographicallyPrecedes($1.0.utf8) }
     }
 
-    private static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
+    static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
@@ -122,6 +126,8 @@ public enum JSONReport: RunReporter {
         json.endObject()
         json.key("incomplete")
         json.int(figures.incomplete)
+        json.key("protocols")
+        writeProtocolCounts(figures.protocols, json)
         json.key("records")
         json.int(figures.records)
         json.key("unmeasured")
