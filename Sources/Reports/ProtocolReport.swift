@@ -105,11 +105,11 @@ extension MarkdownReport {
         guard !totals.isEmpty else { return [] }
         var lines = ["## HTTP/2 headers: the meter against HPACK", ""]
         lines.append("HTTP/2 sends header fields HPACK-compressed (a repeated field costs a byte or two);")
-        lines.append("an app-layer meter counts them as text. Over the HTTP/2 records that are measured,")
-        lines.append("have their fields decoded and have every estimate (captures only: a HAR tells no")
-        lines.append("frame sizes): wire headers are the HEADERS,")
-        lines.append("CONTINUATION and PUSH_PROMISE frames with their 9-byte headers (`wire_headers`), the")
-        lines.append("header list is the decoded fields at len(name) + len(value) + 32 each (`header_list`).")
+        lines.append("an app-layer meter counts them as text. Over the HTTP/2 records of captures (a HAR tells")
+        lines.append("no frame sizes) that are measured, have their fields decoded and have every estimate:")
+        lines.append("wire headers are the HEADERS, CONTINUATION and PUSH_PROMISE frames with their 9-byte")
+        lines.append("headers (`wire_headers`); the header list counts len(name) + len(value) + 32 per")
+        lines.append("decoded field (`header_list`).")
         let name = run.rankingEstimator.map { run.aggregation.estimatorNames[$0] }
         if let name, let index = run.rankingEstimator {
             lines.append("")
