@@ -1,4 +1,5 @@
 import Analysis
+import Estimation
 import Foundation
 import HTTP1
 import MeterAuditKit
@@ -71,6 +72,58 @@ final class HTTP2SampleTests: XCTestCase {
                 XCTAssertEqual(record.message.anomalies.contains(.hpackStateUnknown), truth.header_list == nil, label)
             }
         }
+    }
+
+    /// The estimates of every HTTP/2 record whose fields are known equal what
+    /// `scripts/expected-h2-estimates` computes on its own from the frame logs (Python, zlib;
+    /// docs/METERING.md §4 with §2a's rules: no pseudo-fields, `HTTP/2 {status}`).
+    func testEstimatesMatchTheIndependentScript() throws {
+        guard let python = executable("python3") else { throw XCTSkip("python3 not installed") }
+        struct Expected: Decodable {
+            var client: String
+            var kind: String
+            var stream: Int
+            var interim: Bool
+            var est_documented_line: Int
+            var est_documented_headers: Int
+            var est_documented_body: Int
+            var est_naive_body: Int
+        }
+        let names = AnalysisOptions().estimators.names
+        let naiveAt = try XCTUnwrap(names.firstIndex(of: "naive"))
+        let documentedAt = try XCTUnwrap(names.firstIndex(of: "documented"))
+        var checked = 0
+        for name in Self.pythonPeerSamples {
+            let output = try runTool(
+                python,
+                [Fixtures.root.appendingPathComponent("scripts/expected-h2-estimates").path,
+                 Fixtures.sample("\(name).h2truth.jsonl")])
+            let expected = try output.split(separator: "\n").map {
+                try JSONDecoder().decode(Expected.self, from: Data($0.utf8))
+            }
+            let (records, _) = try analyze("\(name).pcap")
+            for want in expected {
+                let label = "\(name) \(want.client) \(want.kind) stream \(want.stream)"
+                let matching = records.filter {
+                    $0.source.client == want.client && $0.message.kind.rawValue == want.kind
+                        && $0.message.http2.map { Int($0.stream) } == want.stream && $0.message.isInterim == want.interim
+                }
+                guard matching.count == 1, let record = matching.first else {
+                    XCTFail("\(label): \(matching.count) records")
+                    continue
+                }
+                XCTAssertEqual(
+                    try record.estimates[documentedAt].get(),
+                    Estimate(
+                        line: want.est_documented_line, headers: want.est_documented_headers,
+                        body: want.est_documented_body), label)
+                XCTAssertEqual(
+                    try record.estimates[naiveAt].get(), Estimate(line: 0, headers: 0, body: want.est_naive_body), label)
+                checked += 1
+            }
+        }
+        // 17 + 1 + 12 + 8 records of known fields (h2c-midconn's are unknown: no estimate is expected).
+        XCTAssertEqual(checked, 38)
     }
 
     /// The samples cover what docs/SAMPLES.md says they do: checked on the truth, so a
