@@ -46,14 +46,14 @@ extension MarkdownReport {
             if cost.retransmittedBytes > 0 || figures.retransmitted > 0 {
                 lines.append(
                     "  Sent again: \(TextFormat.bytes(cost.retransmittedBytes)) B of TCP payload"
-                        + " in \(TextFormat.count(cost.retransmittedSegments, "segment"));"
-                        + " \(TextFormat.bytes(figures.retransmitted)) B of it message bytes (the row above),"
-                        + " the rest inside the connection overhead.")
+                        + " in \(TextFormat.count(cost.retransmittedSegments, "segment")),"
+                        + " \(TextFormat.bytes(figures.retransmitted)) B of it message bytes;"
+                        + " the rest is in the connection overhead.")
             }
             if figures.unsharedIP > 0 {
                 lines.append(
-                    "  \(TextFormat.bytes(figures.unsharedIP)) B (IP) of connection overhead went to no endpoint's"
-                        + " ip_share: their connections have no measured record.")
+                    "  \(TextFormat.bytes(figures.unsharedIP)) B of IP overhead is in no endpoint's ip_share:"
+                        + " its connections have no measured record.")
             }
         }
         if httpOnly > 0 {
