@@ -17,6 +17,8 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var absoluteRelativeErrors: [Double] = []
     /// Error bytes by cause, and how many records had that cause.
     public var causes: [String: CauseTally] = [:]
+    /// The error against each cost layer (docs/FIGURES.md, Cost layers).
+    public var layers = LayerErrors()
 
     public struct CauseTally: Sendable, Equatable {
         public var bytes = 0
@@ -37,6 +39,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         count += 1
         wire += total
         estimated += estimate.total
+        layers.add(wireSize, estimate: estimate.total)
         if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
             splitCount += 1
             lineError += estimate.line - line
@@ -59,6 +62,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         headersError += other.headersError
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
+        layers.merge(other.layers)
         for (name, tally) in other.causes {
             causes[name, default: CauseTally()].bytes += tally.bytes
             causes[name, default: CauseTally()].records += tally.records
@@ -108,6 +112,8 @@ public struct GroupFigures: Sendable, Equatable {
     public var wireBytes = 0
     /// Records per protocol (docs/FIGURES.md, Protocols).
     public var protocols = ProtocolCounts()
+    /// The cost layers of the measured records (docs/FIGURES.md, Cost layers).
+    public var layers = LayerFigures()
     /// In the order of the run's estimators.
     public var estimators: [EstimatorFigures]
 
@@ -125,12 +131,21 @@ public struct GroupFigures: Sendable, Equatable {
             return
         }
         wireBytes += total
+        layers.add(record.wire)
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
             case let .success(value):
                 estimators[index].add(record, value, causes: index < record.causes.count ? record.causes[index] : [])
             case .failure: estimators[index].unestimated += 1
             }
+        }
+    }
+
+    /// Adds a share of connection overhead to `ip_share`, here and for the estimators in `mask`.
+    mutating func addShare(_ share: Int, estimators mask: UInt64) {
+        layers.ipShare = saturatingSum(layers.ipShare, share)
+        for index in estimators.indices where index < 64 && mask & (1 << UInt64(index)) != 0 {
+            estimators[index].layers.ipShare = saturatingSum(estimators[index].layers.ipShare, share)
         }
     }
 
@@ -141,6 +156,7 @@ public struct GroupFigures: Sendable, Equatable {
         unmeasured += other.unmeasured
         wireBytes += other.wireBytes
         protocols.merge(other.protocols)
+        layers.merge(other.layers)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
         }
@@ -183,6 +199,8 @@ public struct Aggregation: Sendable, Equatable {
     /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
     public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
     public private(set) var headerCompressionTotals: [Direction: HeaderCompressionFigures] = [:]
+    /// What the network carried each way: records by layer, connection overhead by kind.
+    public private(set) var network: [NetworkSide: NetworkFigures] = [:]
 
     public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
@@ -199,6 +217,7 @@ public struct Aggregation: Sendable, Equatable {
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         addByProtocol(record, key: key)
+        network[NetworkSide.of(record), default: NetworkFigures()].add(record)
     }
 
     private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey) {
@@ -213,6 +232,27 @@ public struct Aggregation: Sendable, Equatable {
         headerCompressionTotals[
             record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
         ].add(record)
+    }
+
+    /// A connection's cost per side (its row in connections.csv), for the network figures.
+    public mutating func add(_ row: ConnectionRow) {
+        network[.up, default: NetworkFigures()].add(row.clientCost)
+        network[.down, default: NetworkFigures()].add(row.serverCost)
+    }
+
+    /// Connection overhead shared out over records (`OverheadSharing.finish`): each share adds
+    /// to `ip_share` of its group, of its direction's total, and of the estimators counting it.
+    public mutating func add(_ overhead: OverheadShares) {
+        let count = estimatorNames.count
+        for (key, share) in overhead.shares {
+            groups[key.group, default: GroupFigures(estimatorCount: count)].addShare(share, estimators: key.estimators)
+            totals[key.group.direction, default: GroupFigures(estimatorCount: count)].addShare(
+                share, estimators: key.estimators)
+        }
+        for (side, bytes) in overhead.unshared {
+            network[side, default: NetworkFigures()].unsharedIP = saturatingSum(
+                network[side, default: NetworkFigures()].unsharedIP, bytes)
+        }
     }
 
     public mutating func merge(_ other: Aggregation) {
@@ -236,6 +276,9 @@ public struct Aggregation: Sendable, Equatable {
             headerCompressionTotals[
                 direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
             ].merge(figures)
+        }
+        for (side, figures) in other.network {
+            network[side, default: NetworkFigures()].merge(figures)
         }
     }
 

@@ -200,7 +200,8 @@ final class ProtocolReportTests: XCTestCase {
         XCTAssertEqual(
             lines.filter { $0.hasPrefix("## ") },
             [
-                "## Inputs", "## Totals", "## Protocols", "## Endpoints", "## HTTP/2 headers: the meter against HPACK",
+                "## Inputs", "## Totals", "## Protocols", "## What the network carried", "## Endpoints",
+                "## HTTP/2 headers: the meter against HPACK",
                 "## Where the error comes from", "## Data quality",
             ])
         XCTAssertTrue(lines.contains("| HTTP/2 | request | 2 | 0 | 52 | documented | 360 | +308 | +592.31% |"))
