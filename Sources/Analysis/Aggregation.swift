@@ -23,6 +23,8 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var absoluteRelativeErrors: [Double] = []
     /// Error bytes by cause, and how many records had that cause.
     public var causes: [String: CauseTally] = [:]
+    /// The error against each cost layer (docs/FIGURES.md, Cost layers).
+    public var layers = LayerErrors()
 
     public struct CauseTally: Sendable, Equatable {
         public var bytes = 0
@@ -43,6 +45,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         count += 1
         wire += total
         estimated += estimate.total
+        layers.add(wireSize, estimate: estimate.total)
         if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
             splitCount += 1
             lineError += estimate.line - line
@@ -65,6 +68,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         headersError += other.headersError
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
+        layers.merge(other.layers)
         for (name, tally) in other.causes {
             causes[name, default: CauseTally()].bytes += tally.bytes
             causes[name, default: CauseTally()].records += tally.records
@@ -114,6 +118,10 @@ public struct GroupFigures: Sendable, Equatable {
     public var unmeasured = 0
     /// Σ wire_total over measured records.
     public var wireBytes = 0
+    /// Records per protocol (docs/FIGURES.md, Protocols).
+    public var protocols = ProtocolCounts()
+    /// The cost layers of the measured records (docs/FIGURES.md, Cost layers).
+    public var layers = LayerFigures()
     /// In the order of the run's estimators.
     public var estimators: [EstimatorFigures]
 
@@ -123,6 +131,7 @@ public struct GroupFigures: Sendable, Equatable {
 
     mutating func add(_ record: MessageRecord) {
         records += 1
+        protocols[record.wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
         guard record.measured, let total = record.wire.total else {
@@ -130,6 +139,7 @@ public struct GroupFigures: Sendable, Equatable {
             return
         }
         wireBytes += total
+        layers.add(record.wire)
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
             case let .success(value):
@@ -139,12 +149,22 @@ public struct GroupFigures: Sendable, Equatable {
         }
     }
 
+    /// Adds a share of connection overhead to `ip_share`, here and for the estimators in `mask`.
+    mutating func addShare(_ share: Int, estimators mask: UInt64) {
+        layers.ipShare = saturatingSum(layers.ipShare, share)
+        for index in estimators.indices where index < 64 && mask & (1 << UInt64(index)) != 0 {
+            estimators[index].layers.ipShare = saturatingSum(estimators[index].layers.ipShare, share)
+        }
+    }
+
     public mutating func merge(_ other: GroupFigures) {
         records += other.records
         unpaired += other.unpaired
         incomplete += other.incomplete
         unmeasured += other.unmeasured
         wireBytes += other.wireBytes
+        protocols.merge(other.protocols)
+        layers.merge(other.layers)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
         }
@@ -185,6 +205,13 @@ public struct Aggregation: Sendable, Equatable {
     public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
+    /// The totals split by protocol (docs/FIGURES.md, Protocols).
+    public private(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
+    /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
+    public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
+    public private(set) var headerCompressionTotals: [Direction: HeaderCompressionFigures] = [:]
+    /// What the network carried each way: records by layer, connection overhead by kind.
+    public private(set) var network: [NetworkSide: NetworkFigures] = [:]
 
     public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
@@ -200,6 +227,43 @@ public struct Aggregation: Sendable, Equatable {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+        addByProtocol(record, key: key)
+        network[NetworkSide.of(record), default: NetworkFigures()].add(record)
+    }
+
+    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey) {
+        let wireProtocol = record.wireProtocol
+        protocolTotals[
+            ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
+            default: GroupFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
+        // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
+        guard record.message.http2 != nil else { return }
+        headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
+        headerCompressionTotals[
+            record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
+    }
+
+    /// A connection's cost per side (its row in connections.csv), for the network figures.
+    public mutating func add(_ row: ConnectionRow) {
+        network[.up, default: NetworkFigures()].add(row.clientCost)
+        network[.down, default: NetworkFigures()].add(row.serverCost)
+    }
+
+    /// Connection overhead shared out over records (`OverheadSharing.finish`): each share adds
+    /// to `ip_share` of its group, of its direction's total, and of the estimators counting it.
+    public mutating func add(_ overhead: OverheadShares) {
+        let count = estimatorNames.count
+        for (key, share) in overhead.shares {
+            groups[key.group, default: GroupFigures(estimatorCount: count)].addShare(share, estimators: key.estimators)
+            totals[key.group.direction, default: GroupFigures(estimatorCount: count)].addShare(
+                share, estimators: key.estimators)
+        }
+        for (side, bytes) in overhead.unshared {
+            network[side, default: NetworkFigures()].unsharedIP = saturatingSum(
+                network[side, default: NetworkFigures()].unsharedIP, bytes)
+        }
     }
 
     public mutating func merge(_ other: Aggregation) {
@@ -212,6 +276,26 @@ public struct Aggregation: Sendable, Equatable {
         for (direction, figures) in other.totals {
             totals[direction, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }
+        for (key, figures) in other.protocolTotals {
+            protocolTotals[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+        for (key, figures) in other.headerCompression {
+            headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)]
+                .merge(figures)
+        }
+        for (direction, figures) in other.headerCompressionTotals {
+            headerCompressionTotals[
+                direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+            ].merge(figures)
+        }
+        for (side, figures) in other.network {
+            network[side, default: NetworkFigures()].merge(figures)
+        }
+    }
+
+    /// The totals by protocol, in protocol then direction order.
+    public var sortedProtocolTotals: [(key: ProtocolKey, figures: GroupFigures)] {
+        protocolTotals.sorted { $0.key < $1.key }.map { (key: $0.key, figures: $0.value) }
     }
 
     /// Groups in output order.
@@ -230,7 +314,23 @@ public struct Aggregation: Sendable, Equatable {
         var copy = self
         copy.groups = groups.mapValues(\.orderFree)
         copy.totals = totals.mapValues(\.orderFree)
+        copy.protocolTotals = protocolTotals.mapValues(\.orderFree)
         return copy
+    }
+}
+
+/// A total group by protocol: one protocol, one direction.
+public struct ProtocolKey: Hashable, Sendable, Comparable {
+    public var wireProtocol: HTTPProtocol
+    public var direction: Direction
+
+    public init(wireProtocol: HTTPProtocol, direction: Direction) {
+        self.wireProtocol = wireProtocol
+        self.direction = direction
+    }
+
+    public static func < (a: ProtocolKey, b: ProtocolKey) -> Bool {
+        a.wireProtocol != b.wireProtocol ? a.wireProtocol < b.wireProtocol : a.direction < b.direction
     }
 }
 

@@ -334,7 +334,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 reader.tally.protocolErrors += 1
                 return
             }
-            reset(stream: header.streamID)
+            reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
             break
         }
@@ -604,30 +604,43 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Bodies
 
+    // Body bytes come once per segment: the open message is changed where it lies in `streams`
+    // (no copy of the stream's state out of the table and back, which costs per call).
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        guard var stream = streams[id], var open = stream.open(kind) else { return }
-        open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
-        open.observer?.bodyBytes(bytes)
-        stream.setOpen(kind, open)
-        streams[id] = stream
+        streams[id]?.withOpen(kind) { open in
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
+            open.observer?.bodyBytes(bytes)
+        }
     }
 
     private func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        guard var stream = streams[id], var open = stream.open(kind) else { return }
-        open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
-        open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
-        open.message.anomalies.insert(.bytesMissing)
-        open.observer?.bodyGap(length)
-        stream.setOpen(kind, open)
-        streams[id] = stream
+        streams[id]?.withOpen(kind) { open in
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
+            open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
+            open.message.anomalies.insert(.bytesMissing)
+            open.observer?.bodyGap(length)
+        }
     }
 
     private func dataFrameEnded(_ header: FrameHeader, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard header.streamID != 0 else {
             readers[sender.rawValue].tally.protocolErrors += 1
+            return
+        }
+        // The usual case, a frame of an open message, changes it in place.
+        if streams[header.streamID]?.isOpen(kind) == true {
+            let ended = header.has(FrameFlags.endStream)
+            streams[header.streamID]?.withOpen(kind) { open in
+                open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+                addFrames(&open.message, 1)
+            }
+            if ended, var stream = streams[header.streamID] {
+                finish(&stream, kind, complete: true, reset: false)
+                streams[header.streamID] = stream
+            }
             return
         }
         var stream = streams[header.streamID] ?? newStream()
@@ -671,9 +684,14 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         streams[id] = stream
     }
 
-    private func reset(stream id: UInt32) {
+    /// RST_STREAM ends its sender's open message at once. The peer's message may still have
+    /// frames in flight (a request body sent before the server's early answer and reset
+    /// arrived): it keeps them and ends at its END_STREAM, or incomplete at the end of the
+    /// capture, marked `stream-reset` either way (docs/METERING.md §2a).
+    private func reset(stream id: UInt32, sender: FlowSide) {
         guard var stream = streams[id] else { return }
-        for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: true) }
+        stream.resetSeen = true
+        finish(&stream, sender == clientSide ? .request : .response, complete: false, reset: true)
         emitHeldRequest(&stream)
         streams[id] = stream
     }
@@ -684,7 +702,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         guard var open = stream.open(kind) else { return }
         stream.setOpen(kind, nil)
         open.message.complete = complete
-        if reset { open.message.anomalies.insert(.streamReset) }
+        if reset || stream.resetSeen { open.message.anomalies.insert(.streamReset) }
         switch kind {
         case .response:
             if open.message.pair == nil { open.message.anomalies.insert(.unpaired) }
@@ -692,7 +710,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
             stream.heldRequest = open
-            if stream.responseIndex != nil || reset || !complete { emitHeldRequest(&stream) }
+            if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(&stream) }
         }
     }
 
@@ -758,6 +776,24 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     static var searchWindow: Int { 64 << 10 }
+
+    /// Whether bytes that begin a direction are HTTP/2 frames (a capture started
+    /// mid-connection, or a server's SETTINGS sent before the client's preface): true on a
+    /// chain of plausible frame headers from the first byte, false when they cannot be,
+    /// nil while the bytes are too few to tell.
+    public static func beginsWithFrames<Bytes: Collection>(_ bytes: Bytes) -> Bool? where Bytes.Element == UInt8 {
+        guard let first = bytes.first else { return nil }
+        // A frame length within 16,384 starts with a zero byte: HTTP/1.x text and TLS never do.
+        guard first == 0 else { return false }
+        switch chain(in: Array(bytes.prefix(chainBytes)), from: 0) {
+        case .found: return true
+        case .needMore: return bytes.count >= chainBytes ? false : nil
+        case .implausible: return false
+        }
+    }
+
+    /// The most bytes a chain of three frame headers can take.
+    public static var chainBytes: Int { 3 * (FrameHeader.size + 16384) }
 
     enum ChainResult { case found, needMore, implausible }
 
@@ -872,8 +908,21 @@ struct StreamStateOf<Observer> {
     var requestIndex: Int?
     var requestSummary: RequestSummary?
     var responseIndex: Int?
+    /// A RST_STREAM went by: a message still open ends `stream-reset`.
+    var resetSeen = false
 
     func open(_ kind: MessageKind) -> OpenMessage<Observer>? { kind == .request ? requestOpen : responseOpen }
+
+    func isOpen(_ kind: MessageKind) -> Bool { kind == .request ? requestOpen != nil : responseOpen != nil }
+
+    /// Runs `body` on the open message of `kind`, in place; nothing when none is open.
+    mutating func withOpen(_ kind: MessageKind, _ body: (inout OpenMessage<Observer>) -> Void) {
+        if kind == .request {
+            if requestOpen != nil { body(&requestOpen!) }
+        } else if responseOpen != nil {
+            body(&responseOpen!)
+        }
+    }
 
     mutating func setOpen(_ kind: MessageKind, _ message: OpenMessage<Observer>?) {
         if kind == .request { requestOpen = message } else { responseOpen = message }

@@ -6,9 +6,19 @@ import Mustache
 /// escapes, and charts as SVG that `SVG` escaped. Built from a `RunReport` in one place, so the
 /// template only lays it out.
 struct HTMLPage {
-    /// A table row: its leading text cells, then its figures (right-aligned). Every table of
-    /// the page has its text columns first, so the template walks two plain string arrays.
+    struct Cell {
+        var text: String
+        var numeric: Bool
+    }
+
     struct Row {
+        var cells: [Cell]
+    }
+
+    /// A row of a large table: its leading text cells, then its figures (right-aligned). The
+    /// totals, endpoint and input tables have their text columns first, so the template walks
+    /// two plain string arrays instead of looking up each cell's text and kind.
+    struct FlatRow {
         var texts: [String]
         var figures: [String]
 
@@ -46,8 +56,8 @@ struct HTMLPage {
 
     struct EndpointRow {
         var endpoint: String
-        /// Every column of endpoints.csv after `endpoint`: the direction, then the figures.
-        var cells: Row
+        /// Every column of endpoints.csv after `endpoint`: direction and protocol, then figures.
+        var cells: FlatRow
         var explanations: [Explanation]
     }
 
@@ -70,7 +80,8 @@ struct HTMLPage {
     var totalsHeader = [
         "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
     ]
-    var totalsRows: [Row] = []
+    var totalsRows: [FlatRow] = []
+    var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
     var settingsLine: [String] = []
     var chartGroups: [ChartGroup] = []
@@ -83,10 +94,15 @@ struct HTMLPage {
         "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim", "incomplete",
         "unpaired", "gaps", "errors",
     ]
-    var inputRows: [Row] = []
+    var inputRows: [FlatRow] = []
     var inputErrors: [String] = []
     var hasInputErrors = false
     var quality: [QualityRow] = []
+    /// The cost-layers section: its chart and report.md's table of the same parts.
+    var costLayers: [ChartView] = []
+    var costHeader: [String] = []
+    var costRows: [Row] = []
+    var hasCostRows = false
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
         self.csp = csp
@@ -94,6 +110,7 @@ struct HTMLPage {
         let ranking = run.endpointRanking()
         summary = Self.summary(run, ranking: ranking)
         totalsRows = Self.totals(run)
+        protocols = ProtocolSection(run, endpointRows: maximumRows)
         let names = run.aggregation.estimatorNames
         if !names.isEmpty {
             estimatorsLine = [
@@ -111,6 +128,33 @@ struct HTMLPage {
         fillEndpoints(run, ranking: ranking, maximumRows: maximumRows)
         fillInputs(run)
         quality = Self.quality(run)
+        fillCostLayers(run)
+    }
+
+    // MARK: - Cost layers
+
+    /// The stacked chart, and per direction each part's bytes and share of the frame bytes.
+    mutating func fillCostLayers(_ run: RunReport) {
+        let chart = CostLayersChart.chart(run)
+        costLayers = [ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")]
+        let sides = CostLayersChart.sides(run)
+        guard !sides.isEmpty else { return }
+        costHeader = ["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] }
+        let names = sides[0].figures.parts.map(\.name) + ["frame bytes (all)"]
+        for (position, name) in names.enumerated() {
+            var cells = [Cell(text: name, numeric: false)]
+            for (_, figures) in sides {
+                let total = figures.frameTotal
+                let bytes = position < figures.parts.count ? figures.parts[position].bytes : total
+                cells.append(Cell(text: TextFormat.bytes(bytes), numeric: true))
+                cells.append(
+                    Cell(
+                        text: total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
+                        numeric: true))
+            }
+            costRows.append(Row(cells: cells))
+        }
+        hasCostRows = true
     }
 
     // MARK: - Summary and totals
@@ -144,15 +188,15 @@ struct HTMLPage {
         return lines
     }
 
-    static func totals(_ run: RunReport) -> [Row] {
-        var rows: [Row] = []
+    static func totals(_ run: RunReport) -> [FlatRow] {
+        var rows: [FlatRow] = []
         let names = run.aggregation.estimatorNames
         for (direction, figures) in run.totals {
             for (position, index) in run.estimatorOrder.enumerated() {
                 let estimator = figures.estimators[index]
                 let counted = estimator.count > 0
                 rows.append(
-                    Row(
+                    FlatRow(
                         [
                             position == 0 ? direction.label : "",
                             names[index],
@@ -200,9 +244,7 @@ struct HTMLPage {
         let names = run.aggregation.estimatorNames
         let columns = EndpointsCSV.columns(estimators: names)
         endpointHeader = columns
-        endpointGroups =
-            [ColumnGroup(name: "", span: columns.count - names.count * EndpointsCSV.figureColumns.count)]
-            + run.aggregation.estimatorNames.map { ColumnGroup(name: $0, span: EndpointsCSV.figureColumns.count) }
+        endpointGroups = EndpointsCSV.columnGroups(estimators: names).map { ColumnGroup(name: $0.name, span: $0.span) }
         var shown = 0
         for place in ranking {
             guard shown < maximumRows else { break }
@@ -233,17 +275,17 @@ struct HTMLPage {
         endpointsIntro = intro
     }
 
-    /// endpoints.csv's cells after the endpoint; the direction is text, the rest figures.
-    static func cells(_ values: ArraySlice<String>) -> Row {
-        Row(Array(values), leadingTexts: 1)
+    /// endpoints.csv's cells after the endpoint; the direction and protocol are text, the rest figures.
+    static func cells(_ values: ArraySlice<String>) -> FlatRow {
+        FlatRow(Array(values), leadingTexts: 2)
     }
 
     // MARK: - Inputs and data quality
 
     mutating func fillInputs(_ run: RunReport) {
-        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> Row {
+        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> FlatRow {
             let texts = MarkdownReport.inputCells(name, format, d, errors: errors)
-            return Row(texts, leadingTexts: 2)
+            return FlatRow(texts, leadingTexts: 2)
         }
         for input in run.inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
@@ -313,7 +355,21 @@ struct HTMLPage {
 // The table's cells and rows are many (an endpoint row has over thirty): looked up by name
 // here instead of through reflection (Mirror), which the templates use otherwise and which
 // would dominate the page's rendering time.
+extension HTMLPage.Cell: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "text": return text
+        case "numeric": return numeric
+        default: return nil
+        }
+    }
+}
+
 extension HTMLPage.Row: MustacheParent {
+    func child(named name: String) -> Any? { name == "cells" ? cells : nil }
+}
+
+extension HTMLPage.FlatRow: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
         case "texts": return texts
