@@ -321,104 +321,160 @@ public enum JSONReport: RunReporter {
 /// JSON text in the layout of JSONEncoder's `[.prettyPrinted, .sortedKeys,
 /// .withoutEscapingSlashes]`, written as it is produced: two-space indentation, `"key" : value`,
 /// an empty container as its brackets around a blank line. The caller writes keys in sorted
-/// order. Text goes to `sink` in pieces of about 64 KiB. A struct used through `inout`: its
-/// buffer is then checked for exclusive access when compiled, not on every write (as a
-/// class's stored properties are), which was most of report.json's time.
+/// order. Text goes to `sink` in pieces of about 64 KiB.
+///
+/// A struct used through `inout`, writing into a fixed raw buffer: as a class, or through an
+/// Array's appends, every byte paid exclusivity and capacity checks, most of report.json's time
+/// (an 11 MB file on the benchmark capture).
 struct PrettyJSONWriter {
-    private var buffer: [UInt8] = []
+    /// Owns the buffer (a struct has no deinit); `bytes` points into it.
+    private final class Storage {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: PrettyJSONWriter.capacity)
+        deinit { bytes.deallocate() }
+    }
+
+    private static let capacity = 1 << 16
+    private let storage = Storage()
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private var count = 0
     private let sink: ([UInt8]) -> Void
     /// Per open container: whether it is still empty.
     private var empty: [Bool] = []
 
     init(sink: @escaping ([UInt8]) -> Void) {
         self.sink = sink
-        buffer.reserveCapacity(1 << 16)
+        bytes = storage.bytes
     }
 
     mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        sink(buffer)
-        buffer.removeAll(keepingCapacity: true)
+        guard count > 0 else { return }
+        sink(Array(UnsafeBufferPointer(start: bytes, count: count)))
+        count = 0
+    }
+
+    /// Room for `needed` more bytes (flushing first when the buffer would overflow).
+    @inline(__always)
+    private mutating func reserve(_ needed: Int) {
+        if count + needed > Self.capacity { flush() }
+    }
+
+    @inline(__always)
+    private mutating func put(byte: UInt8) {
+        reserve(1)
+        bytes[count] = byte
+        count += 1
+    }
+
+    private mutating func put(_ raw: UnsafeBufferPointer<UInt8>) {
+        guard let start = raw.baseAddress, !raw.isEmpty else { return }
+        guard raw.count <= Self.capacity else {
+            // Longer than the buffer: handed on as it is, after what is buffered.
+            flush()
+            sink(Array(raw))
+            return
+        }
+        reserve(raw.count)
+        (bytes + count).update(from: start, count: raw.count)
+        count += raw.count
     }
 
     private mutating func put(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-        if buffer.count >= 1 << 16 { flush() }
+        var text = text
+        text.withUTF8 { put($0) }
     }
 
-    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
+    private mutating func put(_ text: StaticString) {
+        text.withUTF8Buffer { put($0) }
+    }
 
     private mutating func indent(_ depth: Int) {
-        let count = 2 * depth
-        if count <= Self.spaces.count {
-            buffer.append(contentsOf: Self.spaces[..<count])
-        } else {
-            buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
+        let spaces = 2 * depth
+        if spaces > Self.capacity {
+            for _ in 0..<spaces { put(byte: 32) }
+            return
         }
+        reserve(spaces)
+        (bytes + count).initialize(repeating: 32, count: spaces)
+        count += spaces
     }
 
     /// Starts the next member: a comma after the previous one, a new line, the indentation.
     private mutating func nextMember() {
-        if empty.last == false { buffer.append(UInt8(ascii: ",")) }
+        if empty.last == false { put(byte: UInt8(ascii: ",")) }
         if !empty.isEmpty { empty[empty.count - 1] = false }
-        buffer.append(10)
+        put(byte: 10)
         indent(empty.count)
     }
 
     mutating func beginObject() {
-        put("{")
+        put(byte: UInt8(ascii: "{"))
         empty.append(true)
     }
     mutating func beginArray() {
-        put("[")
+        put(byte: UInt8(ascii: "["))
         empty.append(true)
     }
-    mutating func endObject() { close("}") }
-    mutating func endArray() { close("]") }
+    mutating func endObject() { close(UInt8(ascii: "}")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
 
-    private mutating func close(_ bracket: String) {
+    private mutating func close(_ bracket: UInt8) {
         let wasEmpty = empty.removeLast()
-        if wasEmpty { buffer.append(10) }
-        buffer.append(10)
+        if wasEmpty { put(byte: 10) }
+        put(byte: 10)
         indent(empty.count)
-        put(bracket)
+        put(byte: bracket)
     }
 
     /// An object's next key; its value follows.
     mutating func key(named name: String) {
         nextMember()
         quoted(name)
-        put(" : ")
+        put(" : " as StaticString)
     }
 
     /// A key of the schema (ASCII, nothing to escape), written from its bytes.
     mutating func key(_ name: StaticString) {
         nextMember()
-        buffer.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { buffer.append(contentsOf: $0) }
-        buffer.append(UInt8(ascii: "\""))
-        buffer.append(32)
-        buffer.append(UInt8(ascii: ":"))
-        buffer.append(32)
+        put(byte: UInt8(ascii: "\""))
+        put(name)
+        put("\" : " as StaticString)
     }
 
     /// An array's next element; its value follows.
     mutating func element() { nextMember() }
 
-    mutating func newline() { put("\n") }
+    mutating func newline() { put(byte: 10) }
 
-    mutating func int(_ value: Int?) { put(value.map(String.init) ?? "null") }
+    mutating func int(_ value: Int?) {
+        guard let value else { return put("null" as StaticString) }
+        // Digits from the end of a 20-byte scratch: Int.min has 19 digits and a sign.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var position = scratch.count
+            var rest = value.magnitude
+            repeat {
+                position -= 1
+                scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                position -= 1
+                scratch[position] = UInt8(ascii: "-")
+            }
+            put(UnsafeBufferPointer(rebasing: scratch.bindMemory(to: UInt8.self)[position...]))
+        }
+    }
 
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
     mutating func double(_ value: Double?) {
-        guard let value else { return put("null") }
+        guard let value else { return put("null" as StaticString) }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         put(text)
     }
 
     mutating func string(_ value: String?) {
-        guard let value else { return put("null") }
+        guard let value else { return put("null" as StaticString) }
         quoted(value)
     }
 
@@ -426,36 +482,32 @@ struct PrettyJSONWriter {
     /// by name, others as `\u00XX`); slashes and everything else as UTF-8.
     private mutating func quoted(_ value: String) {
         var value = value
-        let plain = value.withUTF8 { bytes in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) else { return false }
-            // Nothing to escape, the usual case: one append.
-            buffer.append(UInt8(ascii: "\""))
-            buffer.append(contentsOf: bytes)
-            buffer.append(UInt8(ascii: "\""))
-            return true
-        }
-        if plain {
-            if buffer.count >= 1 << 16 { flush() }
-            return
-        }
-        buffer.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])
-            case 92: buffer.append(contentsOf: [92, 92])
-            case 8: buffer.append(contentsOf: [92, UInt8(ascii: "b")])
-            case 12: buffer.append(contentsOf: [92, UInt8(ascii: "f")])
-            case 10: buffer.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 13: buffer.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 9: buffer.append(contentsOf: [92, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                buffer.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: buffer.append(byte)
+        value.withUTF8 { text in
+            put(byte: UInt8(ascii: "\""))
+            if !text.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+                // Nothing to escape, the usual case: one copy.
+                put(text)
+            } else {
+                for byte in text {
+                    switch byte {
+                    case UInt8(ascii: "\""): put("\\\"" as StaticString)
+                    case 92: put("\\\\" as StaticString)
+                    case 8: put("\\b" as StaticString)
+                    case 12: put("\\f" as StaticString)
+                    case 10: put("\\n" as StaticString)
+                    case 13: put("\\r" as StaticString)
+                    case 9: put("\\t" as StaticString)
+                    case 0..<0x20:
+                        let hex: StaticString = "0123456789abcdef"
+                        put("\\u00" as StaticString)
+                        put(byte: hex.utf8Start[Int(byte >> 4)])
+                        put(byte: hex.utf8Start[Int(byte & 0xF)])
+                    default: put(byte: byte)
+                    }
+                }
             }
+            put(byte: UInt8(ascii: "\""))
         }
-        buffer.append(UInt8(ascii: "\""))
-        if buffer.count >= 1 << 16 { flush() }
     }
 
     /// A value JSONEncoder already wrote (pretty-printed, from depth 0), indented to where it goes.
@@ -464,9 +516,8 @@ struct PrettyJSONWriter {
         for byte in text {
             // Blank lines (inside an empty container) stay without indentation.
             if previous == 10 && byte != 10 { indent(empty.count) }
-            buffer.append(byte)
+            put(byte: byte)
             previous = byte
         }
-        if buffer.count >= 1 << 16 { flush() }
     }
 }
