@@ -573,6 +573,12 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func promise(
         _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
     ) {
+        guard sender != clientSide else {
+            // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
+            readers[sender.rawValue].tally.protocolErrors += 1
+            unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
+            return
+        }
         var stream = streams[promised] ?? newStream()
         defer { streams[promised] = stream }
         guard stream.requestIndex == nil else {
@@ -617,6 +623,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         guard let fields else {
             message.anomalies.insert(.hpackStateUnknown)
             message.message.http2?.headerListSize = nil
+            message.message.http2?.headFieldsKnown = false
             return
         }
         var scheme: String?
@@ -659,7 +666,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func summary(of message: CapturedMessage) -> RequestSummary {
         RequestSummary(
             index: message.index, method: message.method ?? "", target: message.target,
-            host: message.requestHost)
+            host: message.requestHost, fieldsKnown: message.message.fieldsKnown)
     }
 
     // MARK: - Bodies
