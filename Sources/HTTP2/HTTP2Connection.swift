@@ -764,6 +764,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             sink.record(open.message, body: open.observer)
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
+            // A second request on the stream (DATA after the first ended, a protocol error):
+            // the one still waiting for its pairing goes first, rather than being replaced.
+            emitHeldRequest(&stream)
             stream.heldRequest = open
             if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(&stream) }
         }

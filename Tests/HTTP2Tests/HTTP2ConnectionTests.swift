@@ -243,6 +243,19 @@ final class HTTP2ConnectionTests: XCTestCase {
         }
     }
 
+    /// DATA on a stream whose request already ended is a second request of unknown head; the
+    /// first, still waiting for a response, is kept (FuzzHTTP2 found it replaced and lost).
+    func testASecondRequestOnAStreamKeepsTheFirst() {
+        // Two empty DATA frames on stream 1, the first with END_STREAM: 9 bytes each.
+        let (sink, summary) = run(
+            client: [Self.preface, Self.frame(0, 0x01, 1, []), Self.frame(0, 0, 1, [])], server: [])
+        XCTAssertEqual(sink.records.map(\.index), [0, 1])
+        XCTAssertEqual(sink.records.map(\.wireBody), [9, 9])
+        XCTAssertEqual(sink.records.map(\.complete), [true, false])
+        XCTAssertEqual(sink.records.map { $0.anomalies.contains(.hpackStateUnknown) }, [true, true])
+        XCTAssertEqual(summary.client.connectionOverheadBytes + summary.client.lostBytes, 24)
+    }
+
     /// A gap in a frame header, and a frame cut by the end of the capture, are lost bytes.
     func testBytesHeldWhenAGapOrTheEndComesAreLost() {
         // The client: preface, then 4 of a HEADERS frame's 9 header bytes, a 10-byte gap;
