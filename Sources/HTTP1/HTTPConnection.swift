@@ -30,6 +30,22 @@ public protocol HTTPRecordSink: AnyObject {
     /// upgraded request being stream 1's; nil to only count them.
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> TCPStreamHandler?
+    /// Bytes `range` of `side`'s stream belong to `owner` (docs/METERING.md §2c). Claims of a
+    /// side come in stream order; a claim may reach past what was read (a frame's length).
+    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner)
+    /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
+    func settle(_ side: FlowSide, upTo offset: Int64)
+}
+
+/// Who a run of stream bytes belongs to (docs/METERING.md §2c).
+public enum StreamOwner: Equatable, Sendable {
+    /// The message whose first byte is at this offset of the same side's stream (for an HTTP/2
+    /// PUSH_PROMISE, the promised request, whose bytes the server sends).
+    case message(startingAt: Int64)
+    /// HTTP/2's connection preface and control frames.
+    case control
+    /// Bytes no message claims: between messages, skipped, tunnels not read.
+    case unclaimed
 }
 
 extension HTTPRecordSink {
@@ -40,6 +56,9 @@ extension HTTPRecordSink {
     public func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> TCPStreamHandler?
     { nil }
+
+    public func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {}
+    public func settle(_ side: FlowSide, upTo offset: Int64) {}
 }
 
 /// What the connection carried, by protocol.
@@ -162,11 +181,13 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].gap(length, at: position)
+        reportPlacement(side, consumedTo: position.offset &+ Int64(max(0, length)))
     }
 
     public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
+        sink.settle(side, upTo: .max)
         tunnel?.end(of: tunnelSide(side), reason: reason, time: time)
     }
 
@@ -205,6 +226,21 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             if clientSide == nil, tlsHello[side.rawValue].sawClientHello { clientSide = side }
         }
         parsers[side.rawValue].receive(bytes, at: position)
+        reportPlacement(side, consumedTo: position.offset &+ Int64(bytes.count))
+    }
+
+    /// Tells the sink who owns the bytes `side` has read so far (docs/METERING.md §2c): the
+    /// message being read owns its bytes up to here, and what the parser holds undecided (a
+    /// partial head or line, bytes awaiting the omission verdict) stays unplaced.
+    private func reportPlacement(_ side: FlowSide, consumedTo consumed: Int64) {
+        let parser = parsers[side.rawValue]
+        if let current = parser.current {
+            let start = current.streamOffset
+            sink.claim(
+                start..<max(start, start &+ Int64(current.wireTotal &+ parser.lineBytes)), of: side,
+                by: .message(startingAt: start))
+        }
+        sink.settle(side, upTo: consumed &- Int64(parser.unplacedBytes))
     }
 
     // MARK: - Called by the side parsers
@@ -289,6 +325,9 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
+        let start = message.streamOffset
+        sink.claim(
+            start..<max(start, start &+ Int64(message.wireTotal)), of: side, by: .message(startingAt: start))
         switch message.kind {
         case .response:
             var response = message

@@ -142,8 +142,29 @@ public final class TCPAssembler {
 
     // MARK: - Segments
 
+    /// Places the segment, then tells the handler what the packet cost: its stream offset, its
+    /// layers, the payload bytes that repeated bytes already seen and what it acknowledged.
     private func handle(_ segment: TCPSegment, in connection: Connection) {
         let side = connection.side(sentBy: segment.source)
+        let s = side.rawValue
+        let repeatedBefore = connection.accounting[side].retransmittedBytes
+        let dataSequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
+        // Taken before placing: offsets are read relative to the delivery point, which moves.
+        var offset = connection.halves[s].started ? connection.halves[s].offset(of: dataSequence) : nil
+        place(segment, in: connection, from: side)
+        if offset == nil, connection.halves[s].started { offset = connection.halves[s].offset(of: dataSequence) }
+        let peer = connection.halves[side.peer.rawValue]
+        let payload = max(0, segment.payloadLength)
+        let ip = max(segment.ipLength, payload)
+        let cost = PacketCost(
+            time: segment.timestamp, offset: offset ?? 0, payloadLength: payload, headerBytes: ip - payload,
+            linkBytes: max(0, segment.frameLength - ip),
+            repeatedBytes: min(payload, max(0, connection.accounting[side].retransmittedBytes - repeatedBefore)),
+            acknowledged: segment.flags.contains(.ack) && peer.started ? peer.offset(of: segment.acknowledgment) : nil)
+        connection.handler.packet(cost, from: side)
+    }
+
+    private func place(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
         let flags = segment.flags
         let time = segment.timestamp
         connection.account(segment, from: side)
