@@ -238,24 +238,26 @@ final class DirectionLedger {
         let head = claims.owner(at: packet.offset) ?? .unclaimed
         let headers = LayerBytes(
             tcp: 0, ip: packet.headerBytes, frame: saturatingSum(packet.headerBytes, packet.linkBytes))
-        add(headers, repeated: 0, carried: 0, packets: 1, to: head)
+        var late = add(headers, repeated: 0, carried: 0, packets: 1, to: head)
         let repeatedEnd = packet.offset &+ Int64(packet.repeatedBytes)
         claims.forEachPiece(in: packet.offset..<packet.end) { piece, owner in
             let length = Int(clamping: piece.upperBound - piece.lowerBound)
             let repeated = Int(clamping: max(0, min(piece.upperBound, repeatedEnd) - piece.lowerBound))
-            add(
+            let pieceLate = add(
                 LayerBytes(tcp: length, ip: length, frame: length), repeated: repeated, carried: length - repeated,
                 packets: 0, to: owner ?? .unclaimed)
+            late = late || pieceLate
         }
+        if late { cost.lateCopies += 1 }
     }
 
-    private func add(_ bytes: LayerBytes, repeated: Int, carried: Int, packets: Int, to owner: CostOwner) {
+    /// Returns true when the bytes were a message's whose record had already taken its figures.
+    private func add(_ bytes: LayerBytes, repeated: Int, carried: Int, packets: Int, to owner: CostOwner) -> Bool {
         switch owner {
         case let .message(slot):
             guard !slot.sealed, !closed else {
-                cost.lateCopies += 1
                 cost.unclaimed.add(bytes)
-                return
+                return true
             }
             slot.layers.tcp = saturatingSum(slot.layers.tcp, bytes.tcp)
             slot.layers.ip = saturatingSum(slot.layers.ip, bytes.ip)
@@ -267,6 +269,7 @@ final class DirectionLedger {
         case .http2Control: cost.http2Control.add(bytes)
         case .unclaimed: cost.unclaimed.add(bytes)
         }
+        return false
     }
 }
 
