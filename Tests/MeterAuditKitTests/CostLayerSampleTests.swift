@@ -1,0 +1,128 @@
+import Analysis
+import Foundation
+import HTTP1
+import MeterAuditKit
+import Records
+import TestSupport
+import XCTest
+
+/// Every capture in Samples/ against an oracle that shares no code with meteraudit:
+/// scripts/layer-totals sums tshark's frame.len, IP length and tcp.len per connection and
+/// direction. Per connection and direction, the records' layers plus the connection's
+/// overhead must give those raw totals exactly, at every layer (docs/METERING.md §2c).
+final class CostLayerSampleTests: XCTestCase {
+    struct OracleSide: Decodable {
+        var packets: Int
+        var frame: Int
+        var ip: Int
+        var tcp: Int
+        var empty_packets: Int
+    }
+
+    struct OracleConnection: Decodable {
+        var stream: Int
+        var a: String
+        var b: String
+        var a_to_b: OracleSide
+        var b_to_a: OracleSide
+    }
+
+    func testRecordsPlusOverheadAddUpToTheRawTotals() throws {
+        guard executable("tshark") != nil, let python = executable("python3") else {
+            throw XCTSkip("tshark or python3 not installed")
+        }
+        var options = AnalysisOptions()
+        try options.loadKeyLogs(try Fixtures.sampleKeyLogs())
+        let captures = try Fixtures.sampleInputs().filter { !$0.hasSuffix(".har") }
+        XCTAssertGreaterThan(captures.count, 20)
+        var checkedDirections = 0
+        var recordsWithLayers = 0
+        for capture in captures {
+            let name = URL(fileURLWithPath: capture).lastPathComponent
+            var records: [MessageRecord] = []
+            var rows: [ConnectionRow] = []
+            _ = InputAnalyzer(options: options).analyze(path: capture, connection: { rows.append($0) }) {
+                records.append($0)
+            }
+            let oracle = try runTool(python, [Fixtures.root.path + "/scripts/layer-totals", capture])
+                .split(separator: "\n").map { try JSONDecoder().decode(OracleConnection.self, from: Data($0.utf8)) }
+            // A tunnel's row counts its TLS only: its packets are its outer connection's.
+            let outerRows = rows.filter { $0.tunnelHost.isEmpty }
+            XCTAssertEqual(outerRows.count, oracle.count, "\(name): connections")
+            for row in outerRows {
+                let matching = oracle.filter { Set([$0.a, $0.b]) == Set([row.client, row.server]) }
+                guard matching.count == 1, let raw = matching.first else {
+                    XCTFail("\(name): no single tshark stream for \(row.client) ↔ \(row.server)")
+                    continue
+                }
+                let (up, down) = raw.a == row.client ? (raw.a_to_b, raw.b_to_a) : (raw.b_to_a, raw.a_to_b)
+                for (label, cost, truth) in [("up", row.clientCost, up), ("down", row.serverCost, down)] {
+                    let context = "\(name) conn \(row.connection) \(label)"
+                    XCTAssertEqual(cost.total.frame, truth.frame, context)
+                    XCTAssertEqual(cost.total.ip, truth.ip, context)
+                    XCTAssertEqual(cost.total.tcp, truth.tcp, context)
+                    XCTAssertEqual(cost.emptyPacketCount, truth.empty_packets, context)
+                    // The records this direction sent (a pushed request is the server's).
+                    let sent = records.filter { record in
+                        guard case let .capture(flow) = record.source, flow.connection == row.connection,
+                            flow.tunnelHost == nil
+                        else { return false }
+                        let fromClient =
+                            record.message.kind == .request && !record.message.anomalies.contains(.pushed)
+                        return fromClient == (label == "up")
+                    }
+                    var sum = cost.overhead
+                    for record in sent {
+                        guard let lower = record.wire.lower else {
+                            XCTFail("\(context): a captured record without lower layers")
+                            continue
+                        }
+                        recordsWithLayers += 1
+                        sum.add(LayerBytes(tls: 0, tcp: lower.tcp, ip: lower.ip, frame: lower.frame))
+                        XCTAssertLessThanOrEqual(lower.tcp, lower.ip, context)
+                        XCTAssertLessThanOrEqual(lower.ip, lower.frame, context)
+                    }
+                    XCTAssertEqual(sum.tcp, truth.tcp, "\(context): Σ wire_tcp + overhead")
+                    XCTAssertEqual(sum.ip, truth.ip, "\(context): Σ wire_ip + overhead")
+                    XCTAssertEqual(sum.frame, truth.frame, "\(context): Σ wire_frame + overhead")
+                    checkedDirections += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(checkedDirections, 60)
+        XCTAssertGreaterThan(recordsWithLayers, 200)
+    }
+
+    /// Over TLS, with nothing sent twice, a message's TCP bytes are exactly its TLS bytes
+    /// (`wire_tls`): the records it owns, headers and overhead included. And TLS's own layer
+    /// adds up too: Σ wire_tls + the TLS overhead kinds = the direction's TLS record bytes.
+    func testTLSRecordsSplitLikeWireTLS() throws {
+        var options = AnalysisOptions()
+        try options.loadKeyLogs(try Fixtures.sampleKeyLogs())
+        var compared = 0
+        for name in ["tls12-nginx-curl.pcap", "tls13-nginx-curl.pcap", "tls12-python.pcap", "tls13-python.pcap",
+            "tls13-keyupdate.pcap", "tls12-resume.pcap"]
+        {
+            var records: [MessageRecord] = []
+            var rows: [ConnectionRow] = []
+            _ = InputAnalyzer(options: options).analyze(path: Fixtures.sample(name), connection: { rows.append($0) }) {
+                records.append($0)
+            }
+            for record in records {
+                guard let lower = record.wire.lower, lower.retransmitted == 0, !lower.lowerBound else { continue }
+                XCTAssertEqual(lower.tcp, record.wire.tls, "\(name) \(record.message.kind) \(record.message.index)")
+                compared += 1
+            }
+            for row in rows {
+                for (cost, fromClient) in [(row.clientCost, true), (row.serverCost, false)] {
+                    let owned = records.filter {
+                        guard case let .capture(flow) = $0.source, flow.connection == row.connection else { return false }
+                        return ($0.message.kind == .request) == fromClient
+                    }.reduce(0) { $0 + ($1.wire.tls ?? 0) }
+                    XCTAssertEqual(owned + cost.overhead.tls, cost.total.tls, "\(name) conn \(row.connection)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 20)
+    }
+}
