@@ -35,6 +35,11 @@ public protocol HTTPRecordSink: AnyObject {
     func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner)
     /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
     func settle(_ side: FlowSide, upTo offset: Int64)
+    /// The tunnel's bytes of `side` begin at `offset` of its stream (the tunnel's offset 0).
+    func tunnelBegins(on side: FlowSide, at offset: Int64)
+    /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
+    /// so this connection leaves them unsettled.
+    var tunnelPlacesItsBytes: Bool { get }
 }
 
 /// Who a run of stream bytes belongs to (docs/METERING.md §2c).
@@ -59,6 +64,8 @@ extension HTTPRecordSink {
 
     public func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {}
     public func settle(_ side: FlowSide, upTo offset: Int64) {}
+    public func tunnelBegins(on side: FlowSide, at offset: Int64) {}
+    public var tunnelPlacesItsBytes: Bool { false }
 }
 
 /// What the connection carried, by protocol.
@@ -234,6 +241,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// partial head or line, bytes awaiting the omission verdict) stays unplaced.
     private func reportPlacement(_ side: FlowSide, consumedTo consumed: Int64) {
         let parser = parsers[side.rawValue]
+        if parser.state == .tunnel, tunnel != nil, sink.tunnelPlacesItsBytes { return }
         if let current = parser.current {
             let start = current.streamOffset
             sink.claim(
@@ -408,6 +416,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     private func tunnelPosition(_ side: FlowSide, _ position: StreamPosition) -> StreamPosition {
         let base = tunnelStart[side.rawValue] ?? position.offset
+        if tunnelStart[side.rawValue] == nil { sink.tunnelBegins(on: side, at: base) }
         tunnelStart[side.rawValue] = base
         let peerBase = tunnelStart[side.peer.rawValue]
         return StreamPosition(

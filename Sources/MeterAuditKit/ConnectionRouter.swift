@@ -188,6 +188,8 @@ final class ConnectionRecordSink: HTTPRecordSink {
     /// Where the HTTP layer's claims go, and the endpoint its `initiator` side is.
     weak var claims: MessageClaims?
     var claimsInitiator: TransportEndpoint?
+    /// The claims of the HTTP/2 an h2c Upgrade started, shifted into this connection's.
+    private var tunnelClaims: TunnelClaims?
 
     init(context: ConnectionContext, transport: Transport, overheads: TLSOverheadLedger?) {
         self.sink = context.sink
@@ -210,8 +212,13 @@ final class ConnectionRecordSink: HTTPRecordSink {
         guard transport == .tcp else { return nil }
         var inner = context
         inner.firstIndexes = firstIndexes
+        if let claims, let initiator = claimsInitiator {
+            tunnelClaims = TunnelClaims(
+                outer: claims, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+        }
         let handler = CleartextHTTP2Connection(
-            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false)
+            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false,
+            tunnelClaims: tunnelClaims)
         upgraded = handler
         return handler
     }
@@ -223,6 +230,10 @@ final class ConnectionRecordSink: HTTPRecordSink {
     }
 
     func settle(_ side: FlowSide, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
+
+    func tunnelBegins(on side: FlowSide, at offset: Int64) { tunnelClaims?.begins(onOuter: side, at: offset) }
+
+    var tunnelPlacesItsBytes: Bool { tunnelClaims != nil }
 
     /// The slot the message's packets were counted in: found by its sender's side and first byte
     /// (a pushed request's bytes are the server's).

@@ -345,3 +345,43 @@ protocol MessageClaims: AnyObject {
     func settle(_ side: FlowSide, upTo offset: Int64)
     func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot?
 }
+
+/// The claims of a reader inside a connection's stream (the HTTP/2 an h2c Upgrade started):
+/// its offsets count from the tunnel's first byte and its initiator is the client, so each
+/// claim is shifted and turned to the outer connection's sides and offsets.
+final class TunnelClaims: MessageClaims {
+    private let outer: MessageClaims
+    /// The outer side that is the tunnel's initiator.
+    private let initiatorSide: FlowSide
+    /// Per tunnel side: the outer offset of its first byte, once known.
+    private var base: [Int64?] = [nil, nil]
+
+    init(outer: MessageClaims, initiatorSide: FlowSide) {
+        self.outer = outer
+        self.initiatorSide = initiatorSide
+    }
+
+    private func outerSide(_ side: FlowSide) -> FlowSide { side == .initiator ? initiatorSide : initiatorSide.peer }
+
+    /// The outer connection's `side` begins the tunnel at `offset`.
+    func begins(onOuter side: FlowSide, at offset: Int64) {
+        base[side == initiatorSide ? 0 : 1] = offset
+    }
+
+    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+        guard let shift = base[side.rawValue] else { return }
+        var shifted = owner
+        if case let .message(start) = owner { shifted = .message(startingAt: start &+ shift) }
+        outer.claim((range.lowerBound &+ shift)..<(range.upperBound &+ shift), of: outerSide(side), by: shifted)
+    }
+
+    func settle(_ side: FlowSide, upTo offset: Int64) {
+        guard let shift = base[side.rawValue] else { return }
+        outer.settle(outerSide(side), upTo: offset == .max ? .max : offset &+ shift)
+    }
+
+    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
+        guard let shift = base[side.rawValue] else { return nil }
+        return outer.takeSlot(of: outerSide(side), startingAt: offset &+ shift)
+    }
+}

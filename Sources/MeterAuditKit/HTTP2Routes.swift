@@ -24,7 +24,8 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
     /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101.
     init(
         info: ConnectionInfo, context: ConnectionContext, clientSide: FlowSide,
-        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, costs: ConnectionCostLedger? = nil
+        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, costs: ConnectionCostLedger? = nil,
+        tunnelClaims: TunnelClaims? = nil
     ) {
         self.costs = costs
         claims = costs.map(CleartextClaims.init(ledger:))
@@ -33,7 +34,8 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         self.context = context
         self.clientSide = clientSide
         recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
-        recordSink.claims = claims
+        let ownClaims: MessageClaims? = claims ?? tunnelClaims
+        recordSink.claims = context.tunnelHost == nil ? ownClaims : nil
         recordSink.claimsInitiator = info.initiator
         let indexes = context.firstIndexes
         http2 = HTTP2Connection(
