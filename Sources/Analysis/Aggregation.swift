@@ -17,6 +17,8 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var absoluteRelativeErrors: [Double] = []
     /// Error bytes by cause, and how many records had that cause.
     public var causes: [String: CauseTally] = [:]
+    /// The error against each cost layer (docs/FIGURES.md, Cost layers).
+    public var layers = LayerErrors()
 
     public struct CauseTally: Sendable, Equatable {
         public var bytes = 0
@@ -37,6 +39,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         count += 1
         wire += total
         estimated += estimate.total
+        layers.add(wireSize, estimate: estimate.total)
         if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
             splitCount += 1
             lineError += estimate.line - line
@@ -59,6 +62,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         headersError += other.headersError
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
+        layers.merge(other.layers)
         for (name, tally) in other.causes {
             causes[name, default: CauseTally()].bytes += tally.bytes
             causes[name, default: CauseTally()].records += tally.records
@@ -106,6 +110,8 @@ public struct GroupFigures: Sendable, Equatable {
     public var unmeasured = 0
     /// Σ wire_total over measured records.
     public var wireBytes = 0
+    /// The cost layers of the measured records (docs/FIGURES.md, Cost layers).
+    public var layers = LayerFigures()
     /// In the order of the run's estimators.
     public var estimators: [EstimatorFigures]
 
@@ -122,6 +128,7 @@ public struct GroupFigures: Sendable, Equatable {
             return
         }
         wireBytes += total
+        layers.add(record.wire)
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
             case let .success(value):
@@ -131,12 +138,21 @@ public struct GroupFigures: Sendable, Equatable {
         }
     }
 
+    /// Adds a share of connection overhead to `ip_share`, here and for the estimators in `mask`.
+    mutating func addShare(_ share: Int, estimators mask: UInt64) {
+        layers.ipShare = saturatingSum(layers.ipShare, share)
+        for index in estimators.indices where index < 64 && mask & (1 << UInt64(index)) != 0 {
+            estimators[index].layers.ipShare = saturatingSum(estimators[index].layers.ipShare, share)
+        }
+    }
+
     public mutating func merge(_ other: GroupFigures) {
         records += other.records
         unpaired += other.unpaired
         incomplete += other.incomplete
         unmeasured += other.unmeasured
         wireBytes += other.wireBytes
+        layers.merge(other.layers)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
         }
@@ -174,6 +190,8 @@ public struct Aggregation: Sendable, Equatable {
     public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
+    /// What the network carried each way: records by layer, connection overhead by kind.
+    public private(set) var network: [NetworkSide: NetworkFigures] = [:]
 
     public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
@@ -189,6 +207,28 @@ public struct Aggregation: Sendable, Equatable {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+        network[NetworkSide.of(record), default: NetworkFigures()].add(record)
+    }
+
+    /// A connection's cost per side (its row in connections.csv), for the network figures.
+    public mutating func add(_ row: ConnectionRow) {
+        network[.up, default: NetworkFigures()].add(row.clientCost)
+        network[.down, default: NetworkFigures()].add(row.serverCost)
+    }
+
+    /// Connection overhead shared out over records (`OverheadSharing.finish`): each share adds
+    /// to `ip_share` of its group, of its direction's total, and of the estimators counting it.
+    public mutating func add(_ overhead: OverheadShares) {
+        let count = estimatorNames.count
+        for (key, share) in overhead.shares {
+            groups[key.group, default: GroupFigures(estimatorCount: count)].addShare(share, estimators: key.estimators)
+            totals[key.group.direction, default: GroupFigures(estimatorCount: count)].addShare(
+                share, estimators: key.estimators)
+        }
+        for (side, bytes) in overhead.unshared {
+            network[side, default: NetworkFigures()].unsharedIP = saturatingSum(
+                network[side, default: NetworkFigures()].unsharedIP, bytes)
+        }
     }
 
     public mutating func merge(_ other: Aggregation) {
@@ -200,6 +240,9 @@ public struct Aggregation: Sendable, Equatable {
         }
         for (direction, figures) in other.totals {
             totals[direction, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+        for (side, figures) in other.network {
+            network[side, default: NetworkFigures()].merge(figures)
         }
     }
 

@@ -166,20 +166,6 @@ public struct DirectionCost: Sendable, Equatable, Codable {
         case forcedPackets = "forced_packets"
     }
 
-    /// Sums another direction's costs into this one (per-run totals).
-    public mutating func add(_ other: DirectionCost) {
-        total.add(other.total)
-        emptyPackets.add(other.emptyPackets)
-        tlsControl.add(other.tlsControl)
-        http2Control.add(other.http2Control)
-        unclaimed.add(other.unclaimed)
-        emptyPacketCount = saturatingSum(emptyPacketCount, other.emptyPacketCount)
-        retransmittedSegments = saturatingSum(retransmittedSegments, other.retransmittedSegments)
-        retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)
-        lateCopies = saturatingSum(lateCopies, other.lateCopies)
-        forcedPackets = saturatingSum(forcedPackets, other.forcedPackets)
-    }
-
     /// The part of `total` no message owns.
     public var overhead: LayerBytes {
         var sum = emptyPackets

@@ -379,7 +379,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 reader.tally.protocolErrors += 1
                 return
             }
-            reset(stream: header.streamID)
+            reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
             claimFrame(side, by: .control)
         }
@@ -732,9 +732,14 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         streams[id] = stream
     }
 
-    private func reset(stream id: UInt32) {
+    /// RST_STREAM ends its sender's open message at once. The peer's message may still have
+    /// frames in flight (a request body sent before the server's early answer and reset
+    /// arrived): it keeps them and ends at its END_STREAM, or incomplete at the end of the
+    /// capture, marked `stream-reset` either way (docs/METERING.md §2a).
+    private func reset(stream id: UInt32, sender: FlowSide) {
         guard var stream = streams[id] else { return }
-        for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: true) }
+        stream.resetSeen = true
+        finish(&stream, sender == clientSide ? .request : .response, complete: false, reset: true)
         emitHeldRequest(&stream)
         streams[id] = stream
     }
@@ -745,7 +750,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         guard var open = stream.open(kind) else { return }
         stream.setOpen(kind, nil)
         open.message.complete = complete
-        if reset { open.message.anomalies.insert(.streamReset) }
+        if reset || stream.resetSeen { open.message.anomalies.insert(.streamReset) }
         switch kind {
         case .response:
             if open.message.pair == nil { open.message.anomalies.insert(.unpaired) }
@@ -753,7 +758,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
             stream.heldRequest = open
-            if stream.responseIndex != nil || reset || !complete { emitHeldRequest(&stream) }
+            if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(&stream) }
         }
     }
 
@@ -819,6 +824,24 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     static var searchWindow: Int { 64 << 10 }
+
+    /// Whether bytes that begin a direction are HTTP/2 frames (a capture started
+    /// mid-connection, or a server's SETTINGS sent before the client's preface): true on a
+    /// chain of plausible frame headers from the first byte, false when they cannot be,
+    /// nil while the bytes are too few to tell.
+    public static func beginsWithFrames<Bytes: Collection>(_ bytes: Bytes) -> Bool? where Bytes.Element == UInt8 {
+        guard let first = bytes.first else { return nil }
+        // A frame length within 16,384 starts with a zero byte: HTTP/1.x text and TLS never do.
+        guard first == 0 else { return false }
+        switch chain(in: Array(bytes.prefix(chainBytes)), from: 0) {
+        case .found: return true
+        case .needMore: return bytes.count >= chainBytes ? false : nil
+        case .implausible: return false
+        }
+    }
+
+    /// The most bytes a chain of three frame headers can take.
+    public static var chainBytes: Int { 3 * (FrameHeader.size + 16384) }
 
     enum ChainResult { case found, needMore, implausible }
 
@@ -933,6 +956,8 @@ struct StreamStateOf<Observer> {
     var requestIndex: Int?
     var requestSummary: RequestSummary?
     var responseIndex: Int?
+    /// A RST_STREAM went by: a message still open ends `stream-reset`.
+    var resetSeen = false
 
     func open(_ kind: MessageKind) -> OpenMessage<Observer>? { kind == .request ? requestOpen : responseOpen }
 

@@ -14,6 +14,8 @@ public struct AnalysisOptions: Sendable {
     public var gzipLevel: Int32 = 6
     /// Groups paths into endpoints (default identifier rules plus the user's).
     public var normalizer = EndpointNormalizer()
+    /// What the reports rank endpoints by (`--rank-by`): the error against HTTP or IP bytes.
+    public var rankBy = RankLayer.http
 
     /// TLS secrets from the `--keylog` files (docs/METERING.md §2b); a capture's own
     /// Decryption Secrets Blocks add to them for that capture.
@@ -47,6 +49,8 @@ public struct AnalysisOptions: Sendable {
             ("gzip level", String(gzipLevel)),
         ]
         for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
+        // Shown only when not the default, so a default run's reports stay as they were.
+        if rankBy != .http { settings.append(("rank by", rankBy.rawValue)) }
         return settings
     }
 }

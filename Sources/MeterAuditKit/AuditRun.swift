@@ -89,13 +89,22 @@ public struct AuditRun {
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
             let before = FileIdentity(path: input)
+            // Each connection's overhead, shared out over its records once the input is read.
+            var sharing = OverheadSharing()
             var inputDiagnostics = analyzer.analyze(
-                path: input, progress: progress.bytes, connection: connections.map { csv in { csv.write($0) } }
+                path: input, progress: progress.bytes,
+                connection: { row in
+                    connections?.write(row)
+                    aggregation.add(row)
+                    sharing.add(row)
+                }
             ) { record in
                 messages?.write(record)
                 aggregation.add(record)
+                sharing.add(record)
                 if writesHTML { charts.add(record) }
             }
+            aggregation.add(sharing.finish())
             if let before, let change = before.change(to: FileIdentity(path: input)) {
                 inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
                     .compactMap { $0 }.joined(separator: "; ")
@@ -115,7 +124,8 @@ public struct AuditRun {
             }
         }
         let report = RunReport(
-            inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts)
+            inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
+            rankBy: options.rankBy)
         // The end-of-run files are independent: written at once, on every core. Listed (and
         // their errors told) in registry order, diagnostics.json last.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"

@@ -76,7 +76,8 @@ struct ConnectionContext {
 /// Bytes that came before the protocol could be told (a TLS header takes 3 bytes) are kept
 /// and replayed. After the choice every call goes straight on.
 final class ConnectionRouter: TCPStreamHandler {
-    enum Route { case tls, h2, http1 }
+    /// `h2Midstream`: HTTP/2 frames without a preface (docs/METERING.md §2a, mid-connection start).
+    enum Route { case tls, h2, h2Midstream, http1 }
 
     private let info: ConnectionInfo
     private var context: ConnectionContext
@@ -115,11 +116,18 @@ final class ConnectionRouter: TCPStreamHandler {
         }
         undecided.append((side, Array(bytes), position))
         var prefix: [UInt8] = []
-        for run in undecided where run.side == side { prefix += run.bytes.prefix(Self.prefaceLength - prefix.count) }
-        if let decided = Self.classify(prefix) { settle(decided, prefaceSide: side) }
+        for run in undecided where run.side == side {
+            prefix += run.bytes.prefix(Self.classifyLength - prefix.count)
+        }
+        if let decided = Self.classify(prefix) {
+            settle(decided, prefaceSide: side)
+        } else if prefix.count >= Self.classifyLength {
+            settle(.http1)
+        }
     }
 
-    private static let prefaceLength = 24
+    /// Enough bytes of one side to tell: the preface, or a chain of three frame headers.
+    private static let classifyLength = HTTP2Connection<ConnectionRecordSink>.chainBytes
 
     /// TLS from a record header, HTTP/2 from the client's connection preface (h2c with prior
     /// knowledge), HTTP/1.x otherwise; nil while the bytes could still be either.
@@ -128,6 +136,11 @@ final class ConnectionRouter: TCPStreamHandler {
         let shown = bytes.prefix(preface.count)
         if !shown.isEmpty, shown.elementsEqual(preface.prefix(shown.count)) {
             return shown.count == preface.count ? .h2 : nil
+        }
+        switch HTTP2Connection<ConnectionRecordSink>.beginsWithFrames(bytes) {
+        case true?: return .h2Midstream
+        case nil: return nil
+        case false?: break
         }
         switch TLSHelloSniffer.classify(Array(bytes.prefix(3))) {
         case .tls: return .tls
@@ -162,6 +175,10 @@ final class ConnectionRouter: TCPStreamHandler {
                 info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) }, costs: costs)
         case .h2:
             handler = CleartextHTTP2Connection(info: info, context: context, clientSide: prefaceSide, costs: costs)
+        case .h2Midstream:
+            // No preface tells the client: the initiator (or the assembler's guess of it) is.
+            handler = CleartextHTTP2Connection(
+                info: info, context: context, clientSide: .initiator, startsAtBeginning: false, costs: costs)
         case .http1:
             handler = CleartextConnection(info: info, context: context, costs: costs)
         }

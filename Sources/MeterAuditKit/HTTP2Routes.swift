@@ -21,11 +21,12 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
     private let claims: CleartextClaims?
 
     /// `clientSide`: the side that sent the preface; `upgradedRequest`: the HTTP/1.1 request
-    /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101.
+    /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101;
+    /// `startsAtBeginning` false: a capture begun mid-connection, frame boundaries searched for.
     init(
         info: ConnectionInfo, context: ConnectionContext, clientSide: FlowSide,
-        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, costs: ConnectionCostLedger? = nil,
-        tunnelClaims: TunnelClaims? = nil
+        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, startsAtBeginning: Bool = true,
+        costs: ConnectionCostLedger? = nil, tunnelClaims: TunnelClaims? = nil
     ) {
         self.costs = costs
         claims = costs.map(CleartextClaims.init(ledger:))
@@ -40,7 +41,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         let indexes = context.firstIndexes
         http2 = HTTP2Connection(
             info: info, sink: recordSink, clientSide: clientSide, firstIndexes: indexes,
-            upgradedRequest: upgradedRequest)
+            upgradedRequest: upgradedRequest, startsAtBeginning: startsAtBeginning)
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {

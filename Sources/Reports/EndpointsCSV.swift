@@ -9,9 +9,33 @@ public enum EndpointsCSV {
         "p95_abs_rel", "max_abs_rel", "line_error", "headers_error", "body_error",
     ]
 
+    /// The cost layers of a group (docs/FIGURES.md, Cost layers), after every estimator's figures.
+    public static let layerColumns = [
+        "tls_bytes", "tls_records", "tcp_bytes", "ip_bytes", "frame_bytes", "lower_records", "lower_bound_records",
+        "ip_share",
+    ]
+
+    /// Each estimator's error against each cost layer, after `layerColumns`.
+    public static let layerErrorColumns = [
+        "tls_count", "tls_error", "tls_error_pct", "lower_count", "tcp_error", "tcp_error_pct", "ip_error",
+        "ip_error_pct", "frame_error", "frame_error_pct", "ip_share_error", "ip_share_error_pct",
+    ]
+
+    static let countColumns = ["endpoint", "direction", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
+
     public static func columns(estimators: [String]) -> [String] {
-        ["endpoint", "direction", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
+        countColumns
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
+            + layerColumns
+            + estimators.flatMap { name in layerErrorColumns.map { "\(name)_\($0)" } }
+    }
+
+    /// The columns in groups, for a table's header: the counts, each estimator's figures, the
+    /// cost layers, each estimator against the layers (name, number of columns).
+    public static func columnGroups(estimators: [String]) -> [(name: String, span: Int)] {
+        [("", countColumns.count)] + estimators.map { ($0, figureColumns.count) }
+            + [("cost layers", layerColumns.count)]
+            + estimators.map { ("\($0) against the layers", layerErrorColumns.count) }
     }
 
     /// Hands on the header, a row per endpoint and direction, then the `*` totals, one row at a
@@ -65,7 +89,29 @@ public enum EndpointsCSV {
                 ? ["", "", ""]
                 : [String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError)]
         }
+        row += layerCells(figures.layers)
+        for estimator in figures.estimators { row += layerErrorCells(estimator.layers) }
         return row
+    }
+
+    /// `layerColumns`: a sum over no record is empty, not 0.
+    static func layerCells(_ layers: LayerFigures) -> [String] {
+        let tls = layers.tlsRecords > 0
+        let lower = layers.lowerRecords > 0
+        return [
+            tls ? String(layers.tls) : "", String(layers.tlsRecords), lower ? String(layers.tcp) : "",
+            lower ? String(layers.ip) : "", lower ? String(layers.frame) : "", String(layers.lowerRecords),
+            String(layers.lowerBoundRecords), lower ? String(layers.ipShare) : "",
+        ]
+    }
+
+    /// `layerErrorColumns` of one estimator.
+    static func layerErrorCells(_ errors: LayerErrors) -> [String] {
+        func pair(_ layer: CostLayer) -> [String] {
+            [errors.error(layer).map(String.init) ?? "", Format.percent(errors.errorPercent(layer))]
+        }
+        return [String(errors.tlsCount)] + pair(.tls) + [String(errors.lowerCount)] + pair(.tcp) + pair(.ip)
+            + pair(.frame) + pair(.ipShare)
     }
 }
 

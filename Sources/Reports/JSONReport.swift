@@ -73,6 +73,9 @@ public enum JSONReport: RunReporter {
             json.encoded(try! encoder.encode(input))
         }
         json.endArray()
+        network(run.aggregation, json)
+        json.key("rank_by")
+        json.string(run.rankBy.rawValue)
         json.key("ranking_estimator")
         json.string(run.rankingEstimator.map { names[$0] })
         json.key("schema")
@@ -122,6 +125,7 @@ public enum JSONReport: RunReporter {
         json.endObject()
         json.key("incomplete")
         json.int(figures.incomplete)
+        layers(figures.layers, json)
         json.key("records")
         json.int(figures.records)
         json.key("unmeasured")
@@ -167,6 +171,7 @@ public enum JSONReport: RunReporter {
         json.int(counted ? figures.estimated : nil)
         json.key("headers_error")
         json.int(split ? figures.headersError : nil)
+        layerErrors(figures.layers, json)
         json.key("line_error")
         json.int(split ? figures.lineError : nil)
         json.key("max_abs_rel")
@@ -181,6 +186,120 @@ public enum JSONReport: RunReporter {
         json.int(figures.unestimated)
         json.key("wire")
         json.int(counted ? figures.wire : nil)
+        json.endObject()
+    }
+
+    /// `layers`: each cost layer's sum and the records it covers (docs/REPORT-JSON.md).
+    private static func layers(_ layers: LayerFigures, _ json: PrettyJSONWriter) {
+        let lower = layers.lowerRecords > 0
+        json.key("layers")
+        json.beginObject()
+        func layer(_ name: String, _ bytes: Int, records: Int) {
+            json.key(name)
+            json.beginObject()
+            json.key("bytes")
+            json.int(records > 0 ? bytes : nil)
+            json.key("records")
+            json.int(records)
+            json.endObject()
+        }
+        // Keys in byte order.
+        layer("frame", layers.frame, records: layers.lowerRecords)
+        layer("ip", layers.ip, records: layers.lowerRecords)
+        layer("ip_share", layers.ipShare, records: layers.lowerRecords)
+        json.key("lower_bound_records")
+        json.int(layers.lowerBoundRecords)
+        json.key("retransmitted")
+        json.int(lower ? layers.retransmitted : nil)
+        layer("tcp", layers.tcp, records: layers.lowerRecords)
+        layer("tls", layers.tls, records: layers.tlsRecords)
+        json.endObject()
+    }
+
+    /// `layer_errors`: an estimator's error against each cost layer.
+    private static func layerErrors(_ errors: LayerErrors, _ json: PrettyJSONWriter) {
+        json.key("layer_errors")
+        json.beginObject()
+        for layer in [CostLayer.frame, .ip, .ipShare, .tcp, .tls] {
+            json.key(layer.rawValue)
+            json.beginObject()
+            json.key("count")
+            json.int(errors.count(layer))
+            json.key("error")
+            json.int(errors.error(layer))
+            json.key("error_pct")
+            json.double(rounded(errors.errorPercent(layer)))
+            json.key("layer")
+            json.int(errors.count(layer) > 0 ? errors.bytes(layer) : nil)
+            json.endObject()
+        }
+        json.endObject()
+    }
+
+    /// `network`: what the network carried each way (report.md's "What the network carried").
+    private static func network(_ aggregation: Aggregation, _ json: PrettyJSONWriter) {
+        json.key("network")
+        json.beginObject()
+        for side in NetworkSide.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let figures = aggregation.network[side] else { continue }
+            let cost = figures.cost
+            json.key(side.rawValue)
+            json.beginObject()
+            json.key("connections")
+            json.int(figures.connections)
+            json.key("frame_total")
+            json.int(figures.frameTotal)
+            json.key("http_only_records")
+            json.int(figures.httpOnlyRecords)
+            json.key("lower_bound_records")
+            json.int(figures.lowerBoundRecords)
+            json.key("overhead")
+            json.beginObject()
+            for (name, layer) in [
+                ("empty_packets", cost.emptyPackets), ("http2_control", cost.http2Control),
+                ("tls_control", cost.tlsControl), ("unclaimed", cost.unclaimed),
+            ] {
+                json.key(name)
+                layerBytes(layer, json)
+            }
+            json.endObject()
+            json.key("parts")
+            json.beginArray()
+            for part in figures.parts {
+                json.element()
+                json.beginObject()
+                json.key("bytes")
+                json.int(part.bytes)
+                json.key("name")
+                json.string(part.name)
+                json.endObject()
+            }
+            json.endArray()
+            json.key("records")
+            json.int(figures.records)
+            json.key("retransmitted_bytes")
+            json.int(cost.retransmittedBytes)
+            json.key("retransmitted_segments")
+            json.int(cost.retransmittedSegments)
+            json.key("total")
+            layerBytes(cost.total, json)
+            json.key("unshared_ip")
+            json.int(figures.unsharedIP)
+            json.endObject()
+        }
+        json.endObject()
+    }
+
+    private static func layerBytes(_ layer: LayerBytes, _ json: PrettyJSONWriter) {
+        json.beginObject()
+        json.key("frame")
+        json.int(layer.frame)
+        json.key("ip")
+        json.int(layer.ip)
+        json.key("tcp")
+        json.int(layer.tcp)
+        json.key("tls")
+        json.int(layer.tls)
         json.endObject()
     }
 

@@ -29,6 +29,7 @@ public enum MarkdownReport: RunReporter {
         lines += summary(run, ranked: ranked)
         lines += inputs(run)
         lines += totals(run)
+        lines += networkSection(run)
         lines += endpoints(run, ranked: ranked, rows: endpointRows)
         lines += causes(run, ranked: ranked, explained: explainedEndpoints)
         lines += dataQuality(run)
@@ -256,9 +257,13 @@ public enum MarkdownReport: RunReporter {
         var lines = ["## Endpoints", ""]
         guard let index = run.rankingEstimator, !ranked.isEmpty else { return lines + ["No endpoints.", ""] }
         let name = run.aggregation.estimatorNames[index]
+        let byIP = run.rankBy == .ip
         var intro =
             "\(TextFormat.count(ranked.count, "endpoint")), largest \(name) error first"
-            + " (abs(error) summed over the endpoint's directions)."
+            + (byIP
+                ? " against the IP bytes with the connection overhead shared out (ip_share;"
+                    + " abs(error) summed over the endpoint's directions)."
+                : " (abs(error) summed over the endpoint's directions).")
         if ranked.count > rows {
             intro += " The first \(TextFormat.bytes(rows)) are shown; endpoints.csv and report.json hold them all."
         }
@@ -266,8 +271,9 @@ public enum MarkdownReport: RunReporter {
         lines.append("Median and p95: of the per-record relative error abs(estimate - wire) / wire.")
         lines.append("")
         lines += MarkdownText.header(
-            ["#", "endpoint", "direction", "records", "wire B", "\(name) B", "error B", "error %", "median", "p95"],
-            right: [0, 3, 4, 5, 6, 7, 8, 9])
+            ["#", "endpoint", "direction", "records", "wire B", "\(name) B", "error B", "error %", "median", "p95"]
+                + (byIP ? ["ip_share B", "error vs IP B", "error vs IP %"] : []),
+            right: byIP ? [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] : [0, 3, 4, 5, 6, 7, 8, 9])
         var partial = false
         for endpoint in ranked.prefix(rows) {
             for (position, (direction, figures)) in endpoint.directions.enumerated() {
@@ -289,7 +295,7 @@ public enum MarkdownReport: RunReporter {
                         TextFormat.signedPercent(estimator.errorPercent),
                         TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
                         TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                    ]))
+                    ] + (byIP ? ipCells(figures, estimator) : [])))
             }
         }
         lines.append("")
@@ -299,6 +305,16 @@ public enum MarkdownReport: RunReporter {
             lines.append("")
         }
         return lines
+    }
+
+    /// `--rank-by ip`'s columns: the group's ip_share and the estimator's error against it.
+    static func ipCells(_ figures: GroupFigures, _ estimator: EstimatorFigures) -> [String] {
+        let layers = estimator.layers
+        return [
+            figures.layers.lowerRecords > 0 ? TextFormat.bytes(figures.layers.ipShare) : "n/a",
+            layers.error(.ipShare).map(TextFormat.signedBytes) ?? "n/a",
+            TextFormat.signedPercent(layers.errorPercent(.ipShare)),
+        ]
     }
 
     // MARK: - Causes

@@ -13,15 +13,18 @@ public struct RunReport: Sendable {
     /// What report.html's per-record charts drew from the records as they streamed by
     /// (bounded samples and bins); empty when nobody collected them.
     public var charts: ChartSamples
+    /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
+    public var rankBy: RankLayer
 
     public init(
         inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = [],
-        charts: ChartSamples? = nil
+        charts: ChartSamples? = nil, rankBy: RankLayer = .http
     ) {
         self.inputs = inputs
         self.aggregation = aggregation
         self.settings = settings
         self.charts = charts ?? ChartSamples(estimatorNames: aggregation.estimatorNames)
+        self.rankBy = rankBy
     }
 
     /// The estimator whose error ranks endpoints, as the run's `EstimatorSet` declares it;
@@ -37,7 +40,7 @@ public struct RunReport: Sendable {
     }
 
     /// Every endpoint, largest `Σ |error|` of the ranking estimator over its directions
-    /// first, ties by endpoint in byte order (docs/FIGURES.md, Order).
+    /// first (against `rankBy`'s layer), ties by endpoint in byte order (docs/FIGURES.md, Order).
     public func rankedEndpoints() -> [RankedEndpoint] {
         endpointRanking().map { place in
             RankedEndpoint(
@@ -51,9 +54,10 @@ public struct RunReport: Sendable {
     /// then holds one endpoint's sorted figures at a time, not all of them.
     public func endpointRanking() -> [EndpointPlace] {
         let ranking = rankingEstimator
+        let layer = rankBy
         var byEndpoint: [String: EndpointPlace] = [:]
         for (key, figures) in aggregation.groups {
-            let error = ranking.map { $0 < figures.estimators.count ? abs(figures.estimators[$0].error) : 0 } ?? 0
+            let error = ranking.map { $0 < figures.estimators.count ? abs(layer.error(figures.estimators[$0])) : 0 } ?? 0
             byEndpoint[
                 key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)
             ]

@@ -82,6 +82,13 @@ struct Analyze: ParsableCommand {
         help: ArgumentHelp("File of endpoint rules, one REGEX=TEMPLATE per line (# comments).", valueName: "FILE"))
     var endpointRules: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Rank endpoints by the estimator's error against the HTTP bytes or the IP bytes (ip_share: connection overhead shared out).",
+            valueName: "http|ip"))
+    var rankBy = RankLayer.http.rawValue
+
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
@@ -108,6 +115,9 @@ struct Analyze: ParsableCommand {
         }
         for name in formats ?? [] where !AuditRun.formatNames.contains(name) {
             throw ValidationError("unknown --format '\(name)'; known: \(AuditRun.formatNames.joined(separator: ", "))")
+        }
+        guard RankLayer(rawValue: rankBy) != nil else {
+            throw ValidationError("unknown --rank-by '\(rankBy)'; known: http, ip")
         }
         _ = try rules()
     }
@@ -137,6 +147,7 @@ struct Analyze: ParsableCommand {
         var options = AnalysisOptions()
         options.profile = clientProfile
         options.gzipLevel = gzipLevel
+        options.rankBy = RankLayer(rawValue: rankBy) ?? .http
         options.normalizer = EndpointNormalizer(rules: try rules())
         do {
             // A malformed line is reported and the other lines are used.

@@ -8,23 +8,32 @@ import XCTest
 
 /// Every capture in Samples/ against an oracle that shares no code with meteraudit:
 /// scripts/layer-totals sums tshark's frame.len, IP length and tcp.len per connection and
-/// direction. Per connection and direction, the records' layers plus the connection's
+/// direction, and counts retransmissions in sequence space. Per connection and direction, the records' layers plus the connection's
 /// overhead must give those raw totals exactly, at every layer (docs/METERING.md §2c).
 final class CostLayerSampleTests: XCTestCase {
     struct OracleSide: Decodable {
+        var src: String
+        var dst: String
         var packets: Int
         var frame: Int
         var ip: Int
         var tcp: Int
         var empty_packets: Int
+        var empty_frame: Int
+        var empty_ip: Int
+        var retransmitted_segments: Int
+        var retransmitted_bytes: Int
     }
 
     struct OracleConnection: Decodable {
         var stream: Int
-        var a: String
-        var b: String
-        var a_to_b: OracleSide
-        var b_to_a: OracleSide
+        var client_to_server: OracleSide
+        var server_to_client: OracleSide
+    }
+
+    struct OracleCapture: Decodable {
+        var file: String
+        var connections: [OracleConnection]
     }
 
     func testRecordsPlusOverheadAddUpToTheRawTotals() throws {
@@ -44,24 +53,33 @@ final class CostLayerSampleTests: XCTestCase {
             _ = InputAnalyzer(options: options).analyze(path: capture, connection: { rows.append($0) }) {
                 records.append($0)
             }
-            let oracle = try runTool(python, [Fixtures.root.path + "/scripts/layer-totals", capture])
-                .split(separator: "\n").map { try JSONDecoder().decode(OracleConnection.self, from: Data($0.utf8)) }
+            let oracle = try JSONDecoder().decode(
+                OracleCapture.self,
+                from: Data(try runTool(python, [Fixtures.root.path + "/scripts/layer-totals", capture]).utf8)
+            ).connections
             // A tunnel's row counts its TLS only: its packets are its outer connection's.
             let outerRows = rows.filter { $0.tunnelHost.isEmpty }
             XCTAssertEqual(outerRows.count, oracle.count, "\(name): connections")
             for row in outerRows {
-                let matching = oracle.filter { Set([$0.a, $0.b]) == Set([row.client, row.server]) }
-                guard matching.count == 1, let raw = matching.first else {
+                // By the 4-tuple: the oracle's roles come from the SYN or the ports, ours from
+                // who sent requests.
+                let sides = oracle.flatMap { [$0.client_to_server, $0.server_to_client] }
+                let ups = sides.filter { $0.src == row.client && $0.dst == row.server }
+                let downs = sides.filter { $0.src == row.server && $0.dst == row.client }
+                guard ups.count == 1, downs.count == 1, let up = ups.first, let down = downs.first else {
                     XCTFail("\(name): no single tshark stream for \(row.client) ↔ \(row.server)")
                     continue
                 }
-                let (up, down) = raw.a == row.client ? (raw.a_to_b, raw.b_to_a) : (raw.b_to_a, raw.a_to_b)
                 for (label, cost, truth) in [("up", row.clientCost, up), ("down", row.serverCost, down)] {
                     let context = "\(name) conn \(row.connection) \(label)"
                     XCTAssertEqual(cost.total.frame, truth.frame, context)
                     XCTAssertEqual(cost.total.ip, truth.ip, context)
                     XCTAssertEqual(cost.total.tcp, truth.tcp, context)
                     XCTAssertEqual(cost.emptyPacketCount, truth.empty_packets, context)
+                    XCTAssertEqual(cost.emptyPackets.ip, truth.empty_ip, context)
+                    XCTAssertEqual(cost.emptyPackets.frame, truth.empty_frame, context)
+                    XCTAssertEqual(cost.retransmittedSegments, truth.retransmitted_segments, context)
+                    XCTAssertEqual(cost.retransmittedBytes, truth.retransmitted_bytes, context)
                     // The records this direction sent (a pushed request is the server's).
                     let sent = records.filter { record in
                         guard case let .capture(flow) = record.source, flow.connection == row.connection,

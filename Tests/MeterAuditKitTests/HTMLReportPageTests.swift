@@ -51,9 +51,17 @@ final class HTMLReportPageTests: XCTestCase {
         let csv = Self.parseCSV(try String(contentsOfFile: out + "/endpoints.csv", encoding: .utf8))
         let table = try XCTUnwrap(Self.endpointTable(load.dom))
         XCTAssertEqual(table.header, csv[0])
-        let expected = Array(csv.dropFirst())
+        // The page's cells are read as text, trimmed: an endpoint of unknown method and host
+        // (an HTTP/2 capture begun mid-connection) is "  /" in endpoints.csv and "/" there.
+        let allRows = csv.dropFirst().map { [$0[0].trimmingCharacters(in: .whitespaces)] + $0.dropFirst() }
+        XCTAssertGreaterThan(allRows.count, 100)  // 128 endpoints in 252 rows plus the totals, in Samples today
+        // The page shows the first `defaultEndpointRows` (100) endpoints of the ranking and the
+        // totals: every row of those endpoints, and no other.
+        let endpoints = Set(allRows.map { $0[0] }.filter { $0 != "*" })
+        let shownEndpoints = Set(table.rows.map { $0[0] }.filter { $0 != "*" })
+        XCTAssertEqual(shownEndpoints.count, min(endpoints.count, 100))
+        let expected = allRows.filter { shownEndpoints.contains($0[0]) || $0[0] == "*" }
         XCTAssertEqual(table.rows.count, expected.count)
-        XCTAssertGreaterThan(expected.count, 100) // 79 endpoints in 152 rows plus the totals, in Samples today
         var byKey: [String: [String]] = [:]
         for row in table.rows { byKey[row[0] + "\u{0}" + row[1]] = row }
         for row in expected {

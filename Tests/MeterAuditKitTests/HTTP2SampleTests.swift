@@ -1,12 +1,14 @@
 import Analysis
+import Estimation
 import Foundation
 import HTTP1
 import MeterAuditKit
 import TestSupport
 import XCTest
 
-/// The h2c samples (scripts/make-h2-samples) against the frames their peers logged while
-/// sending them (Samples/NAME.h2truth.jsonl), and frame by frame against tshark.
+/// The HTTP/2 samples (scripts/make-h2-samples) against the frames and header blocks their
+/// Python peers logged while sending or receiving them (Samples/NAME.h2truth.jsonl), and
+/// frame by frame against tshark (the only oracle of the curl + nginx sample over TLS).
 final class HTTP2SampleTests: XCTestCase {
     struct Truth: Decodable {
         var client: String
@@ -19,16 +21,155 @@ final class HTTP2SampleTests: XCTestCase {
         var frames: Int
         var body: Int
         var complete: Bool
+        /// Null where the HPACK state is unknown (h2c-midconn).
+        var header_list: Int?
+        var body_decoded: Int
     }
 
-    func analyze(_ name: String) throws -> (records: [MessageRecord], connections: [ConnectionRow]) {
+    /// The samples whose truth is a Python h2 peer's frame log.
+    static let pythonPeerSamples = ["h2c-prior", "h2c-upgrade", "h2c-more", "h2c-midconn", "h2c-curl"]
+
+    func analyze(_ name: String, keys: [String] = []) throws -> (
+        records: [MessageRecord], connections: [ConnectionRow]
+    ) {
         var records: [MessageRecord] = []
         var connections: [ConnectionRow] = []
-        let diagnostics = InputAnalyzer(options: AnalysisOptions()).analyze(
+        var options = AnalysisOptions()
+        try options.loadKeyLogs(keys.map { Fixtures.sample($0) })
+        let diagnostics = InputAnalyzer(options: options).analyze(
             path: Fixtures.sample(name), connection: { connections.append($0) }
         ) { records.append($0) }
         XCTAssertNil(diagnostics.error, name)
         return (records, connections)
+    }
+
+    /// Every HTTP/2 record of every Python-peer sample equals its frame log, byte for byte:
+    /// wire_headers, wire_body, frames, header_list, body_decoded, complete, pushed; and no
+    /// HTTP/2 record is left without a truth line.
+    func testEveryPythonPeerSampleMatchesItsFrameLog() throws {
+        for name in Self.pythonPeerSamples {
+            let (records, _) = try analyze("\(name).pcap")
+            let truths = try truths("\(name).h2truth.jsonl")
+            let http2Records = records.filter { $0.message.http2 != nil }
+            XCTAssertEqual(http2Records.count, truths.count, "\(name): HTTP/2 records")
+            for truth in truths {
+                let matching = http2Records.filter {
+                    $0.source.client == truth.client && $0.message.kind.rawValue == truth.kind
+                        && $0.message.http2.map { Int($0.stream) } == truth.stream
+                        && $0.message.isInterim == truth.interim
+                }
+                let label = "\(name) \(truth.client) \(truth.kind) stream \(truth.stream)"
+                XCTAssertEqual(matching.count, 1, label)
+                guard let record = matching.first else { continue }
+                XCTAssertEqual(record.wire.line, 0, label)
+                XCTAssertEqual(record.wire.headers, truth.wire_headers, label)
+                XCTAssertEqual(record.wire.body, truth.wire_body, label)
+                XCTAssertEqual(record.message.http2?.frames, truth.frames, label)
+                XCTAssertEqual(record.message.http2?.headerListSize, truth.header_list, label)
+                XCTAssertEqual(record.bodyDecoded, truth.body_decoded, label)
+                XCTAssertEqual(record.message.complete, truth.complete, label)
+                XCTAssertEqual(record.message.anomalies.contains(.pushed), truth.pushed, label)
+                XCTAssertEqual(record.message.anomalies.contains(.hpackStateUnknown), truth.header_list == nil, label)
+            }
+        }
+    }
+
+    /// The estimates of every HTTP/2 record whose fields are known equal what
+    /// `scripts/expected-h2-estimates` computes on its own from the frame logs (Python, zlib;
+    /// docs/METERING.md §4 with §2a's rules: no pseudo-fields, `HTTP/2 {status}`).
+    func testEstimatesMatchTheIndependentScript() throws {
+        guard let python = executable("python3") else { throw XCTSkip("python3 not installed") }
+        struct Expected: Decodable {
+            var client: String
+            var kind: String
+            var stream: Int
+            var interim: Bool
+            var est_documented_line: Int
+            var est_documented_headers: Int
+            var est_documented_body: Int
+            var est_naive_body: Int
+        }
+        let names = AnalysisOptions().estimators.names
+        let naiveAt = try XCTUnwrap(names.firstIndex(of: "naive"))
+        let documentedAt = try XCTUnwrap(names.firstIndex(of: "documented"))
+        var checked = 0
+        for name in Self.pythonPeerSamples {
+            let output = try runTool(
+                python,
+                [Fixtures.root.appendingPathComponent("scripts/expected-h2-estimates").path,
+                 Fixtures.sample("\(name).h2truth.jsonl")])
+            let expected = try output.split(separator: "\n").map {
+                try JSONDecoder().decode(Expected.self, from: Data($0.utf8))
+            }
+            let (records, _) = try analyze("\(name).pcap")
+            for want in expected {
+                let label = "\(name) \(want.client) \(want.kind) stream \(want.stream)"
+                let matching = records.filter {
+                    $0.source.client == want.client && $0.message.kind.rawValue == want.kind
+                        && $0.message.http2.map { Int($0.stream) } == want.stream && $0.message.isInterim == want.interim
+                }
+                guard matching.count == 1, let record = matching.first else {
+                    XCTFail("\(label): \(matching.count) records")
+                    continue
+                }
+                XCTAssertEqual(
+                    try record.estimates[documentedAt].get(),
+                    Estimate(
+                        line: want.est_documented_line, headers: want.est_documented_headers,
+                        body: want.est_documented_body), label)
+                XCTAssertEqual(
+                    try record.estimates[naiveAt].get(), Estimate(line: 0, headers: 0, body: want.est_naive_body), label)
+                checked += 1
+            }
+        }
+        // 17 + 1 + 12 + 8 records of known fields (h2c-midconn's are unknown: no estimate is expected).
+        XCTAssertEqual(checked, 38)
+    }
+
+    /// The samples cover what docs/SAMPLES.md says they do: checked on the truth, so a
+    /// regenerated sample that lost a case fails here.
+    func testSamplesCoverTheIssuesList() throws {
+        let more = try truths("h2c-more.h2truth.jsonl")
+        let large = try XCTUnwrap(more.first { $0.kind == "response" && $0.stream == 7 })
+        XCTAssertGreaterThan(large.body, 65535, "a body over the initial window: WINDOW_UPDATEs")
+        let cancelled = try XCTUnwrap(more.first { $0.kind == "response" && $0.stream == 9 })
+        XCTAssertFalse(cancelled.complete)
+        XCTAssertGreaterThan(cancelled.body, 0, "reset mid-body")
+        let (records, connections) = try analyze("h2c-more.pcap")
+        XCTAssertEqual(Set(records.compactMap(\.message.status)), [200, 201, 304])
+        XCTAssertTrue(records.contains { $0.requestSummary?.method == "HEAD" })
+        let overhead = try XCTUnwrap(connections.first?.http2)
+        XCTAssertGreaterThan(overhead.client["WINDOW_UPDATE"]?.frames ?? 0, 0)
+        XCTAssertEqual(overhead.client["RST_STREAM"], FrameTypeCount(frames: 1, bytes: 13))
+        // The cut capture: no preface, every header block of unknown fields.
+        let (cut, cutConnections) = try analyze("h2c-midconn.pcap")
+        XCTAssertNil(cutConnections.first?.http2?.client["preface"])
+        XCTAssertTrue(cut.allSatisfy { $0.message.anomalies.contains(.hpackStateUnknown) })
+        // curl with prior knowledge: one connection per request, all h2.
+        let (_, curlConnections) = try analyze("h2c-curl.pcap")
+        XCTAssertEqual(curlConnections.map(\.protocolKind), Array(repeating: .h2, count: 4))
+    }
+
+    /// Per connection and direction, the messages' bytes and the connection's frames add up to
+    /// the TCP payload: every byte is a message's or the overhead's.
+    func testEveryByteOfEveryCleartextSampleIsCounted() throws {
+        for name in Self.pythonPeerSamples where name != "h2c-upgrade" {
+            let (records, connections) = try analyze("\(name).pcap")
+            XCTAssertFalse(connections.isEmpty, name)
+            for connection in connections {
+                let overhead = try XCTUnwrap(connection.http2, name)
+                let mine = records.filter { $0.source.client == connection.client }
+                let fromClient = mine.filter { $0.message.kind == .request && !$0.message.anomalies.contains(.pushed) }
+                let fromServer = mine.filter { $0.message.kind == .response || $0.message.anomalies.contains(.pushed) }
+                XCTAssertEqual(
+                    fromClient.reduce(overhead.clientBytes) { $0 + ($1.wire.total ?? 0) }, connection.clientTCPBytes,
+                    "\(name) \(connection.client) client")
+                XCTAssertEqual(
+                    fromServer.reduce(overhead.serverBytes) { $0 + ($1.wire.total ?? 0) }, connection.serverTCPBytes,
+                    "\(name) \(connection.client) server")
+                XCTAssertEqual(overhead.clientErrors + overhead.serverErrors, 0, name)
+            }
+        }
     }
 
     func truths(_ name: String) throws -> [Truth] {
@@ -133,52 +274,114 @@ final class HTTP2SampleTests: XCTestCase {
     /// tshark's HTTP/2 dissector as the oracle: per stream and frame type, the frames and their
     /// bytes (9 + length) equal what the records and the connection's overhead counted.
     func testFramesAgreeWithTshark() throws {
+        // tshark stops decompressing h2c-prior's 20,000-byte field (http2.header_size_exceeded):
+        // header lists are the frame logs' to check there.
+        try assertFramesAgreeWithTshark("h2c-prior.pcap", serverPort: 18520, decodeAs: true, compareHeaderLists: false)
+        try assertFramesAgreeWithTshark("h2c-more.pcap", serverPort: 18522, decodeAs: true)
+    }
+
+    /// h2 over TLS between curl and nginx: no peer logged anything, tshark's decoding (with the
+    /// key log curl wrote) is the truth: per stream and direction the header-block and DATA
+    /// bytes, their frames, the header list size (RFC 7541 §4.1 from tshark's name and value
+    /// lengths), and every connection frame by type.
+    func testTLSSampleAgreesWithTshark() throws {
+        let (records, connections) = try analyze("h2-nginx-curl.pcap", keys: ["h2-nginx-curl.keys"])
+        XCTAssertEqual(connections.map(\.protocolKind), [.h2])
+        XCTAssertEqual(connections.first?.decrypted, "yes")
+        XCTAssertEqual(records.count, 10, "5 requests and 5 responses")
+        // nginx answers the POST and resets stream 9 before curl's body arrives: the body is
+        // still the request's (3,000 bytes in one DATA frame), which ends complete, stream-reset.
+        let post = try XCTUnwrap(records.first { $0.message.kind == .request && $0.message.http2?.stream == 9 })
+        XCTAssertEqual(post.wire.body, 9 + 3000)
+        XCTAssertTrue(post.message.complete)
+        XCTAssertTrue(post.message.anomalies.contains(.streamReset))
+        XCTAssertEqual(
+            records.filter { $0.message.kind == .response }.compactMap(\.message.status), [200, 200, 200, 304, 200])
+        try assertFramesAgreeWithTshark(
+            "h2-nginx-curl.pcap", serverPort: 18524, keys: "h2-nginx-curl.keys", records: records,
+            connections: connections)
+    }
+
+    /// Sums per key: "S N headers" / "S N body" (S: from the server, N: stream) → bytes and
+    /// header list, "S N" → frames; "S type T" → bytes of the frames no message owns.
+    struct FrameSums: Equatable, CustomStringConvertible {
+        var bytes: [String: Int] = [:]
+        var frames: [String: Int] = [:]
+        var headerList: [String: Int] = [:]
+        var description: String { "bytes \(bytes.sorted { $0.key < $1.key })\nframes \(frames.sorted { $0.key < $1.key })\nheader lists \(headerList.sorted { $0.key < $1.key })" }
+    }
+
+    func assertFramesAgreeWithTshark(
+        _ name: String, serverPort: Int, keys: String? = nil, decodeAs: Bool = false, compareHeaderLists: Bool = true,
+        records given: [MessageRecord]? = nil, connections givenConnections: [ConnectionRow]? = nil
+    ) throws {
         guard let tshark = executable("tshark") else { throw XCTSkip("tshark not installed") }
-        let output = try runTool(
-            tshark,
-            [
-                "-r", Fixtures.sample("h2c-prior.pcap"), "-d", "tcp.port==18520,http2", "-Y", "http2", "-T", "fields",
-                "-e", "tcp.srcport", "-e", "http2.streamid", "-e", "http2.type", "-e", "http2.length",
-            ])
-        // (from server?, stream, type) → bytes; tshark lists a packet's frames comma-separated.
-        var oracle: [String: Int] = [:]
+        var arguments = ["-r", Fixtures.sample(name)]
+        if decodeAs { arguments += ["-d", "tcp.port==\(serverPort),http2"] }
+        if let keys { arguments += ["-o", "tls.keylog_file:\(Fixtures.sample(keys))"] }
+        arguments += [
+            "-Y", "http2", "-T", "fields", "-e", "tcp.srcport", "-e", "http2.streamid", "-e", "http2.type", "-e",
+            "http2.length", "-e", "http2.header.count", "-e", "http2.header.name.length", "-e",
+            "http2.header.value.length", "-e", "http2.push_promise.promised_stream_id",
+        ]
+        let output = try runTool(tshark, arguments)
+        var oracle = FrameSums()
         for line in output.split(separator: "\n") {
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard columns.count == 4 else { continue }
-            let fromServer = columns[0] == "18520"
-            let streams = columns[1].split(separator: ",")
-            let types = columns[2].split(separator: ",")
-            let lengths = columns[3].split(separator: ",")
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map {
+                $0.split(separator: ",").map(String.init)
+            }
+            guard columns.count == 8, let port = columns[0].first else { continue }
+            let fromServer = port == String(serverPort)
+            let (streams, types, lengths) = (columns[1], columns[2], columns[3])
+            var headerCounts = columns[4].compactMap { Int($0) }[...]
+            var names = columns[5].compactMap { Int($0) }[...]
+            var values = columns[6].compactMap { Int($0) }[...]
+            var promised = columns[7][...]
             for i in 0..<min(streams.count, types.count, lengths.count) {
-                guard let length = Int(lengths[i]) else { continue }
-                let type = Int(types[i]) ?? -1
-                // Header-block and DATA frames per stream; the rest per type, connection-wide.
-                let key =
-                    [0, 1, 5, 9].contains(type)
-                    ? "\(fromServer) \(streams[i]) \(type == 0 ? "body" : "headers")" : "\(fromServer) type \(type)"
-                oracle[key, default: 0] += 9 + length
+                guard let length = Int(lengths[i]), let type = Int(types[i]) else { continue }
+                // A PUSH_PROMISE's block belongs to the promised stream's request.
+                var stream = streams[i]
+                if type == 5, let id = promised.popFirst() { stream = id }
+                let key: String
+                switch type {
+                case 0: key = "\(fromServer) \(stream) body"
+                case 1, 5, 9: key = "\(fromServer) \(stream) headers"
+                default: key = "\(fromServer) type \(type)"
+                }
+                oracle.bytes[key, default: 0] += 9 + length
+                if [0, 1, 5, 9].contains(type) { oracle.frames["\(fromServer) \(stream)", default: 0] += 1 }
+                if type == 1 || type == 5, let count = headerCounts.popFirst(), compareHeaderLists {
+                    // RFC 7541 §4.1: each field costs its name, its value and 32.
+                    for _ in 0..<count {
+                        oracle.headerList[key, default: 0] += (names.popFirst() ?? 0) + (values.popFirst() ?? 0) + 32
+                    }
+                }
             }
         }
-        let (records, connections) = try analyze("h2c-prior.pcap")
-        var ours: [String: Int] = [:]
+        let (records, connections) = try given.map { ($0, givenConnections ?? []) } ?? analyze(name)
+        var ours = FrameSums()
         for record in records {
             guard let facts = record.message.http2 else { continue }
             let fromServer = record.message.kind == .response || record.message.anomalies.contains(.pushed)
-            // A PUSH_PROMISE travels on its parent stream (1 in this sample), not the promised one.
-            let stream = record.message.anomalies.contains(.pushed) ? 1 : facts.stream
-            if let headers = record.wire.headers, headers > 0 {
-                ours["\(fromServer) \(stream) headers", default: 0] += headers
+            for (part, size) in [("headers", record.wire.headers), ("body", record.wire.body)] {
+                guard let size, size > 0 else { continue }
+                ours.bytes["\(fromServer) \(facts.stream) \(part)", default: 0] += size
             }
-            if let body = record.wire.body, body > 0 { ours["\(fromServer) \(stream) body", default: 0] += body }
+            ours.frames["\(fromServer) \(facts.stream)", default: 0] += facts.frames
+            if let headers = record.wire.headers, headers > 0, compareHeaderLists {
+                ours.headerList["\(fromServer) \(facts.stream) headers", default: 0] += facts.headerListSize ?? 0
+            }
         }
-        let overhead = try XCTUnwrap(connections.first?.http2)
+        let overhead = try XCTUnwrap(connections.first?.http2, name)
         let types = ["SETTINGS": 4, "PING": 6, "GOAWAY": 7, "WINDOW_UPDATE": 8, "RST_STREAM": 3, "PRIORITY": 2]
         for (fromServer, counts) in [(false, overhead.client), (true, overhead.server)] {
             for (name, count) in counts where name != "preface" {
-                ours["\(fromServer) type \(types[name] ?? -1)", default: 0] += count.bytes
+                ours.bytes["\(fromServer) type \(types[name] ?? -1)", default: 0] += count.bytes
             }
         }
-        XCTAssertFalse(oracle.isEmpty)
-        XCTAssertEqual(ours, oracle)
+        XCTAssertFalse(oracle.bytes.isEmpty, name)
+        XCTAssertEqual(ours.bytes, oracle.bytes, name)
+        XCTAssertEqual(ours.frames, oracle.frames, name)
+        XCTAssertEqual(ours.headerList, oracle.headerList, name)
     }
 }

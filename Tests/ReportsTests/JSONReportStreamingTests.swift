@@ -79,7 +79,8 @@ enum JSONReportOracle {
         return Document(
             schema: "meteraudit-report", schemaVersion: JSONReport.schemaVersion,
             estimators: names,
-            rankingEstimator: run.rankingEstimator.map { names[$0] },
+            rankingEstimator: run.rankingEstimator.map { names[$0] }, rankBy: run.rankBy.rawValue,
+            network: Dictionary(uniqueKeysWithValues: run.aggregation.network.map { ($0.key.rawValue, Network($0.value)) }),
             settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
             inputs: run.inputs.map(Input.init),
             totals: Dictionary(
@@ -106,6 +107,8 @@ enum JSONReportOracle {
         var schemaVersion: Int
         var estimators: [String]
         var rankingEstimator: String?
+        var rankBy: String
+        var network: [String: Network]
         var settings: [Setting]
         var inputs: [Input]
         var totals: [String: Group]
@@ -114,6 +117,7 @@ enum JSONReportOracle {
         enum CodingKeys: String, CodingKey {
             case schema, estimators, settings, inputs, totals, endpoints
             case schemaVersion = "schema_version", rankingEstimator = "ranking_estimator"
+            case rankBy = "rank_by", network
         }
 
         func encode(to encoder: Encoder) throws {
@@ -122,6 +126,8 @@ enum JSONReportOracle {
             try container.encode(schemaVersion, forKey: .schemaVersion)
             try container.encode(estimators, forKey: .estimators)
             try container.encode(rankingEstimator, forKey: .rankingEstimator)
+            try container.encode(rankBy, forKey: .rankBy)
+            try container.encode(network, forKey: .network)
             try container.encode(settings, forKey: .settings)
             try container.encode(inputs, forKey: .inputs)
             try container.encode(totals, forKey: .totals)
@@ -153,9 +159,10 @@ enum JSONReportOracle {
         var unmeasured: Int
         var wireBytes: Int
         var estimators: [String: Estimator]
+        var layers: Layers
 
         enum CodingKeys: String, CodingKey {
-            case records, unpaired, incomplete, unmeasured, estimators
+            case records, unpaired, incomplete, unmeasured, estimators, layers
             case wireBytes = "wire_bytes"
         }
 
@@ -165,6 +172,7 @@ enum JSONReportOracle {
             incomplete = figures.incomplete
             unmeasured = figures.unmeasured
             wireBytes = figures.wireBytes
+            layers = Layers(figures.layers)
             estimators = Dictionary(
                 zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })
         }
@@ -185,9 +193,11 @@ enum JSONReportOracle {
         var headersError: Int?
         var bodyError: Int?
         var causes: [Cause]
+        var layerErrors: [String: [String: Double?]]
 
         enum CodingKeys: String, CodingKey {
             case count, unestimated, wire, estimated, error, causes
+            case layerErrors = "layer_errors"
             case errorPct = "error_pct", meanAbsRel = "mean_abs_rel", medianAbsRel = "median_abs_rel"
             case p95AbsRel = "p95_abs_rel", maxAbsRel = "max_abs_rel"
             case lineError = "line_error", headersError = "headers_error", bodyError = "body_error"
@@ -210,6 +220,19 @@ enum JSONReportOracle {
             lineError = split ? figures.lineError : nil
             headersError = split ? figures.headersError : nil
             bodyError = split ? figures.bodyError : nil
+            let layers = figures.layers
+            layerErrors = Dictionary(
+                uniqueKeysWithValues: CostLayer.allCases.map { layer in
+                    let count = layers.count(layer)
+                    return (
+                        layer.rawValue,
+                        [
+                            "count": Double(count), "error": layers.error(layer).map(Double.init),
+                            "error_pct": JSONReportOracle.rounded(layers.errorPercent(layer)),
+                            "layer": count > 0 ? Double(layers.bytes(layer)) : nil,
+                        ]
+                    )
+                })
             causes = figures.sortedCauses.map {
                 Cause(
                     name: $0.name, bytes: $0.tally.bytes, records: $0.tally.records,
@@ -234,6 +257,73 @@ enum JSONReportOracle {
             try container.encode(headersError, forKey: .headersError)
             try container.encode(bodyError, forKey: .bodyError)
             try container.encode(causes, forKey: .causes)
+            try container.encode(layerErrors, forKey: .layerErrors)
+        }
+    }
+
+    /// A group's `layers`: each layer's bytes (null over no record) and record count.
+    struct Layers: Encodable {
+        var figures: LayerFigures
+
+        init(_ figures: LayerFigures) { self.figures = figures }
+
+        enum CodingKeys: String, CodingKey {
+            case tls, tcp, ip, frame, retransmitted
+            case ipShare = "ip_share", lowerBoundRecords = "lower_bound_records"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            let lower = figures.lowerRecords > 0
+            func layer(_ bytes: Int, _ records: Int) -> [String: Int?] {
+                ["bytes": records > 0 ? bytes : nil, "records": records]
+            }
+            try container.encode(layer(figures.tls, figures.tlsRecords), forKey: .tls)
+            try container.encode(layer(figures.tcp, figures.lowerRecords), forKey: .tcp)
+            try container.encode(layer(figures.ip, figures.lowerRecords), forKey: .ip)
+            try container.encode(layer(figures.frame, figures.lowerRecords), forKey: .frame)
+            try container.encode(layer(figures.ipShare, figures.lowerRecords), forKey: .ipShare)
+            try container.encode(figures.lowerBoundRecords, forKey: .lowerBoundRecords)
+            try container.encode(lower ? figures.retransmitted : nil, forKey: .retransmitted)
+        }
+    }
+
+    /// One side of `network`.
+    struct Network: Encodable {
+        var figures: NetworkFigures
+
+        init(_ figures: NetworkFigures) { self.figures = figures }
+
+        enum CodingKeys: String, CodingKey {
+            case connections, overhead, parts, records, total
+            case frameTotal = "frame_total", httpOnlyRecords = "http_only_records"
+            case lowerBoundRecords = "lower_bound_records", retransmittedBytes = "retransmitted_bytes"
+            case retransmittedSegments = "retransmitted_segments", unsharedIP = "unshared_ip"
+        }
+
+        struct Part: Encodable {
+            var name: String
+            var bytes: Int
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            let cost = figures.cost
+            try container.encode(figures.connections, forKey: .connections)
+            try container.encode(figures.frameTotal, forKey: .frameTotal)
+            try container.encode(figures.httpOnlyRecords, forKey: .httpOnlyRecords)
+            try container.encode(figures.lowerBoundRecords, forKey: .lowerBoundRecords)
+            try container.encode(
+                [
+                    "empty_packets": cost.emptyPackets, "http2_control": cost.http2Control,
+                    "tls_control": cost.tlsControl, "unclaimed": cost.unclaimed,
+                ], forKey: .overhead)
+            try container.encode(figures.parts.map { Part(name: $0.name, bytes: $0.bytes) }, forKey: .parts)
+            try container.encode(figures.records, forKey: .records)
+            try container.encode(cost.retransmittedBytes, forKey: .retransmittedBytes)
+            try container.encode(cost.retransmittedSegments, forKey: .retransmittedSegments)
+            try container.encode(cost.total, forKey: .total)
+            try container.encode(figures.unsharedIP, forKey: .unsharedIP)
         }
     }
 

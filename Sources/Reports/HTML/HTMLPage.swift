@@ -84,6 +84,11 @@ struct HTMLPage {
     var inputErrors: [String] = []
     var hasInputErrors = false
     var quality: [QualityRow] = []
+    /// The cost-layers section: its chart and report.md's table of the same parts.
+    var costLayers: [ChartView] = []
+    var costHeader: [String] = []
+    var costRows: [Row] = []
+    var hasCostRows = false
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
         self.csp = csp
@@ -106,6 +111,33 @@ struct HTMLPage {
         fillEndpoints(run, maximumRows: maximumRows)
         fillInputs(run)
         quality = Self.quality(run)
+        fillCostLayers(run)
+    }
+
+    // MARK: - Cost layers
+
+    /// The stacked chart, and per direction each part's bytes and share of the frame bytes.
+    mutating func fillCostLayers(_ run: RunReport) {
+        let chart = CostLayersChart.chart(run)
+        costLayers = [ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")]
+        let sides = CostLayersChart.sides(run)
+        guard !sides.isEmpty else { return }
+        costHeader = ["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] }
+        let names = sides[0].figures.parts.map(\.name) + ["frame bytes (all)"]
+        for (position, name) in names.enumerated() {
+            var cells = [Cell(text: name, numeric: false)]
+            for (_, figures) in sides {
+                let total = figures.frameTotal
+                let bytes = position < figures.parts.count ? figures.parts[position].bytes : total
+                cells.append(Cell(text: TextFormat.bytes(bytes), numeric: true))
+                cells.append(
+                    Cell(
+                        text: total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
+                        numeric: true))
+            }
+            costRows.append(Row(cells: cells))
+        }
+        hasCostRows = true
     }
 
     // MARK: - Summary and totals
@@ -198,9 +230,7 @@ struct HTMLPage {
         let names = run.aggregation.estimatorNames
         let columns = EndpointsCSV.columns(estimators: names)
         endpointHeader = columns
-        endpointGroups =
-            [ColumnGroup(name: "", span: columns.count - names.count * EndpointsCSV.figureColumns.count)]
-            + run.aggregation.estimatorNames.map { ColumnGroup(name: $0, span: EndpointsCSV.figureColumns.count) }
+        endpointGroups = EndpointsCSV.columnGroups(estimators: names).map { ColumnGroup(name: $0.name, span: $0.span) }
         let ranking = run.endpointRanking()
         var shown = 0
         for place in ranking {

@@ -72,7 +72,22 @@ enum HTMLTemplates {
         </section>
         <section id="cost-layers">
         <h2>Cost layers</h2>
-        <p class="placeholder">Not measured yet. The bytes under HTTP (TLS records, TCP/IP headers, handshakes and ACKs), stacked per direction, come with the cost-layers issue; every figure on this page counts the HTTP messages' own bytes.</p>
+        <p>What the network carried per direction: the HTTP messages' bytes, what TLS, TCP/IP and the link added to them, the message bytes sent again, and the packets and records no message owns (handshakes and ACKs, TLS handshakes, HTTP/2 control frames, unclaimed bytes). The endpoint table's ip_share gives each endpoint its connections' overhead, in proportion to its IP bytes.</p>
+        <div class="charts">
+        {{#costLayers}}<figure class="{{size}}">
+        <figcaption><strong>{{title}}</strong></figcaption>
+        {{{svg}}}
+        {{#note}}<p class="note">{{.}}</p>{{/note}}
+        </figure>
+        {{/costLayers}}
+        </div>
+        {{#hasCostRows}}<div class="scroll"><table class="figures">
+        <thead><tr>{{#costHeader}}<th>{{.}}</th>{{/costHeader}}</tr></thead>
+        <tbody>
+        {{#costRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{/costRows}}
+        </tbody>
+        </table></div>{{/hasCostRows}}
         </section>
         <section id="inputs">
         <h2>Inputs</h2>
