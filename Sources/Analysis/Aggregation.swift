@@ -110,6 +110,8 @@ public struct GroupFigures: Sendable, Equatable {
     public var unmeasured = 0
     /// Σ wire_total over measured records.
     public var wireBytes = 0
+    /// Records per protocol (docs/FIGURES.md, Protocols).
+    public var protocols = ProtocolCounts()
     /// The cost layers of the measured records (docs/FIGURES.md, Cost layers).
     public var layers = LayerFigures()
     /// In the order of the run's estimators.
@@ -121,6 +123,7 @@ public struct GroupFigures: Sendable, Equatable {
 
     mutating func add(_ record: MessageRecord) {
         records += 1
+        protocols[record.wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
         guard record.measured, let total = record.wire.total else {
@@ -152,6 +155,7 @@ public struct GroupFigures: Sendable, Equatable {
         incomplete += other.incomplete
         unmeasured += other.unmeasured
         wireBytes += other.wireBytes
+        protocols.merge(other.protocols)
         layers.merge(other.layers)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
@@ -190,6 +194,11 @@ public struct Aggregation: Sendable, Equatable {
     public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
     public private(set) var totals: [Direction: GroupFigures] = [:]
+    /// The totals split by protocol (docs/FIGURES.md, Protocols).
+    public private(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
+    /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
+    public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
+    public private(set) var headerCompressionTotals: [Direction: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
     public private(set) var network: [NetworkSide: NetworkFigures] = [:]
 
@@ -207,7 +216,22 @@ public struct Aggregation: Sendable, Equatable {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
+        addByProtocol(record, key: key)
         network[NetworkSide.of(record), default: NetworkFigures()].add(record)
+    }
+
+    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey) {
+        let wireProtocol = record.wireProtocol
+        protocolTotals[
+            ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
+            default: GroupFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
+        // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
+        guard record.message.http2 != nil else { return }
+        headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
+        headerCompressionTotals[
+            record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+        ].add(record)
     }
 
     /// A connection's cost per side (its row in connections.csv), for the network figures.
@@ -241,9 +265,26 @@ public struct Aggregation: Sendable, Equatable {
         for (direction, figures) in other.totals {
             totals[direction, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }
+        for (key, figures) in other.protocolTotals {
+            protocolTotals[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
+        }
+        for (key, figures) in other.headerCompression {
+            headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)]
+                .merge(figures)
+        }
+        for (direction, figures) in other.headerCompressionTotals {
+            headerCompressionTotals[
+                direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+            ].merge(figures)
+        }
         for (side, figures) in other.network {
             network[side, default: NetworkFigures()].merge(figures)
         }
+    }
+
+    /// The totals by protocol, in protocol then direction order.
+    public var sortedProtocolTotals: [(key: ProtocolKey, figures: GroupFigures)] {
+        protocolTotals.sorted { $0.key < $1.key }.map { (key: $0.key, figures: $0.value) }
     }
 
     /// Groups in output order.
@@ -261,6 +302,22 @@ public struct Aggregation: Sendable, Equatable {
         var copy = self
         copy.groups = groups.mapValues(\.orderFree)
         copy.totals = totals.mapValues(\.orderFree)
+        copy.protocolTotals = protocolTotals.mapValues(\.orderFree)
         return copy
+    }
+}
+
+/// A total group by protocol: one protocol, one direction.
+public struct ProtocolKey: Hashable, Sendable, Comparable {
+    public var wireProtocol: HTTPProtocol
+    public var direction: Direction
+
+    public init(wireProtocol: HTTPProtocol, direction: Direction) {
+        self.wireProtocol = wireProtocol
+        self.direction = direction
+    }
+
+    public static func < (a: ProtocolKey, b: ProtocolKey) -> Bool {
+        a.wireProtocol != b.wireProtocol ? a.wireProtocol < b.wireProtocol : a.direction < b.direction
     }
 }

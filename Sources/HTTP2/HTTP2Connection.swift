@@ -665,30 +665,43 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Bodies
 
+    // Body bytes come once per segment: the open message is changed where it lies in `streams`
+    // (no copy of the stream's state out of the table and back, which costs per call).
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        guard var stream = streams[id], var open = stream.open(kind) else { return }
-        open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
-        open.observer?.bodyBytes(bytes)
-        stream.setOpen(kind, open)
-        streams[id] = stream
+        streams[id]?.withOpen(kind) { open in
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
+            open.observer?.bodyBytes(bytes)
+        }
     }
 
     private func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        guard var stream = streams[id], var open = stream.open(kind) else { return }
-        open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
-        open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
-        open.message.anomalies.insert(.bytesMissing)
-        open.observer?.bodyGap(length)
-        stream.setOpen(kind, open)
-        streams[id] = stream
+        streams[id]?.withOpen(kind) { open in
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
+            open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
+            open.message.anomalies.insert(.bytesMissing)
+            open.observer?.bodyGap(length)
+        }
     }
 
     private func dataFrameEnded(_ header: FrameHeader, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard header.streamID != 0 else {
             readers[sender.rawValue].tally.protocolErrors += 1
+            return
+        }
+        // The usual case, a frame of an open message, changes it in place.
+        if streams[header.streamID]?.isOpen(kind) == true {
+            let ended = header.has(FrameFlags.endStream)
+            streams[header.streamID]?.withOpen(kind) { open in
+                open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+                addFrames(&open.message, 1)
+            }
+            if ended, var stream = streams[header.streamID] {
+                finish(&stream, kind, complete: true, reset: false)
+                streams[header.streamID] = stream
+            }
             return
         }
         var stream = streams[header.streamID] ?? newStream()
@@ -960,6 +973,17 @@ struct StreamStateOf<Observer> {
     var resetSeen = false
 
     func open(_ kind: MessageKind) -> OpenMessage<Observer>? { kind == .request ? requestOpen : responseOpen }
+
+    func isOpen(_ kind: MessageKind) -> Bool { kind == .request ? requestOpen != nil : responseOpen != nil }
+
+    /// Runs `body` on the open message of `kind`, in place; nothing when none is open.
+    mutating func withOpen(_ kind: MessageKind, _ body: (inout OpenMessage<Observer>) -> Void) {
+        if kind == .request {
+            if requestOpen != nil { body(&requestOpen!) }
+        } else if responseOpen != nil {
+            body(&responseOpen!)
+        }
+    }
 
     mutating func setOpen(_ kind: MessageKind, _ message: OpenMessage<Observer>?) {
         if kind == .request { requestOpen = message } else { responseOpen = message }

@@ -21,7 +21,9 @@ public enum EndpointsCSV {
         "ip_error_pct", "frame_error", "frame_error_pct", "ip_share_error", "ip_share_error_pct",
     ]
 
-    static let countColumns = ["endpoint", "direction", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes"]
+    static let countColumns = [
+        "endpoint", "direction", "protocol", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes",
+    ]
 
     public static func columns(estimators: [String]) -> [String] {
         countColumns
@@ -64,7 +66,8 @@ public enum EndpointsCSV {
 
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
         var row = [
-            endpoint, direction.rawValue, String(figures.records), String(figures.unpaired),
+            endpoint, direction.rawValue, HTTPProtocol.joined(figures.protocols), String(figures.records),
+            String(figures.unpaired),
             String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes),
         ]
         // Sorted values: means then do not depend on the order records arrived in.

@@ -27,8 +27,8 @@ public enum JSONReport: RunReporter {
         try file.commit()
     }
 
-    /// The document, keys in byte order: endpoints, estimators, inputs, ranking_estimator,
-    /// schema, schema_version, settings, totals.
+    /// The document, keys in byte order: endpoints, estimators, http2_headers, inputs, protocols,
+    /// ranking_estimator, schema, schema_version, settings, totals.
     static func write(_ run: RunReport, with json: PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
         json.beginObject()
@@ -62,6 +62,8 @@ public enum JSONReport: RunReporter {
             json.string(name)
         }
         json.endArray()
+        json.key("http2_headers")
+        writeHTTP2Headers(run, names: names, json)
         json.key("inputs")
         json.beginArray()
         let encoder = JSONEncoder()
@@ -74,6 +76,8 @@ public enum JSONReport: RunReporter {
         }
         json.endArray()
         network(run.aggregation, json)
+        json.key("protocols")
+        writeProtocols(run, names: names, json)
         json.key("rank_by")
         json.string(run.rankBy.rawValue)
         json.key("ranking_estimator")
@@ -108,13 +112,13 @@ public enum JSONReport: RunReporter {
 
     /// A dictionary's entries as JSONEncoder's sortedKeys orders them (by UTF-8 bytes); the
     /// first of equal keys wins, as when the dictionary was built.
-    private static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
+    static func sortedByKey<Value>(_ pairs: [(String, Value)]) -> [(String, Value)] {
         var seen = Set<String>()
         return pairs.filter { seen.insert($0.0).inserted }
             .sorted { Array($0.0.utf8).lexicographicallyPrecedes($1.0.utf8) }
     }
 
-    private static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
+    static func group(_ figures: GroupFigures, names: [String], _ json: PrettyJSONWriter) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
@@ -126,6 +130,8 @@ public enum JSONReport: RunReporter {
         json.key("incomplete")
         json.int(figures.incomplete)
         layers(figures.layers, json)
+        json.key("protocols")
+        writeProtocolCounts(figures.protocols, json)
         json.key("records")
         json.int(figures.records)
         json.key("unmeasured")

@@ -29,8 +29,10 @@ public enum MarkdownReport: RunReporter {
         lines += summary(run, ranked: ranked)
         lines += inputs(run)
         lines += totals(run)
+        lines += protocols(run)
         lines += networkSection(run)
         lines += endpoints(run, ranked: ranked, rows: endpointRows)
+        lines += http2Headers(run, rows: endpointRows)
         lines += causes(run, ranked: ranked, explained: explainedEndpoints)
         lines += dataQuality(run)
         return lines.joined(separator: "\n") + "\n"

@@ -19,7 +19,7 @@ public final class MessagesCSV {
     ]
     /// Ours, after the estimator totals and before their components.
     public static let extraColumns = [
-        "wire_source", "missing_bytes", "decoding", "anomalies", "transport", "wire_tls", "tunnel_host",
+        "wire_source", "missing_bytes", "decoding", "anomalies", "transport", "protocol", "wire_tls", "tunnel_host",
         "stream", "frames", "header_list",
     ]
 
@@ -84,6 +84,7 @@ public final class MessagesCSV {
             wire.source.rawValue, String(message.missingBytes), decodingName(record),
             (message.anomalies.names + record.notes.map(\.description)).joined(separator: " "),
             source.transport?.rawValue ?? "",
+            record.wireProtocol.csvValue,
             wire.tls.map(String.init) ?? "",
             source.tunnelHost ?? "",
             message.http2.map { String($0.stream) } ?? "",

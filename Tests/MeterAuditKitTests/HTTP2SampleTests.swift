@@ -384,4 +384,28 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(ours.frames, oracle.frames, name)
         XCTAssertEqual(ours.headerList, oracle.headerList, name)
     }
+
+    /// The HTTP/2 headers figures of report.md over h2c-prior (docs/FIGURES.md, HTTP/2 headers):
+    /// Σ wire_headers per direction equals the sender's frame log over the complete messages,
+    /// and the one reset response (incomplete, unmeasured) is left out.
+    func testHeaderCompressionTotalsMatchTheFrameLog() throws {
+        let options = AnalysisOptions()
+        var aggregation = Aggregation(estimators: options.estimators)
+        for record in try analyze("h2c-prior.pcap").records { aggregation.add(record) }
+        let truths = try truths("h2c-prior.h2truth.jsonl")
+        for direction in [Direction.request, .response, .interim] {
+            let sent = truths.filter {
+                $0.kind == (direction == .request ? "request" : "response") && $0.interim == (direction == .interim)
+            }
+            let complete = sent.filter(\.complete)
+            let figures = try XCTUnwrap(aggregation.headerCompressionTotals[direction], "\(direction)")
+            XCTAssertEqual(figures.records, complete.count, "\(direction)")
+            XCTAssertEqual(figures.leftOut, sent.count - complete.count, "\(direction)")
+            XCTAssertEqual(figures.wireHeaders, complete.reduce(0) { $0 + $1.wire_headers }, "\(direction)")
+            XCTAssertEqual(
+                aggregation.protocolTotals[ProtocolKey(wireProtocol: .h2, direction: direction)]?.records, sent.count)
+        }
+        XCTAssertEqual(aggregation.headerCompressionTotals[.response]?.leftOut, 1, "the RST_STREAM response")
+        XCTAssertNil(aggregation.protocolTotals[ProtocolKey(wireProtocol: .http1, direction: .request)])
+    }
 }

@@ -242,7 +242,7 @@ final class CostLayerFiguresTests: XCTestCase {
             let row = rows.first { $0.count > 1 && $0[0] == endpoint && $0[1] == direction }!
             return row[header.firstIndex(of: column)!]
         }
-        XCTAssertEqual(header.count, 7 + 2 * 13 + 8 + 2 * 12)
+        XCTAssertEqual(header.count, 8 + 2 * 13 + 8 + 2 * 12)  // the counts with `protocol`
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_bytes"), "100")
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_records"), "1")
         XCTAssertEqual(cell("GET api.test /a", "request", "ip_share"), "176")

@@ -11,6 +11,10 @@ final class JSONReportStreamingTests: XCTestCase {
         XCTAssertEqual(JSONReport.render(ReportFixture.run), JSONReportOracle.render(ReportFixture.run))
     }
 
+    func testHTTP2RunMatchesJSONEncoder() {
+        XCTAssertEqual(JSONReport.render(ProtocolReportTests.run), JSONReportOracle.render(ProtocolReportTests.run))
+    }
+
     func testEmptyRunMatchesJSONEncoder() {
         let run = RunReport(inputs: [], aggregation: Aggregation(estimatorNames: [], rankingEstimator: nil))
         XCTAssertEqual(JSONReport.render(run), JSONReportOracle.render(run))
@@ -85,6 +89,23 @@ enum JSONReportOracle {
             inputs: run.inputs.map(Input.init),
             totals: Dictionary(
                 uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
+            protocols: run.protocolTotals.reduce(into: [:]) { byProtocol, entry in
+                byProtocol[entry.key.wireProtocol.rawValue, default: [:]][entry.key.direction.rawValue] = Group(
+                    entry.figures, names: names)
+            },
+            http2Headers: HTTP2Headers(
+                endpoints: run.headerCompressionEndpoints().map { endpoint in
+                    HTTP2Endpoint(
+                        rank: endpoint.rank, endpoint: endpoint.endpoint,
+                        directions: Dictionary(
+                            uniqueKeysWithValues: endpoint.directions.map {
+                                ($0.direction.rawValue, HPACK($0.figures, names: names))
+                            }))
+                },
+                totals: Dictionary(
+                    uniqueKeysWithValues: run.headerCompressionTotals.map {
+                        ($0.direction.rawValue, HPACK($0.figures, names: names))
+                    })),
             endpoints: run.rankedEndpoints().map { endpoint in
                 Endpoint(
                     rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
@@ -112,11 +133,14 @@ enum JSONReportOracle {
         var settings: [Setting]
         var inputs: [Input]
         var totals: [String: Group]
+        var protocols: [String: [String: Group]]
+        var http2Headers: HTTP2Headers
         var endpoints: [Endpoint]
 
         enum CodingKeys: String, CodingKey {
-            case schema, estimators, settings, inputs, totals, endpoints
+            case schema, estimators, settings, inputs, totals, endpoints, protocols
             case schemaVersion = "schema_version", rankingEstimator = "ranking_estimator"
+            case http2Headers = "http2_headers"
             case rankBy = "rank_by", network
         }
 
@@ -131,7 +155,81 @@ enum JSONReportOracle {
             try container.encode(settings, forKey: .settings)
             try container.encode(inputs, forKey: .inputs)
             try container.encode(totals, forKey: .totals)
+            try container.encode(protocols, forKey: .protocols)
+            try container.encode(http2Headers, forKey: .http2Headers)
             try container.encode(endpoints, forKey: .endpoints)
+        }
+    }
+
+    struct HTTP2Headers: Encodable {
+        var endpoints: [HTTP2Endpoint]
+        var totals: [String: HPACK]
+    }
+
+    struct HTTP2Endpoint: Encodable {
+        var rank: Int
+        var endpoint: String
+        var directions: [String: HPACK]
+    }
+
+    struct HPACK: Encodable {
+        var records: Int
+        var leftOut: Int
+        var wireHeaders: Int
+        var headerList: Int
+        var wireToHeaderList: Double?
+        var estimators: [String: HPACKEstimator]
+
+        enum CodingKeys: String, CodingKey {
+            case records, estimators
+            case leftOut = "left_out", wireHeaders = "wire_headers", headerList = "header_list"
+            case wireToHeaderList = "wire_to_header_list"
+        }
+
+        init(_ figures: HeaderCompressionFigures, names: [String]) {
+            records = figures.records
+            leftOut = figures.leftOut
+            wireHeaders = figures.wireHeaders
+            headerList = figures.headerList
+            wireToHeaderList = JSONReportOracle.rounded(figures.wireToHeaderList)
+            estimators = Dictionary(
+                uniqueKeysWithValues: names.enumerated().map { index, name in
+                    (
+                        name,
+                        HPACKEstimator(
+                            headers: figures.estimatedHeaders[index],
+                            headersToWire: JSONReportOracle.rounded(figures.estimateToWire(index)),
+                            headersToHeaderList: JSONReportOracle.rounded(figures.estimateToHeaderList(index)))
+                    )
+                })
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(records, forKey: .records)
+            try container.encode(leftOut, forKey: .leftOut)
+            try container.encode(wireHeaders, forKey: .wireHeaders)
+            try container.encode(headerList, forKey: .headerList)
+            try container.encode(wireToHeaderList, forKey: .wireToHeaderList)
+            try container.encode(estimators, forKey: .estimators)
+        }
+    }
+
+    struct HPACKEstimator: Encodable {
+        var headers: Int
+        var headersToWire: Double?
+        var headersToHeaderList: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case headers
+            case headersToWire = "headers_to_wire", headersToHeaderList = "headers_to_header_list"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(headers, forKey: .headers)
+            try container.encode(headersToWire, forKey: .headersToWire)
+            try container.encode(headersToHeaderList, forKey: .headersToHeaderList)
         }
     }
 
@@ -158,11 +256,12 @@ enum JSONReportOracle {
         var incomplete: Int
         var unmeasured: Int
         var wireBytes: Int
+        var protocols: [String: Int]
         var estimators: [String: Estimator]
         var layers: Layers
 
         enum CodingKeys: String, CodingKey {
-            case records, unpaired, incomplete, unmeasured, estimators, layers
+            case records, unpaired, incomplete, unmeasured, estimators, layers, protocols
             case wireBytes = "wire_bytes"
         }
 
@@ -172,6 +271,8 @@ enum JSONReportOracle {
             incomplete = figures.incomplete
             unmeasured = figures.unmeasured
             wireBytes = figures.wireBytes
+            protocols = Dictionary(
+                uniqueKeysWithValues: figures.protocols.present.map { ($0.wireProtocol.rawValue, $0.records) })
             layers = Layers(figures.layers)
             estimators = Dictionary(
                 zip(names, figures.estimators.map(Estimator.init)), uniquingKeysWith: { first, _ in first })

@@ -21,7 +21,8 @@ final class MarkdownReportTests: XCTestCase {
         XCTAssertEqual(
             headings,
             [
-                "# MeterAudit report", "## Inputs", "## Totals", "## What the network carried", "## Endpoints",
+                "# MeterAudit report", "## Inputs", "## Totals", "## Protocols", "## What the network carried",
+                "## Endpoints",
                 "## Where the error comes from", "## Data quality",
             ])
         XCTAssertTrue(markdown.hasSuffix("\n"))

@@ -68,6 +68,7 @@ struct HTMLPage {
         "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
     ]
     var totalsRows: [Row] = []
+    var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
     var settingsLine: [String] = []
     var chartGroups: [ChartGroup] = []
@@ -94,6 +95,7 @@ struct HTMLPage {
         self.csp = csp
         summary = Self.summary(run)
         totalsRows = Self.totals(run)
+        protocols = ProtocolSection(run, endpointRows: maximumRows)
         let names = run.aggregation.estimatorNames
         if !names.isEmpty {
             estimatorsLine = [
@@ -262,9 +264,9 @@ struct HTMLPage {
         endpointsIntro = intro
     }
 
-    /// endpoints.csv's cells after the endpoint; the direction is text, the rest figures.
+    /// endpoints.csv's cells after the endpoint; the direction and protocol are text, the rest figures.
     static func cells(_ values: ArraySlice<String>) -> [Cell] {
-        values.enumerated().map { Cell(text: $0.element, numeric: $0.offset > 0) }
+        values.enumerated().map { Cell(text: $0.element, numeric: $0.offset > 1) }
     }
 
     // MARK: - Inputs and data quality

@@ -18,7 +18,7 @@ enum HTMLTemplates {
         <h1>{{title}}</h1>
         {{#summary}}<p class="lead">{{.}}</p>
         {{/summary}}
-        <nav><a href="#totals">Totals</a> · <a href="#charts">Charts</a> · <a href="#endpoints">Endpoints</a> · <a href="#cost-layers">Cost layers</a> · <a href="#inputs">Inputs</a> · <a href="#quality">Data quality</a></nav>
+        <nav><a href="#totals">Totals</a> · <a href="#protocols">Protocols</a> · <a href="#charts">Charts</a> · <a href="#endpoints">Endpoints</a> · <a href="#cost-layers">Cost layers</a> · <a href="#inputs">Inputs</a> · <a href="#quality">Data quality</a></nav>
         </header>
         <main>
         <section id="totals">
@@ -34,6 +34,35 @@ enum HTMLTemplates {
         {{#estimatorsLine}}<p>{{.}}</p>{{/estimatorsLine}}
         {{#settingsLine}}<p>{{.}}</p>{{/settingsLine}}
         </section>
+        {{#protocols}}
+        <section id="protocols">
+        <h2>Protocols</h2>
+        <p>The totals split by the HTTP each record travelled as: HTTP/1.x or HTTP/2 in a capture, a HAR entry's httpVersion (unknown when it names none); error = estimate - wire.</p>
+        <div class="scroll"><table class="figures">
+        <thead><tr>{{#splitHeader}}<th>{{.}}</th>{{/splitHeader}}</tr></thead>
+        <tbody>
+        {{#splitRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{/splitRows}}
+        </tbody>
+        </table></div>
+        {{#hasHTTP2}}
+        <h3 id="http2-headers">HTTP/2 headers: the meter against HPACK</h3>
+        <p>HTTP/2 sends header fields HPACK-compressed (a repeated field costs a byte or two); an app-layer meter counts them as text. Over the captured HTTP/2 records that are measured, have their fields decoded and have every estimate: wire headers are the HEADERS, CONTINUATION and PUSH_PROMISE frames with their 9-byte headers (wire_headers), the header list is the decoded fields at len(name) + len(value) + 32 each (header_list).</p>
+        <ul>{{#http2Lines}}<li>{{.}}</li>{{/http2Lines}}</ul>
+        <div class="scroll"><table class="figures" id="http2-table">
+        <thead><tr>{{#http2Header}}<th>{{.}}</th>{{/http2Header}}</tr></thead>
+        <tbody>
+        {{#http2Rows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{/http2Rows}}
+        </tbody>
+        <tfoot>
+        {{#http2Totals}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
+        {{/http2Totals}}
+        </tfoot>
+        </table></div>
+        {{/hasHTTP2}}
+        </section>
+        {{/protocols}}
         <section id="charts">
         <h2>Charts</h2>
         {{#chartGroups}}
@@ -51,7 +80,7 @@ enum HTMLTemplates {
         <section id="endpoints">
         <h2>Endpoints</h2>
         <p>{{endpointsIntro}} The figures are those of endpoints.csv, column for column (ratios as fractions: 0.5 is 50%). Open an endpoint to see where its error comes from.</p>
-        <p class="tools" id="table-tools" hidden><label>Filter <input id="endpoint-filter" type="search" placeholder="text in endpoint or direction"></label> <span id="filter-count"></span> Click a column's title to sort by it.</p>
+        <p class="tools" id="table-tools" hidden><label>Filter <input id="endpoint-filter" type="search" placeholder="text in endpoint, direction or protocol"></label> <span id="filter-count"></span> Click a column's title to sort by it.</p>
         <div class="scroll"><table class="figures" id="endpoint-table">
         <thead>
         <tr>{{#endpointGroups}}<th colspan="{{span}}" class="group">{{name}}</th>{{/endpointGroups}}</tr>
@@ -170,7 +199,7 @@ enum HTMLTemplates {
         th.addEventListener('click',function(){sortBy(i,th);});
         th.addEventListener('keydown',function(e){if(e.key==='Enter'){sortBy(i,th);}});});
         filter.addEventListener('input',function(){var q=filter.value.toLowerCase(),shown=0;
-        Array.prototype.forEach.call(body.rows,function(r){var hit=(text(r,0)+' '+text(r,1)).toLowerCase().indexOf(q)>=0;r.hidden=!hit;if(hit)shown++;});
+        Array.prototype.forEach.call(body.rows,function(r){var hit=(text(r,0)+' '+text(r,1)+' '+text(r,2)).toLowerCase().indexOf(q)>=0;r.hidden=!hit;if(hit)shown++;});
         count.textContent=q?shown+' of '+body.rows.length+' rows':'';});
         })();
         """

@@ -1,0 +1,67 @@
+import Estimation
+
+/// What each meter counts for an HTTP/2 message's headers against what HPACK made of them on
+/// the wire (docs/FIGURES.md, HTTP/2 headers), over the HTTP/2 records of captures (a HAR
+/// tells neither frame sizes nor header lists). A record counts when it is measured,
+/// its header list is known (not `hpack-state-unknown`) and every estimator gave an estimate,
+/// so that every sum runs over the same records. Mergeable.
+public struct HeaderCompressionFigures: Sendable, Equatable {
+    /// Records counted.
+    public var records = 0
+    /// Captured HTTP/2 records left out: unmeasured, header list unknown, or an estimate missing.
+    public var leftOut = 0
+    /// Σ `wire_headers`: HEADERS, CONTINUATION and PUSH_PROMISE frames, 9-byte headers included.
+    public var wireHeaders = 0
+    /// Σ `header_list`: the decoded fields' HPACK entry sizes (len(name) + len(value) + 32).
+    public var headerList = 0
+    /// Per estimator, in the run's order: Σ of its headers component (`est_X_headers`).
+    public var estimatedHeaders: [Int]
+
+    public init(estimatorCount: Int) {
+        estimatedHeaders = Array(repeating: 0, count: estimatorCount)
+    }
+
+    mutating func add(_ record: MessageRecord) {
+        guard record.measured, let wire = record.wire.headers, let list = record.message.http2?.headerListSize,
+            record.estimates.count >= estimatedHeaders.count
+        else {
+            leftOut += 1
+            return
+        }
+        var headers: [Int] = []
+        for estimate in record.estimates.prefix(estimatedHeaders.count) {
+            guard case let .success(value) = estimate else {
+                leftOut += 1
+                return
+            }
+            headers.append(value.headers)
+        }
+        records += 1
+        wireHeaders += wire
+        headerList += list
+        for index in headers.indices { estimatedHeaders[index] += headers[index] }
+    }
+
+    public mutating func merge(_ other: HeaderCompressionFigures) {
+        records += other.records
+        leftOut += other.leftOut
+        wireHeaders += other.wireHeaders
+        headerList += other.headerList
+        for index in estimatedHeaders.indices where index < other.estimatedHeaders.count {
+            estimatedHeaders[index] += other.estimatedHeaders[index]
+        }
+    }
+
+    /// `wire_headers / header_list`: what HPACK and framing left of the header list; nil without one.
+    public var wireToHeaderList: Double? { ratio(wireHeaders, headerList) }
+
+    /// Estimator `index`'s headers over `wire_headers`: how many times the HPACK bytes it counts.
+    public func estimateToWire(_ index: Int) -> Double? { ratio(estimatedHeaders[index], wireHeaders) }
+
+    /// Estimator `index`'s headers over `header_list`.
+    public func estimateToHeaderList(_ index: Int) -> Double? { ratio(estimatedHeaders[index], headerList) }
+
+    private func ratio(_ numerator: Int, _ denominator: Int) -> Double? {
+        records == 0 || denominator == 0 ? nil : Double(numerator) / Double(denominator)
+    }
+}
