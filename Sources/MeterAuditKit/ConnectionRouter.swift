@@ -55,6 +55,8 @@ struct ConnectionContext {
     let input: String
     /// Bounds of the cost ledgers (docs/METERING.md §2c).
     let costLimits: Limits
+    /// A tunnel's link to the ledger of the connection whose packets carry it.
+    var tunnelCosts: TunnelCostLink? = nil
     var closed: (ConnectionRow, HTTPConnectionSummary) -> Void
     /// The host a proxy was asked to CONNECT to, for the handler of that tunnel, and the
     /// indexes its messages start from (those before it on the TCP connection came first).
@@ -62,10 +64,13 @@ struct ConnectionContext {
     var firstIndexes = [0, 0]
 
     /// Reads a CONNECT tunnel as a connection of its own (TLS or cleartext HTTP).
-    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler {
+    func tunnelHandler(
+        authority: String, connection: ConnectionInfo, firstIndexes: [Int], costs: TunnelCostLink? = nil
+    ) -> TCPStreamHandler {
         var context = self
         context.tunnelHost = authority
         context.firstIndexes = firstIndexes
+        context.tunnelCosts = costs
         return ConnectionRouter(info: connection, context: context)
     }
 }
@@ -91,7 +96,7 @@ final class ConnectionRouter: TCPStreamHandler {
     init(info: ConnectionInfo, context: ConnectionContext) {
         self.info = info
         self.context = context
-        costs = ConnectionCostLedger(limits: context.costLimits)
+        costs = ConnectionCostLedger(limits: context.costLimits, tunnel: context.tunnelCosts)
         if let host = context.tunnelHost {
             // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
             // whole TCP connection's (the tunnel's initiator is the client).
@@ -216,8 +221,19 @@ final class ConnectionRecordSink: HTTPRecordSink {
     }
 
     func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
-        context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
+        // The tunnel's messages are charged the packets that carried them, on this connection.
+        if let ledger = costLedger, let initiator = claimsInitiator {
+            tunnelCosts = TunnelCostLink(
+                outer: ledger, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+        }
+        return context.tunnelHandler(
+            authority: authority, connection: connection, firstIndexes: firstIndexes, costs: tunnelCosts)
     }
+
+    /// The ledger of the TCP connection this sink's HTTP layer reads, when its offsets are
+    /// that connection's (cleartext HTTP/1.x): a CONNECT tunnel inside is charged there.
+    var costLedger: ConnectionCostLedger?
+    private var tunnelCosts: TunnelCostLink?
 
     /// The HTTP/2 reader an h2c Upgrade started on this connection: its records and frames
     /// count in this connection's row.
@@ -248,9 +264,12 @@ final class ConnectionRecordSink: HTTPRecordSink {
 
     func settle(_ side: FlowSide, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
 
-    func tunnelBegins(on side: FlowSide, at offset: Int64) { tunnelClaims?.begins(onOuter: side, at: offset) }
+    func tunnelBegins(on side: FlowSide, at offset: Int64) {
+        tunnelClaims?.begins(onOuter: side, at: offset)
+        tunnelCosts?.begins(onOuter: side, at: offset)
+    }
 
-    var tunnelPlacesItsBytes: Bool { tunnelClaims != nil }
+    var tunnelPlacesItsBytes: Bool { tunnelClaims != nil || tunnelCosts != nil }
 
     /// The slot the message's packets were counted in: found by its sender's side and first byte
     /// (a pushed request's bytes are the server's).
@@ -290,9 +309,11 @@ final class CleartextConnection: TCPStreamHandler {
         self.costs = costs
         claims = CleartextClaims(ledger: costs)
         recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
-        if context.tunnelHost == nil {
+        // A tunnel whose outer connection could not link its ledger has no packets to share.
+        if context.tunnelHost == nil || context.tunnelCosts != nil {
             recordSink.claims = claims
             recordSink.claimsInitiator = info.initiator
+            if context.tunnelHost == nil { recordSink.costLedger = costs }
         }
         http = HTTPConnection(info: info, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
     }
@@ -448,9 +469,9 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         tls = TLSConnection(keyLog: context.keys.keyLog) { [unowned self] record, plaintext in
             self.tlsRecord(record, plaintext)
         }
-        // A tunnel's packets are its outer connection's (counted there, as bytes no message
-        // claims): its records have no lower layers of their own.
-        if context.tunnelHost == nil {
+        // A tunnel's packets are its outer connection's: without a link to that connection's
+        // ledger, its records have no lower layers.
+        if context.tunnelHost == nil || context.tunnelCosts != nil {
             recordSink.claims = self
             recordSink.claimsInitiator = info.endpoint(client)
         }
@@ -479,7 +500,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         switch owner {
         case let .message(start):
             if let slot = plaintextSlots[d][start] { return .message(slot) }
-            let slot = LayerSlot(ledger: costs[tcpSide(d)])
+            let slot = LayerSlot(ledger: costs[tcpSide(d)].counting)
             plaintextSlots[d][start] = slot
             return .message(slot)
         case .control: return .http2Control
@@ -535,7 +556,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         }
         costs.close()
         for d in 0..<2 {
-            for slot in plaintextSlots[d].values { costs[tcpSide(d)].release(slot) }
+            for slot in plaintextSlots[d].values { costs[tcpSide(d)].counting.release(slot) }
             plaintextSlots[d] = [:]
         }
     }

@@ -146,15 +146,29 @@ final class DirectionLedger {
     /// How far the peer acknowledged this direction's stream.
     var acknowledged: Int64 = .min
     private(set) var closed = false
+    /// A tunnel's direction: its claims go, shifted, to the outer connection's direction,
+    /// which counts the packets.
+    private let forward: (link: TunnelCostLink, outerSide: FlowSide)?
 
-    init(limits: Limits) {
+    init(limits: Limits, forward: (link: TunnelCostLink, outerSide: FlowSide)? = nil) {
         claims = ClaimMap(maxRuns: limits.maxCostHistoryRuns)
         maxPending = max(1, limits.maxPacketsAwaitingOwner)
+        self.forward = forward
+    }
+
+    /// The ledger that counts this direction's packets: the outer one for a tunnel.
+    var counting: DirectionLedger {
+        guard let forward else { return self }
+        return forward.link.outer[forward.outerSide]
     }
 
     func hasPending(before offset: Int64) -> Bool { pending.contains { $0.offset < offset } }
 
     func claim(_ range: Range<Int64>, by owner: CostOwner) {
+        if let forward {
+            guard let base = forward.link.base(of: forward.outerSide) else { return }
+            return counting.claim((range.lowerBound &+ base)..<(range.upperBound &+ base), by: owner)
+        }
         if let placed = claims.claim(range.lowerBound, range.upperBound, owner), case let .message(slot) = owner {
             slot.claimed = saturatingSum(slot.claimed, Int(clamping: placed.upperBound - placed.lowerBound))
             slot.tcpEnd = max(slot.tcpEnd, placed.upperBound)
@@ -163,6 +177,10 @@ final class DirectionLedger {
     }
 
     func settle(upTo offset: Int64) {
+        if let forward {
+            guard let base = forward.link.base(of: forward.outerSide) else { return }
+            return counting.settle(upTo: offset == .max ? .max : offset &+ base)
+        }
         claims.settle(upTo: offset)
         drain()
     }
@@ -210,6 +228,7 @@ final class DirectionLedger {
 
     /// A slot whose record never came (bytes a parser dropped): its figures go to `unclaimed`.
     func release(_ slot: LayerSlot) {
+        if forward != nil { return counting.release(slot) }
         guard !slot.sealed else { return }
         slot.sealed = true
         let layers = LayerBytes(tls: slot.tls, tcp: slot.layers.tcp, ip: slot.layers.ip, frame: slot.layers.frame)
@@ -277,7 +296,13 @@ final class DirectionLedger {
 final class ConnectionCostLedger {
     let directions: [DirectionLedger]
 
-    init(limits: Limits) { directions = [DirectionLedger(limits: limits), DirectionLedger(limits: limits)] }
+    init(limits: Limits, tunnel link: TunnelCostLink? = nil) {
+        directions = [FlowSide.initiator, .responder].map { side in
+            DirectionLedger(
+                limits: limits,
+                forward: link.map { ($0, side == .initiator ? $0.initiatorSide : $0.initiatorSide.peer) })
+        }
+    }
 
     subscript(side: FlowSide) -> DirectionLedger { directions[side.rawValue] }
 
@@ -321,7 +346,7 @@ final class CleartextClaims: MessageClaims {
         switch owner {
         case let .message(start):
             if let slot = slots[side.rawValue][start] { return .message(slot) }
-            let slot = LayerSlot(ledger: ledger[side])
+            let slot = LayerSlot(ledger: ledger[side].counting)
             slots[side.rawValue][start] = slot
             return .message(slot)
         case .control: return .http2Control
@@ -384,4 +409,24 @@ final class TunnelClaims: MessageClaims {
         guard let shift = base[side.rawValue] else { return nil }
         return outer.takeSlot(of: outerSide(side), startingAt: offset &+ shift)
     }
+}
+
+/// What ties a proxy `CONNECT` tunnel's ledger to its outer connection's: the tunnel's claims
+/// (offsets from its first byte, its initiator the client) are shifted onto the outer
+/// connection's stream, whose packets carried them (docs/METERING.md §2c).
+final class TunnelCostLink {
+    let outer: ConnectionCostLedger
+    /// The outer side that is the tunnel's initiator.
+    let initiatorSide: FlowSide
+    /// Per outer side: the offset of the tunnel's first byte, once known.
+    private var bases: [Int64?] = [nil, nil]
+
+    init(outer: ConnectionCostLedger, initiatorSide: FlowSide) {
+        self.outer = outer
+        self.initiatorSide = initiatorSide
+    }
+
+    func begins(onOuter side: FlowSide, at offset: Int64) { bases[side.rawValue] = offset }
+
+    func base(of outerSide: FlowSide) -> Int64? { bases[outerSide.rawValue] }
 }

@@ -36,7 +36,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         self.clientSide = clientSide
         recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
         let ownClaims: MessageClaims? = claims ?? tunnelClaims
-        recordSink.claims = context.tunnelHost == nil ? ownClaims : nil
+        recordSink.claims = context.tunnelHost == nil || context.tunnelCosts != nil ? ownClaims : nil
         recordSink.claimsInitiator = info.initiator
         let indexes = context.firstIndexes
         http2 = HTTP2Connection(

@@ -57,7 +57,8 @@ final class CostLayerSampleTests: XCTestCase {
                 OracleCapture.self,
                 from: Data(try runTool(python, [Fixtures.root.path + "/scripts/layer-totals", capture]).utf8)
             ).connections
-            // A tunnel's row counts its TLS only: its packets are its outer connection's.
+            // A tunnel's row counts its TLS layer; its packets are its outer connection's row's,
+            // its records' and its own overhead's (shared out through the outer ledger).
             let outerRows = rows.filter { $0.tunnelHost.isEmpty }
             XCTAssertEqual(outerRows.count, oracle.count, "\(name): connections")
             for row in outerRows {
@@ -82,14 +83,18 @@ final class CostLayerSampleTests: XCTestCase {
                     XCTAssertEqual(cost.retransmittedBytes, truth.retransmitted_bytes, context)
                     // The records this direction sent (a pushed request is the server's).
                     let sent = records.filter { record in
-                        guard case let .capture(flow) = record.source, flow.connection == row.connection,
-                            flow.tunnelHost == nil
-                        else { return false }
+                        guard case let .capture(flow) = record.source, flow.connection == row.connection else {
+                            return false
+                        }
                         let fromClient =
                             record.message.kind == .request && !record.message.anomalies.contains(.pushed)
                         return fromClient == (label == "up")
                     }
                     var sum = cost.overhead
+                    for tunnel in rows where !tunnel.tunnelHost.isEmpty && tunnel.connection == row.connection {
+                        let overhead = (label == "up" ? tunnel.clientCost : tunnel.serverCost).overhead
+                        sum.add(LayerBytes(tls: 0, tcp: overhead.tcp, ip: overhead.ip, frame: overhead.frame))
+                    }
                     for record in sent {
                         guard let lower = record.wire.lower else {
                             XCTFail("\(context): a captured record without lower layers")
