@@ -569,7 +569,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         var stream = streams[promised] ?? newStream()
         defer { streams[promised] = stream }
         claimBlock(
-            block, sender: sender, by: stream.requestIndex == nil ? .message(startingAt: block.start.offset) : .unclaimed)
+            block, sender: sender,
+            by: stream.requestIndex == nil ? .message(startingAt: block.start.offset) : .unclaimed)
         guard stream.requestIndex == nil else {
             readers[sender.rawValue].tally.protocolErrors += 1
             return

@@ -659,7 +659,8 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
             RecordCost(
                 tcpStart: tcpStart, wireLength: record.wireLength, plaintextOffset: plaintextOffset[d],
                 plaintextLength: record.readable && isApplication ? plaintext.count : 0,
-                kind: !record.readable ? (isApplication ? .opaque : .control) : (isApplication ? .application : .control)))
+                kind: !record.readable
+                    ? (isApplication ? .opaque : .control) : (isApplication ? .application : .control)))
         defer { drainRecordCosts(d) }
         guard record.readable, record.contentType == TLSContentType.applicationData.rawValue else { return }
         let offset = plaintextOffset[d]

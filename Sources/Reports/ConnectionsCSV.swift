@@ -7,11 +7,12 @@ public final class ConnectionsCSV {
     public static let formatName = "connections"
     public static let fileName = "connections.csv"
 
-    public static let columns = [
-        "source", "conn", "client", "server", "protocol", "tunnel_host", "sni", "alpn", "tls_version", "suite",
-        "decrypted", "records", "client_tcp_bytes", "server_tcp_bytes", "client_h2_overhead_bytes",
-        "server_h2_overhead_bytes", "client_h2_frames", "server_h2_frames", "h2_streams", "h2_errors",
-    ] + costColumns
+    public static let columns =
+        [
+            "source", "conn", "client", "server", "protocol", "tunnel_host", "sni", "alpn", "tls_version", "suite",
+            "decrypted", "records", "client_tcp_bytes", "server_tcp_bytes", "client_h2_overhead_bytes",
+            "server_h2_overhead_bytes", "client_h2_frames", "server_h2_frames", "h2_streams", "h2_errors",
+        ] + costColumns
 
     /// Per direction (`up`: client to server, `down`: server to client), docs/METERING.md §2c:
     /// each layer's total, the part no message owns, that part by kind, and what was sent again.
@@ -21,8 +22,10 @@ public final class ConnectionsCSV {
             + ["empty_packets", "tls_control", "h2_control", "unclaimed"].flatMap { kind in
                 ["\(direction)_\(kind)_ip", "\(direction)_\(kind)_frame"]
             }
-            + ["\(direction)_tls_control_tls", "\(direction)_empty_packet_count",
-                "\(direction)_retransmitted_segments", "\(direction)_retransmitted_bytes"]
+            + [
+                "\(direction)_tls_control_tls", "\(direction)_empty_packet_count",
+                "\(direction)_retransmitted_segments", "\(direction)_retransmitted_bytes",
+            ]
     }
 
     private let writer: CSVWriter

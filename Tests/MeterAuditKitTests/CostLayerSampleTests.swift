@@ -123,9 +123,10 @@ final class CostLayerSampleTests: XCTestCase {
         var options = AnalysisOptions()
         try options.loadKeyLogs(try Fixtures.sampleKeyLogs())
         var compared = 0
-        for name in ["tls12-nginx-curl.pcap", "tls13-nginx-curl.pcap", "tls12-python.pcap", "tls13-python.pcap",
-            "tls13-keyupdate.pcap", "tls12-resume.pcap"]
-        {
+        for name in [
+            "tls12-nginx-curl.pcap", "tls13-nginx-curl.pcap", "tls12-python.pcap", "tls13-python.pcap",
+            "tls13-keyupdate.pcap", "tls12-resume.pcap",
+        ] {
             var records: [MessageRecord] = []
             var rows: [ConnectionRow] = []
             _ = InputAnalyzer(options: options).analyze(path: Fixtures.sample(name), connection: { rows.append($0) }) {
@@ -139,7 +140,9 @@ final class CostLayerSampleTests: XCTestCase {
             for row in rows {
                 for (cost, fromClient) in [(row.clientCost, true), (row.serverCost, false)] {
                     let owned = records.filter {
-                        guard case let .capture(flow) = $0.source, flow.connection == row.connection else { return false }
+                        guard case let .capture(flow) = $0.source, flow.connection == row.connection else {
+                            return false
+                        }
                         return ($0.message.kind == .request) == fromClient
                     }.reduce(0) { $0 + ($1.wire.tls ?? 0) }
                     XCTAssertEqual(owned + cost.overhead.tls, cost.total.tls, "\(name) conn \(row.connection)")

@@ -91,10 +91,10 @@ final class CostLayerTests: XCTestCase {
     func testPipelinedMessagesShareTheirPacketsByFirstByte() throws {
         var script = Script()
         script.handshake()
-        script.client(0, ack: 0, Self.requestA + Self.requestB)  // 56 B payload
+        script.client(0, ack: 0, Self.requestA + Self.requestB) // 56 B payload
         script.server(0, ack: 56)
         script.server(0, ack: 56, Array(Self.responseA[0..<30]))
-        script.server(30, ack: 56, Array(Self.responseA[30...]) + Self.responseB)  // 10 + 40 B
+        script.server(30, ack: 56, Array(Self.responseA[30...]) + Self.responseB) // 10 + 40 B
         script.client(56, ack: 80)
         script.close(clientSent: 56, serverSent: 80)
         let (records, rows) = try analyze(script, name: "cost-pipelined.pcap")
@@ -128,7 +128,7 @@ final class CostLayerTests: XCTestCase {
         script.client(0, ack: 0, Self.requestA)
         script.server(0, ack: 28)
         script.server(0, ack: 28, Self.responseA)
-        script.server(0, ack: 28, Self.responseA)  // the retransmission
+        script.server(0, ack: 28, Self.responseA) // the retransmission
         script.client(28, ack: 40)
         script.close(clientSent: 28, serverSent: 40)
         let (records, rows) = try analyze(script, name: "cost-retransmission.pcap")
@@ -156,7 +156,7 @@ final class CostLayerTests: XCTestCase {
         script.client(28, ack: 40, Self.requestB)
         script.server(40, ack: 56, Self.responseB)
         script.client(56, ack: 80)
-        script.server(0, ack: 56, Self.responseA)  // spurious copy, long acknowledged
+        script.server(0, ack: 56, Self.responseA) // spurious copy, long acknowledged
         script.close(clientSent: 56, serverSent: 80)
         let (records, rows) = try analyze(script, name: "cost-late-copy.pcap")
         let row = try XCTUnwrap(rows.first)
@@ -184,7 +184,8 @@ final class CostLayerTests: XCTestCase {
     }
 
     /// "HTTP/1.1 200 OK\r\n" 17 + "Content-Length: 1000\r\n" 22 + "\r\n" 2 = 41 B of head, 1000 B body.
-    static let longResponse = Array("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".utf8) + Array(repeating: 97, count: 1000)
+    static let longResponse =
+        Array("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".utf8) + Array(repeating: 97, count: 1000)
 
     /// Snaplen kept 100 B of the payload: the packet still cost its original length, and the
     /// layers are exact (the bytes were sent, only not captured).
@@ -226,24 +227,27 @@ final class CostLayerTests: XCTestCase {
         func frame(_ type: UInt8, _ flags: UInt8, _ stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
             let length = payload.count
             return [UInt8(length >> 16), UInt8((length >> 8) & 0xff), UInt8(length & 0xff), type, flags]
-                + [UInt8(stream >> 24), UInt8((stream >> 16) & 0xff), UInt8((stream >> 8) & 0xff), UInt8(stream & 0xff)]
+                + [
+                    UInt8(stream >> 24), UInt8((stream >> 16) & 0xff), UInt8((stream >> 8) & 0xff),
+                    UInt8(stream & 0xff),
+                ]
                 + payload
         }
-        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)  // 24 B
-        let settings = frame(4, 0, 0, [])  // 9 B
+        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) // 24 B
+        let settings = frame(4, 0, 0, []) // 9 B
         // :method GET, :path /, :scheme http (indexed), :authority x (literal, indexed name 1): 6 B.
-        let requestHeaders = frame(1, 0x5, 1, [0x82, 0x84, 0x86, 0x41, 0x01, 0x78])  // 15 B
-        let responseHeaders = frame(1, 0x4, 1, [0x88])  // :status 200: 10 B
-        let hello = frame(0, 0, 1, Array("hello".utf8))  // 14 B
-        let ping = frame(6, 0, 0, Array(repeating: 0, count: 8))  // 17 B
-        let world = frame(0, 0x1, 1, Array("world".utf8))  // 14 B
+        let requestHeaders = frame(1, 0x5, 1, [0x82, 0x84, 0x86, 0x41, 0x01, 0x78]) // 15 B
+        let responseHeaders = frame(1, 0x4, 1, [0x88]) // :status 200: 10 B
+        let hello = frame(0, 0, 1, Array("hello".utf8)) // 14 B
+        let ping = frame(6, 0, 0, Array(repeating: 0, count: 8)) // 17 B
+        let world = frame(0, 0x1, 1, Array("world".utf8)) // 14 B
         var script = Script()
         script.handshake()
-        let clientBytes = preface + settings + requestHeaders  // 48 B
+        let clientBytes = preface + settings + requestHeaders // 48 B
         script.client(0, ack: 0, clientBytes)
-        script.server(0, ack: 48, settings + responseHeaders)  // 19 B
-        script.server(19, ack: 48, hello + ping)  // 31 B
-        script.server(50, ack: 48, world)  // 14 B
+        script.server(0, ack: 48, settings + responseHeaders) // 19 B
+        script.server(19, ack: 48, hello + ping) // 31 B
+        script.server(50, ack: 48, world) // 14 B
         script.client(48, ack: 64)
         script.close(clientSent: 48, serverSent: 64)
         let (records, rows) = try analyze(script, name: "cost-h2c.pcap")

@@ -22,11 +22,11 @@ final class PacketCostTests: XCTestCase {
             packet(c, s, seq: 100, ack: 0, flags: [.syn]),
             packet(s, c, seq: 900, ack: 101, flags: [.syn, .ack]),
             packet(c, s, seq: 101, ack: 901),
-            packet(c, s, seq: 106, ack: 901, "world"),  // ahead of a hole: offset 5
-            packet(c, s, seq: 101, ack: 901, "hello"),  // fills it: offset 0, nothing repeated
-            packet(c, s, seq: 101, ack: 901, "hello"),  // a copy: 5 B repeated
-            packet(c, s, seq: 104, ack: 901, "loworld!"),  // 7 B repeated, 1 new ("!")
-            packet(s, c, seq: 901, ack: 112),  // acknowledges the client's 11 B
+            packet(c, s, seq: 106, ack: 901, "world"), // ahead of a hole: offset 5
+            packet(c, s, seq: 101, ack: 901, "hello"), // fills it: offset 0, nothing repeated
+            packet(c, s, seq: 101, ack: 901, "hello"), // a copy: 5 B repeated
+            packet(c, s, seq: 104, ack: 901, "loworld!"), // 7 B repeated, 1 new ("!")
+            packet(s, c, seq: 901, ack: 112), // acknowledges the client's 11 B
             packet(c, s, seq: 112, ack: 901, flags: [.fin, .ack]),
             packet(s, c, seq: 901, ack: 113, flags: [.fin, .ack]),
             packet(c, s, seq: 113, ack: 902),
