@@ -483,7 +483,9 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
 
     func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
         let d = side.rawValue
-        plaintextClaims[d].claim(range.lowerBound, range.upperBound, costOwner(owner, d))
+        let costOwner = costOwner(owner, d)
+        if case let .message(slot) = costOwner { slot.plaintextEnd = max(slot.plaintextEnd, range.upperBound) }
+        plaintextClaims[d].claim(range.lowerBound, range.upperBound, costOwner)
         drainRecordCosts(d)
     }
 
@@ -536,6 +538,9 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
                 }
                 plaintextClaims[d].forEachPiece(in: start..<end) { piece, found in
                     let owner = found ?? .unclaimed
+                    if case let .message(slot) = owner {
+                        slot.plaintextClaimedBelow = max(slot.plaintextClaimedBelow, piece.upperBound)
+                    }
                     let length = Int(clamping: piece.upperBound - piece.lowerBound) + overhead
                     overhead = 0
                     ledger.claim(cursor..<(cursor &+ Int64(length)), by: owner)

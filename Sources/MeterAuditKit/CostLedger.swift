@@ -18,6 +18,10 @@ final class LayerSlot {
     var carried = 0
     /// Just past the message's last claimed TCP byte.
     var tcpEnd: Int64 = .min
+    /// Over TLS: how far the message's plaintext was claimed, and how far the TLS records
+    /// carrying it were claimed at the TCP level; its TCP end is final once they meet.
+    var plaintextEnd: Int64 = .min
+    var plaintextClaimedBelow: Int64 = .min
     /// The direction that sent it; weak: a closed connection's ledger may be gone.
     weak var ledger: DirectionLedger?
     /// Set when its record took the figures.
@@ -29,7 +33,8 @@ final class LayerSlot {
     /// is over) and no waiting packet starts inside it.
     var isSettled: Bool {
         guard let ledger, !ledger.closed else { return true }
-        return ledger.acknowledged >= tcpEnd && ledger.claims.end >= tcpEnd && !ledger.hasPending(before: tcpEnd)
+        return plaintextClaimedBelow >= plaintextEnd && ledger.acknowledged >= tcpEnd && ledger.claims.end >= tcpEnd
+            && !ledger.hasPending(before: tcpEnd)
     }
 
     /// The record's layers; what comes after goes to the connection's overhead.
@@ -113,6 +118,13 @@ struct ClaimMap {
     }
 
     func owner(at offset: Int64) -> CostOwner? { index(of: offset).map { runs[$0].owner } }
+
+    /// The owner of all of `range` when the newest run holds it (the common case: a packet of
+    /// the message being read), nil otherwise.
+    func newestOwner(ofAll range: Range<Int64>) -> CostOwner? {
+        guard let last = runs.last, range.lowerBound >= last.start, range.upperBound <= last.end else { return nil }
+        return last.owner
+    }
 
     /// Calls `body` for each owned piece of `range`, in order; pieces no run covers (before the
     /// history, or not placed) come with a nil owner.
@@ -254,9 +266,20 @@ final class DirectionLedger {
     /// Splits a placed packet: its payload byte-wise by owner, its headers and link bytes to
     /// the owner of its first payload byte.
     private func charge(_ packet: PacketCost) {
-        let head = claims.owner(at: packet.offset) ?? .unclaimed
         let headers = LayerBytes(
             tcp: 0, ip: packet.headerBytes, frame: saturatingSum(packet.headerBytes, packet.linkBytes))
+        if let owner = claims.newestOwner(ofAll: packet.offset..<packet.end) {
+            // One owner for the whole packet: headers and payload in one step.
+            let length = packet.payloadLength
+            var bytes = LayerBytes(tcp: length, ip: saturatingSum(length, headers.ip))
+            bytes.frame = saturatingSum(length, headers.frame)
+            let repeated = min(length, packet.repeatedBytes)
+            if add(bytes, repeated: repeated, carried: length - repeated, packets: 1, to: owner) {
+                cost.lateCopies += 1
+            }
+            return
+        }
+        let head = claims.owner(at: packet.offset) ?? .unclaimed
         var late = add(headers, repeated: 0, carried: 0, packets: 1, to: head)
         let repeatedEnd = packet.offset &+ Int64(packet.repeatedBytes)
         claims.forEachPiece(in: packet.offset..<packet.end) { piece, owner in
@@ -342,12 +365,18 @@ final class CleartextClaims: MessageClaims {
         slots[side.rawValue].removeValue(forKey: offset)
     }
 
+    /// Per side, the message claimed last: the same one claims again with each packet.
+    private var lastClaimed: [(start: Int64, slot: LayerSlot)?] = [nil, nil]
+
     private func costOwner(_ owner: StreamOwner, _ side: FlowSide) -> CostOwner {
         switch owner {
         case let .message(start):
-            if let slot = slots[side.rawValue][start] { return .message(slot) }
-            let slot = LayerSlot(ledger: ledger[side].counting)
+            if let last = lastClaimed[side.rawValue], last.start == start, !last.slot.sealed {
+                return .message(last.slot)
+            }
+            let slot = slots[side.rawValue][start] ?? LayerSlot(ledger: ledger[side].counting)
             slots[side.rawValue][start] = slot
+            lastClaimed[side.rawValue] = (start, slot)
             return .message(slot)
         case .control: return .http2Control
         case .unclaimed: return .unclaimed
