@@ -148,6 +148,8 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private var tunnel: TCPStreamHandler?
     private var tunnelClient = FlowSide.initiator
     private var tunnelStart: [Int64?] = [nil, nil]
+    /// Per side, how far the sink was told who owns the bytes (docs/METERING.md §2c).
+    private var placed: [Int64] = [.min, .min]
 
     struct PendingRequest {
         var summary: RequestSummary
@@ -242,13 +244,20 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func reportPlacement(_ side: FlowSide, consumedTo consumed: Int64) {
         let parser = parsers[side.rawValue]
         if parser.state == .tunnel, tunnel != nil, sink.tunnelPlacesItsBytes { return }
+        // Only news is told: most packets extend the message being read, and nothing else.
         if let current = parser.current {
             let start = current.streamOffset
-            sink.claim(
-                start..<max(start, start &+ Int64(current.wireTotal &+ parser.lineBytes)), of: side,
-                by: .message(startingAt: start))
+            let end = start &+ Int64(current.wireTotal &+ parser.lineBytes)
+            if end > placed[side.rawValue] {
+                sink.claim(start..<end, of: side, by: .message(startingAt: start))
+                placed[side.rawValue] = end
+            }
         }
-        sink.settle(side, upTo: consumed &- Int64(parser.unplacedBytes))
+        let settled = consumed &- Int64(parser.unplacedBytes)
+        if settled > placed[side.rawValue] {
+            sink.settle(side, upTo: settled)
+            placed[side.rawValue] = settled
+        }
     }
 
     // MARK: - Called by the side parsers
@@ -334,8 +343,9 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
         let start = message.streamOffset
-        sink.claim(
-            start..<max(start, start &+ Int64(message.wireTotal)), of: side, by: .message(startingAt: start))
+        let end = max(start, start &+ Int64(message.wireTotal))
+        sink.claim(start..<end, of: side, by: .message(startingAt: start))
+        placed[side.rawValue] = max(placed[side.rawValue], end)
         switch message.kind {
         case .response:
             var response = message

@@ -208,7 +208,9 @@ final class ConnectionRecordSink: HTTPRecordSink {
     private(set) var records = 0
     private(set) var summary: HTTPConnectionSummary?
     /// Where the HTTP layer's claims go, and the endpoint its `initiator` side is.
-    weak var claims: MessageClaims?
+    /// Strong (a weak load per packet costs): `TLSRelay`, which is its own claims, breaks the
+    /// cycle when it closes.
+    var claims: MessageClaims?
     var claimsInitiator: TransportEndpoint?
     /// The claims of the HTTP/2 an h2c Upgrade started, shifted into this connection's.
     private var tunnelClaims: TunnelClaims?
@@ -594,6 +596,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         http?.close(accounting)
         http2?.close(accounting)
         closeCosts()
+        recordSink.claims = nil
         let summary = tls.summary
         let client = info.endpoint(clientSide)
         let server = info.endpoint(clientSide.peer)
