@@ -103,7 +103,8 @@ let package = Package(
         .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
         .testTarget(
-            name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1", "PacketLayers", "TCPReassembly", "TestSupport"]),
+            name: "HTTP2Tests",
+            dependencies: ["HTTP2", "HTTP1", "CaptureIO", "PacketLayers", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),

@@ -58,15 +58,16 @@ public struct MessageRecord: Sendable {
         case .request:
             return RequestSummary(
                 index: message.index, method: message.method ?? "", target: message.target,
-                host: message.requestHost)
+                host: message.requestHost, fieldsKnown: message.fieldsKnown)
         case .response:
             return message.request
         }
     }
 
-    /// `METHOD host /normalized/path`; `?` stands for what an unpaired response cannot tell.
+    /// `METHOD host /normalized/path`; `?` stands for what an unpaired response, or a record
+    /// whose request's fields are unknown (HTTP/2 `hpack-state-unknown`), cannot tell.
     public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
-        guard let request = requestSummary else {
+        guard let request = requestSummary, request.fieldsKnown else {
             return "? \(source.server) ?"
         }
         let target = RequestTarget(request.target)

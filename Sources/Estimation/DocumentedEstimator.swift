@@ -25,6 +25,8 @@ public struct DocumentedEstimator: Estimator {
     }
 
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
+        // Every component reads the fields: the line, the headers, and the body's coding.
+        guard message.fieldsKnown else { return .failure(.fieldsUnknown) }
         guard body.contentKnown else { return .failure(.bodyUnknown) }
         switch message.kind {
         case .request:

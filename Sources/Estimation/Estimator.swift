@@ -12,6 +12,10 @@ public enum EstimateUnavailable: String, Error, Sendable, CaseIterable, Codable,
     case bodyNotDecoded = "body-not-decoded"
     /// The body's content is not known at all (a HAR without body text).
     case bodyUnknown = "body-unknown"
+    /// The estimate needs header fields that are unknown: an HTTP/2 head decoded against HPACK
+    /// state the capture never saw (`hpack-state-unknown`), so its method, URL, status and
+    /// fields are nobody's guess.
+    case fieldsUnknown = "fields-unknown"
 }
 
 /// What was measured of a message's body while it streamed past, for the estimators.

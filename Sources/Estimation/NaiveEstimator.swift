@@ -16,6 +16,8 @@ public struct NaiveEstimator: Estimator {
             guard body.contentKnown else { return .failure(.bodyUnknown) }
             return .success(Estimate(line: 0, headers: 0, body: body.transferDecodedLength))
         case .response:
+            // Whether there is a Content-Length to take, and which coding the body has, is unknown.
+            guard message.fieldsKnown else { return .failure(.fieldsUnknown) }
             // expectedContentLength is the header's value as it is, even on HEAD, 206 and 304.
             if let declared = message.declaredContentLength {
                 return .success(Estimate(line: 0, headers: 0, body: Int(clamping: declared)))

@@ -8,27 +8,91 @@ import TCPReassembly
 /// Control bit 0: the connection starts at its beginning (the client's preface expected);
 /// otherwise frame boundaries are searched for. Bit 3: a gap after the first piece, bit 4 on
 /// the server's side.
+///
+/// Checks, trapping on a violation: per direction, every byte fed or announced missing is
+/// in exactly one place (the frames of the messages that side sent, its connection overhead,
+/// or its lost bytes); and a second run, each piece cut again at points read from the input,
+/// gives the same records, body bytes and connection summary.
 enum HTTP2Entry {
     @discardableResult
     static func run(_ input: UnsafeRawBufferPointer) -> CountingSink {
         let input = TwoStreamInput(input)
-        let sink = CountingSink()
+        let whole = read(input, cuttingAt: nil)
+        let cut = read(input, cuttingAt: input.bytes)
+        precondition(cut.summary == whole.summary, "summary depends on the cuts: \(cut.summary) != \(whole.summary)")
+        precondition(cut.records.records.count == whole.records.records.count, "record count depends on the cuts")
+        for (a, b) in zip(cut.records.records, whole.records.records) {
+            precondition(a == b, "record depends on the cuts: \(a) != \(b)")
+        }
+        return whole.counting
+    }
+
+    /// Keeps every record and what its observer saw, beside the counts `CountingSink` keeps.
+    final class RecordingSink: HTTPRecordSink {
+        final class Observer: BodyObserver {
+            var bytes = 0
+            func bodyBytes(_ bytes: UnsafeRawBufferPointer) { self.bytes &+= bytes.count }
+            func bodyGap(_ length: Int) { bytes &+= length }
+        }
+
+        struct Record: Equatable {
+            var message: CapturedMessage
+            var observed: Int?
+        }
+
+        let counting = CountingSink()
+        var records: [Record] = []
+
+        func bodyObserver(for message: HTTPMessage) -> Observer? { Observer() }
+
+        func record(_ message: CapturedMessage, body: Observer?) {
+            counting.record(message, body: nil)
+            records.append(Record(message: message, observed: body?.bytes))
+        }
+
+        func connectionClosed(_ summary: HTTPConnectionSummary) { counting.connectionClosed(summary) }
+    }
+
+    static func read(_ input: TwoStreamInput, cuttingAt cuts: UnsafeRawBufferPointer?) -> (
+        records: RecordingSink, counting: CountingSink, summary: HTTP2ConnectionSummary
+    ) {
+        let sink = RecordingSink()
         let info = input.connectionInfo(sawHandshake: true)
         // Small header blocks, so short inputs reach the bounds.
         let connection = HTTP2Connection(
             info: info, sink: sink,
             limits: HTTP2Limits(maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxHeaderListSize: 4096),
             startsAtBeginning: input.control & 1 != 0)
-        let (time, gapped) = input.feed(connection, startTime: info.firstPacketTime, acknowledging: false)
+        let (time, gapped) = input.feed(
+            connection, startTime: info.firstPacketTime, acknowledging: false, cuttingAt: cuts)
         for side in [FlowSide.initiator, .responder] { connection.end(of: side, reason: .fin, time: time) }
         var accounting = ConnectionAccounting(info: info)
         accounting.lastPacketTime = time
         connection.close(accounting)
-        precondition(sink.connections == 1, "one summary per connection")
-        // Every frame is one message's at most: records never hold more than was fed.
-        precondition(
-            sink.recordBytes <= input.byteCount + gapped,
-            "records \(sink.recordBytes) > fed \(input.byteCount) + gap \(gapped)")
-        return sink
+        precondition(sink.counting.connections == 1, "one summary per connection")
+
+        // The client is the initiator: its requests are its messages; responses and the
+        // requests the server promised are the server's.
+        var sent = [0, 0]
+        for record in sink.records {
+            let message = record.message
+            let fromClient = message.kind == .request && !message.anomalies.contains(.pushed)
+            sent[fromClient ? 0 : 1] += message.wireTotal
+            if let observed = record.observed {
+                precondition(
+                    observed == message.bodyLength, "observer saw \(observed) body bytes of \(message.bodyLength)")
+            }
+        }
+        let summary = connection.summary
+        for (side, tally) in [(FlowSide.initiator, summary.client), (.responder, summary.server)] {
+            let fed = input.streams[side.rawValue].count + (side == input.gapSide ? gapped : 0)
+            let counted = sent[side.rawValue] + tally.connectionOverheadBytes + tally.lostBytes
+            precondition(
+                counted == fed,
+                "\(side) bytes: messages \(sent[side.rawValue]) + overhead \(tally.connectionOverheadBytes) "
+                    + "+ lost \(tally.lostBytes) != fed \(input.streams[side.rawValue].count) + gap "
+                    + "\(side == input.gapSide ? gapped : 0)")
+        }
+        return (sink, sink.counting, summary)
     }
 }

@@ -162,9 +162,14 @@ struct TwoStreamInput {
     let pieceSize: Int
     let gapLength: Int
     let streams: [UnsafeRawBufferPointer]
+    /// The whole input: where a second run's cuts come from (`feed(cuttingAt:)`).
+    let bytes: UnsafeRawBufferPointer
     var byteCount: Int { streams[0].count + streams[1].count }
+    /// The side the gap (control bit 3) is in.
+    var gapSide: FlowSide { control & 16 != 0 ? .responder : .initiator }
 
     init(_ input: UnsafeRawBufferPointer) {
+        bytes = input
         var cursor = InputCursor(input)
         control = cursor.u8()
         pieceSize = Int(cursor.u8()) + 1
@@ -187,7 +192,13 @@ struct TwoStreamInput {
 
     /// Feeds both streams to `handler` in alternating pieces, with the gap (control bit 3; bit 4
     /// on the server's side) after the first piece; returns the last time and the gap's length.
-    func feed(_ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool) -> (time: Int64, gapped: Int) {
+    /// `cuttingAt`: each piece is handed over in smaller ones (same time, same order of the
+    /// sides, same gap position) whose lengths are read in turn from these bytes (1 + the low
+    /// 5 bits), so a parser that depends on where its input is cut gives another result.
+    func feed(
+        _ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool, cuttingAt cuts: UnsafeRawBufferPointer? = nil
+    ) -> (time: Int64, gapped: Int) {
+        var cutIndex = 0
         var fed = [0, 0]
         var offsets: [Int64] = [0, 0]
         var time = startTime
@@ -201,14 +212,24 @@ struct TwoStreamInput {
                 let end = min(start + pieceSize, stream.count)
                 time += 1_000
                 let acknowledged: Int64? = acknowledging ? offsets[side.peer.rawValue] : nil
-                handler.receive(
-                    UnsafeRawBufferPointer(rebasing: stream[start..<end]), from: side,
-                    at: StreamPosition(time: time, offset: offsets[side.rawValue], peerAcknowledged: acknowledged))
+                var from = start
+                while from < end {
+                    var to = end
+                    if let cuts, !cuts.isEmpty {
+                        to = min(end, from + 1 + Int(cuts[cutIndex % cuts.count] & 0x1f))
+                        cutIndex += 1
+                    }
+                    handler.receive(
+                        UnsafeRawBufferPointer(rebasing: stream[from..<to]), from: side,
+                        at: StreamPosition(
+                            time: time, offset: offsets[side.rawValue] + Int64(from - start),
+                            peerAcknowledged: acknowledged))
+                    from = to
+                }
                 fed[side.rawValue] = end
                 offsets[side.rawValue] += Int64(end - start)
                 if gapPending {
                     gapPending = false
-                    let gapSide: FlowSide = control & 16 != 0 ? .responder : .initiator
                     handler.gap(
                         gapLength, from: gapSide,
                         at: StreamPosition(time: time, offset: offsets[gapSide.rawValue], peerAcknowledged: nil))

@@ -96,6 +96,10 @@ public struct HTTP2MessageFacts: Sendable, Equatable {
     /// Σ over decoded fields, pseudo-fields included, of len(name) + len(value) + 32 (the
     /// HPACK entry size, RFC 7541 §4.1); nil when the fields are unknown.
     public var headerListSize: Int?
+    /// False when the head's fields are unknown: its block depends on HPACK state the capture
+    /// never saw, or it was lost (`hpack-state-unknown`). Method, target, status and fields
+    /// are then empty, not the message's. Unknown trailers alone leave the head known.
+    public var headFieldsKnown = true
 
     public init(stream: UInt32) { self.stream = stream }
 }
@@ -107,13 +111,23 @@ public struct RequestSummary: Sendable, Equatable {
     public var target: [UInt8]
     /// The Host field value as sent, else the authority of an absolute-form target.
     public var host: String?
+    /// False when the request's method, target and fields are unknown (HTTP/2, §2a
+    /// `hpack-state-unknown`): the endpoint cannot be told.
+    public var fieldsKnown: Bool
 
-    public init(index: Int, method: String, target: [UInt8], host: String?) {
+    public init(index: Int, method: String, target: [UInt8], host: String?, fieldsKnown: Bool = true) {
         self.index = index
         self.method = method
         self.target = target
         self.host = host
+        self.fieldsKnown = fieldsKnown
     }
+}
+
+extension HTTPMessage {
+    /// Whether the head's method, target, status and fields are the message's own: false for
+    /// an HTTP/2 head decoded against HPACK state the capture never saw (docs/METERING.md §2a).
+    public var fieldsKnown: Bool { http2?.headFieldsKnown ?? true }
 }
 
 /// One HTTP message as its producer found it (this module's parser, or a reader of another

@@ -48,8 +48,13 @@ public struct HTTP2DirectionTally: Sendable, Equatable {
     public var protocolErrors = 0
     /// Header blocks HPACK could not decode (that direction's later blocks are unknown).
     public var hpackErrors = 0
-    /// Bytes not read as frames: lost in gaps, or skipped until frame boundaries were found.
+    /// Bytes not read as frames: lost in gaps, skipped until frame boundaries were found, or
+    /// a frame cut off by a gap or the end of the capture.
     public var lostBytes = 0
+    /// DATA, HEADERS, PUSH_PROMISE and CONTINUATION frames no message took: protocol errors
+    /// (stream 0, a CONTINUATION nothing awaited, a second request block on a stream, fields
+    /// longer than their frame) and header blocks another frame cut short.
+    public var unowned = FrameCount()
 
     public init() {}
 
@@ -57,10 +62,13 @@ public struct HTTP2DirectionTally: Sendable, Equatable {
     public var unknown: FrameCount { byType[10] }
 
     /// Bytes of the frames no message owns: every type but DATA, HEADERS, CONTINUATION and
-    /// PUSH_PROMISE, the preface included (docs/METERING.md §2a).
+    /// PUSH_PROMISE, the preface and the unowned frames of those types included
+    /// (docs/METERING.md §2a).
     public var connectionOverheadBytes: Int {
-        var total = prefaceBytes
-        for (index, count) in byType.enumerated() where ![0, 1, 5, 9].contains(index) { total += count.bytes }
+        var total = saturatingAdd(prefaceBytes, unowned.bytes)
+        for (index, count) in byType.enumerated() where ![0, 1, 5, 9].contains(index) {
+            total = saturatingAdd(total, count.bytes)
+        }
         return total
     }
 }
@@ -155,7 +163,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         case .payload:
             if reader.header.knownType != .data, let start = reader.frameStart { placed = min(placed, start.offset) }
         case .searching:
-            if !reader.searchBuffer.isEmpty, let start = reader.searchStart { placed = min(placed, start.offset) }
+            if let start = reader.searchMarks.first?.position.offset { placed = min(placed, start) }
         case .lost: break
         }
         sink.settle(side, upTo: placed)
@@ -185,38 +193,82 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
         // Anything else loses the frame boundaries, and a header block's bytes lose HPACK state.
         reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, length)
-        if case .payload = reader.phase {
-            // The frame's header and what came of its payload are not a counted frame.
-            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.payloadRead + FrameHeader.size)
-            if reader.header.knownType == .data {
-                abandonMessage(stream: reader.header.streamID, sender: side)
-            }
+        if case .payload = reader.phase, reader.header.knownType == .data {
+            abandonMessage(stream: reader.header.streamID, sender: side)
         }
-        if reader.block != nil || reader.phase == .payload && reader.carriesHeaderBlock {
-            reader.hpackKnown = false
-        }
-        reader.block = nil
-        reader.headerBytes.removeAll(keepingCapacity: true)
+        dropUnfinished(reader)
         reader.phase = .searching
-        reader.searchBuffer.removeAll(keepingCapacity: true)
-        reader.searchStart = nil
         reader.offset = position.offset &+ Int64(length)
         settlePlacement(side)
+    }
+
+    /// The end of the capture cut a DATA frame: its header and the payload that came are its
+    /// open message's (which ends incomplete); without one they are lost.
+    private func partialDataFrame(_ reader: FrameReader, sender: FlowSide) {
+        let kind: MessageKind = sender == clientSide ? .request : .response
+        let id = reader.header.streamID
+        if id != 0, var stream = streams[id], var open = stream.open(kind) {
+            open.message.wireBody = saturatingAdd(open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
+            addFrames(&open.message, 1)
+            stream.setOpen(kind, open)
+            streams[id] = stream
+            reader.phase = .frameHeader
+        }
+        dropUnfinished(reader)
+    }
+
+    /// Frames of a message type that no message takes.
+    private func unowned(_ reader: FrameReader, frames: Int, bytes: Int) {
+        reader.tally.unowned.frames = saturatingAdd(reader.tally.unowned.frames, frames)
+        reader.tally.unowned.bytes = saturatingAdd(reader.tally.unowned.bytes, bytes)
+    }
+
+    /// What a side holds of a frame not finished (a gap took the rest, or the capture ended)
+    /// is lost: the preface begun, a frame header's first bytes, a frame cut in its payload
+    /// (its header included), bytes held while searching, a header block awaiting its
+    /// CONTINUATION (whose fields, and HPACK state after them, are then unknown).
+    private func dropUnfinished(_ reader: FrameReader) {
+        var lost = 0
+        switch reader.phase {
+        case .preface:
+            if reader.prefaceMatched < Self.prefaceBytes.count { lost = reader.prefaceMatched }
+            reader.prefaceMatched = 0
+        case .frameHeader:
+            lost = reader.headerBytes.count
+        case .payload:
+            lost = saturatingAdd(reader.payloadRead, FrameHeader.size)
+            if reader.carriesHeaderBlock { reader.hpackKnown = false }
+        case .searching, .lost:
+            lost = reader.searchBuffer.count
+        }
+        if let block = reader.block {
+            unowned(reader, frames: block.frames, bytes: block.wire)
+            reader.hpackKnown = false
+            reader.block = nil
+        }
+        reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, lost)
+        reader.headerBytes.removeAll(keepingCapacity: true)
+        reader.searchBuffer.removeAll(keepingCapacity: true)
+        reader.searchMarks.removeAll(keepingCapacity: true)
     }
 
     public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
 
     public func close(_ accounting: ConnectionAccounting) {
+        for side in [FlowSide.initiator, .responder] {
+            let reader = readers[side.rawValue]
+            if reader.phase == .payload, reader.header.knownType == .data {
+                // A DATA frame cut by the end of the capture: what came of it is its message's.
+                partialDataFrame(reader, sender: side)
+            } else {
+                dropUnfinished(reader)
+            }
+        }
         for id in streams.keys.sorted() {
             guard var stream = streams[id] else { continue }
             for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: false) }
             emitHeldRequest(&stream)
             streams[id] = stream
-        }
-        for reader in readers {
-            if reader.phase == .searching || reader.phase == .lost {
-                reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.searchBuffer.count)
-            }
         }
         summary.client = readers[clientSide.rawValue].tally
         summary.server = readers[clientSide.peer.rawValue].tally
@@ -349,8 +401,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         reader.tally.byType[slot].bytes = saturatingAdd(reader.tally.byType[slot].bytes, header.wireSize)
         let start = reader.frameStart ?? position
         // A header block admits only its own CONTINUATIONs between its frames (RFC 9113 §6.10).
-        if reader.block != nil, header.knownType != .continuation {
+        if let block = reader.block, header.knownType != .continuation {
             reader.tally.protocolErrors += 1
+            unowned(reader, frames: block.frames, bytes: block.wire)
             reader.block = nil
             reader.hpackKnown = false
         }
@@ -362,6 +415,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         case .continuation:
             guard var block = reader.block, block.stream == header.streamID else {
                 reader.tally.protocolErrors += 1
+                unowned(reader, frames: 1, bytes: header.wireSize)
                 return
             }
             block.fragment += reader.kept
@@ -394,6 +448,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if header.has(FrameFlags.padded) {
             guard let pad = payload.first else {
                 reader.tally.protocolErrors += 1
+                unowned(reader, frames: 1, bytes: header.wireSize)
                 return
             }
             padding = Int(pad)
@@ -404,6 +459,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if header.knownType == .pushPromise {
             guard payload.count >= first + 4 else {
                 reader.tally.protocolErrors += 1
+                unowned(reader, frames: 1, bytes: header.wireSize)
                 return
             }
             promised =
@@ -416,6 +472,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             // Padding or fields longer than the frame: the block cannot be read, nor HPACK after it.
             reader.tally.protocolErrors += 1
             reader.hpackKnown = false
+            unowned(reader, frames: 1, bytes: header.wireSize)
             return
         }
         let keptEnd = min(end, payload.count)
@@ -530,6 +587,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if kind == .request, stream.requestIndex != nil {
             // The stream's request was already read: a block that belongs to nothing.
             readers[sender.rawValue].tally.protocolErrors += 1
+            unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
             return
         }
         var message = newMessage(kind, sender: sender, stream: block.stream, at: block.start)
@@ -566,6 +624,12 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func promise(
         _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
     ) {
+        guard sender != clientSide else {
+            // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
+            readers[sender.rawValue].tally.protocolErrors += 1
+            unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
+            return
+        }
         var stream = streams[promised] ?? newStream()
         defer { streams[promised] = stream }
         claimBlock(
@@ -573,6 +637,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             by: stream.requestIndex == nil ? .message(startingAt: block.start.offset) : .unclaimed)
         guard stream.requestIndex == nil else {
             readers[sender.rawValue].tally.protocolErrors += 1
+            unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
             return
         }
         // Indexed among the client's requests: it stands for one the client did not send.
@@ -619,6 +684,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         guard let fields else {
             message.anomalies.insert(.hpackStateUnknown)
             message.message.http2?.headerListSize = nil
+            message.message.http2?.headFieldsKnown = false
             return
         }
         var scheme: String?
@@ -661,7 +727,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func summary(of message: CapturedMessage) -> RequestSummary {
         RequestSummary(
             index: message.index, method: message.method ?? "", target: message.target,
-            host: message.requestHost)
+            host: message.requestHost, fieldsKnown: message.message.fieldsKnown)
     }
 
     // MARK: - Bodies
@@ -690,6 +756,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard header.streamID != 0 else {
             readers[sender.rawValue].tally.protocolErrors += 1
+            unowned(readers[sender.rawValue], frames: 1, bytes: header.wireSize)
             return
         }
         // The usual case, a frame of an open message, changes it in place.
@@ -771,6 +838,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             sink.record(open.message, body: open.observer)
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
+            // A second request on the stream (DATA after the first ended, a protocol error):
+            // the one still waiting for its pairing goes first, rather than being replaced.
+            emitHeldRequest(&stream)
             stream.heldRequest = open
             if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(&stream) }
         }
@@ -787,12 +857,14 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     // MARK: - Finding frame boundaries
 
     /// Mid-connection or after a gap: bytes are held until a chain of plausible frame headers
-    /// shows where frames begin; what came before is lost, and HPACK state is unknown.
+    /// shows where frames begin; what came before is lost, and HPACK state is unknown. The held
+    /// bytes are replayed with the positions (time, offset) they arrived at, so where the
+    /// segments were cut changes nothing.
     private func search(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition) -> Int {
         let reader = readers[side.rawValue]
-        if reader.searchBuffer.isEmpty { reader.searchStart = position }
         let room = max(0, Self.searchWindow - reader.searchBuffer.count)
         let used = min(room, bytes.count)
+        if used > 0 { reader.searchMarks.append((reader.searchBuffer.count, position)) }
         reader.searchBuffer.append(contentsOf: bytes[0..<used])
         let buffer = reader.searchBuffer
         var candidate = 0
@@ -801,19 +873,24 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             case .found:
                 reader.hpackKnown = false
                 reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, candidate)
+                let marks = reader.searchMarks
                 reader.searchBuffer.removeAll(keepingCapacity: true)
+                reader.searchMarks.removeAll(keepingCapacity: true)
                 reader.phase = .frameHeader
-                let start = reader.searchStart ?? position
-                let replay = Array(buffer[candidate...])
-                let replayStart = StreamPosition(
-                    time: start.time, offset: start.offset &+ Int64(candidate),
-                    peerAcknowledged: start.peerAcknowledged)
-                replay.withUnsafeBytes { raw in
-                    var index = 0
-                    while index < raw.count {
-                        index += step(
-                            UnsafeRawBufferPointer(rebasing: raw[index...]), side: side, position: replayStart,
-                            at: index)
+                buffer.withUnsafeBytes { raw in
+                    for (number, mark) in marks.enumerated() {
+                        let markEnd = number + 1 < marks.count ? marks[number + 1].index : raw.count
+                        let from = max(mark.index, candidate)
+                        guard from < markEnd else { continue }
+                        let piece = UnsafeRawBufferPointer(rebasing: raw[from..<markEnd])
+                        let at = StreamPosition(
+                            time: mark.position.time, offset: mark.position.offset &+ Int64(from - mark.index),
+                            peerAcknowledged: mark.position.peerAcknowledged)
+                        var index = 0
+                        while index < piece.count {
+                            index += step(
+                                UnsafeRawBufferPointer(rebasing: piece[index...]), side: side, position: at, at: index)
+                        }
                     }
                 }
                 return used
@@ -829,10 +906,21 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             let dropped = buffer.count - (FrameHeader.size - 1)
             reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, dropped)
             reader.searchBuffer.removeFirst(dropped)
-            reader.searchStart = reader.searchStart.map {
-                StreamPosition(
-                    time: $0.time, offset: $0.offset &+ Int64(dropped), peerAcknowledged: $0.peerAcknowledged)
+            var kept: [(index: Int, position: StreamPosition)] = []
+            for (number, mark) in reader.searchMarks.enumerated() {
+                let markEnd =
+                    number + 1 < reader.searchMarks.count ? reader.searchMarks[number + 1].index : buffer.count
+                guard markEnd > dropped else { continue }
+                let skip = max(0, dropped - mark.index)
+                kept.append(
+                    (
+                        max(0, mark.index - dropped),
+                        StreamPosition(
+                            time: mark.position.time, offset: mark.position.offset &+ Int64(skip),
+                            peerAcknowledged: mark.position.peerAcknowledged)
+                    ))
             }
+            reader.searchMarks = kept
         }
         return used
     }
@@ -927,8 +1015,10 @@ final class FrameReader {
     var pendingTableSize: Int?
     /// SETTINGS_MAX_FRAME_SIZE this side announced: the largest frame its peer may send.
     var maxFrameSizeAllowedByThisSide = 16384
+    /// Bytes held while frame boundaries are searched for, and where each received piece of
+    /// them begins in the buffer and in the stream.
     var searchBuffer: [UInt8] = []
-    var searchStart: StreamPosition?
+    var searchMarks: [(index: Int, position: StreamPosition)] = []
     var offset: Int64 = 0
     var tally = HTTP2DirectionTally()
 

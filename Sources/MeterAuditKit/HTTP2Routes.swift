@@ -89,6 +89,9 @@ extension HTTP2Overhead {
             if tally.unknown.frames > 0 {
                 result["unknown"] = FrameTypeCount(frames: tally.unknown.frames, bytes: tally.unknown.bytes)
             }
+            if tally.unowned.frames > 0 {
+                result["unowned"] = FrameTypeCount(frames: tally.unowned.frames, bytes: tally.unowned.bytes)
+            }
             return result
         }
         self.init(

@@ -160,6 +160,28 @@ final class EstimatorTests: XCTestCase {
         XCTAssertEqual(documented.estimate(gzip, body: facts), .failure(.bodyBytesMissing))
     }
 
+    /// An HTTP/2 head decoded against HPACK state the capture never saw: its fields are empty
+    /// because nobody saw them, not because there are none (docs/METERING.md §4.5).
+    func testUnknownHTTP2FieldsGiveNoEstimateThatNeedsThem() throws {
+        var request = HTTPMessage(kind: .request, index: 0)
+        request.version = "HTTP/2"
+        request.http2 = HTTP2MessageFacts(stream: 3)
+        request.http2?.headFieldsKnown = false
+        var response = HTTPMessage(kind: .response, index: 0)
+        response.version = "HTTP/2"
+        response.http2 = HTTP2MessageFacts(stream: 3)
+        response.http2?.headFieldsKnown = false
+        XCTAssertEqual(documented.estimate(request, body: body(96)), .failure(.fieldsUnknown))
+        XCTAssertEqual(documented.estimate(response, body: body(20)), .failure(.fieldsUnknown))
+        // Whether a Content-Length was sent is unknown; the request's DATA bytes are not.
+        XCTAssertEqual(naive.estimate(response, body: body(20)), .failure(.fieldsUnknown))
+        XCTAssertEqual(try naive.estimate(request, body: body(96)).get(), Estimate(line: 0, headers: 0, body: 96))
+        // Known fields are estimated: "HTTP/2 204" is 10, an empty header block's final CRLF 2.
+        response.http2?.headFieldsKnown = true
+        response.status = 204
+        XCTAssertEqual(try documentedEstimate(response, body(0)), Estimate(line: 10, headers: 2, body: 0))
+    }
+
     // MARK: - naive
 
     func testNaiveRequestIsTheBody() throws {

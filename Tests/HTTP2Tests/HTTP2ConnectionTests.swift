@@ -221,6 +221,54 @@ final class HTTP2ConnectionTests: XCTestCase {
         XCTAssertEqual(request?.anomalies.contains(.bytesMissing), true)
     }
 
+    /// Frames of message types that no message can take still count, as the side's unowned
+    /// overhead, so every byte it sent is somewhere (FuzzHTTP2 found the client's PUSH_PROMISE).
+    func testFramesNoMessageTakesAreUnownedOverhead() {
+        // PUSH_PROMISE from the client (only servers push): promised stream 4 bytes + the
+        // 16-byte GET block = 20 → 29 on the wire; DATA "abc" on stream 0 → 12; HEADERS on
+        // stream 3 without END_HEADERS, 3 block bytes → 12, cut short by a PING → 17.
+        let push = Self.frame(5, 0x04, 1, [0, 0, 0, 2] + Self.getBlock)
+        let stray = Self.frame(0, 0, 0, Array("abc".utf8))
+        let cutBlock = Self.frame(1, 0, 3, Array(Self.getBlock.prefix(3)))
+        let ping = Self.frame(6, 0, 0, [UInt8](repeating: 0, count: 8))
+        for cut in [Cut.whole, .byteByByte] {
+            let (sink, summary) = run(client: [Self.preface, push, stray, cutBlock, ping], server: [], cut: cut)
+            XCTAssertEqual(sink.records.count, 0, "\(cut)")
+            XCTAssertEqual(summary.client.unowned, FrameCount(frames: 3, bytes: 29 + 12 + 12), "\(cut)")
+            XCTAssertEqual(summary.client.protocolErrors, 3, "\(cut)")
+            XCTAssertEqual(summary.client[.ping], FrameCount(frames: 1, bytes: 17), "\(cut)")
+            // 24 + 29 + 12 + 12 + 17 = 94: everything the client sent.
+            XCTAssertEqual(summary.client.connectionOverheadBytes, 94, "\(cut)")
+            XCTAssertEqual(summary.client.lostBytes, 0, "\(cut)")
+        }
+    }
+
+    /// DATA on a stream whose request already ended is a second request of unknown head; the
+    /// first, still waiting for a response, is kept (FuzzHTTP2 found it replaced and lost).
+    func testASecondRequestOnAStreamKeepsTheFirst() {
+        // Two empty DATA frames on stream 1, the first with END_STREAM: 9 bytes each.
+        let (sink, summary) = run(
+            client: [Self.preface, Self.frame(0, 0x01, 1, []), Self.frame(0, 0, 1, [])], server: [])
+        XCTAssertEqual(sink.records.map(\.index), [0, 1])
+        XCTAssertEqual(sink.records.map(\.wireBody), [9, 9])
+        XCTAssertEqual(sink.records.map(\.complete), [true, false])
+        XCTAssertEqual(sink.records.map { $0.anomalies.contains(.hpackStateUnknown) }, [true, true])
+        XCTAssertEqual(summary.client.connectionOverheadBytes + summary.client.lostBytes, 24)
+    }
+
+    /// A gap in a frame header, and a frame cut by the end of the capture, are lost bytes.
+    func testBytesHeldWhenAGapOrTheEndComesAreLost() {
+        // The client: preface, then 4 of a HEADERS frame's 9 header bytes, a 10-byte gap;
+        // frames are then searched for in the 7 bytes that follow and never found.
+        let headers = Self.frame(1, 0x05, 1, Self.getBlock)
+        let (_, summary) = run(
+            client: [Self.preface, Array(headers.prefix(4)), Array(repeating: 0xff, count: 7)], server: [],
+            gaps: [(.initiator, afterChunk: 1, length: 10)])
+        // 4 held header bytes + the 10-byte gap + 7 searched bytes = 21.
+        XCTAssertEqual(summary.client.lostBytes, 21)
+        XCTAssertEqual(summary.client.connectionOverheadBytes, 24)
+    }
+
     func testInterimResponseIsItsOwnRecord() {
         // `:status 103` as a literal of static name index 8 without indexing: 0x08, len 3.
         let early = Self.frame(1, 0x04, 1, [0x08, 3] + Array("103".utf8))
