@@ -145,8 +145,26 @@ public struct DirectionCost: Sendable, Equatable, Codable {
     /// Segments and TCP payload bytes sent again, in messages and in overhead alike.
     public var retransmittedSegments = 0
     public var retransmittedBytes = 0
+    /// Copies that came after their message's record had taken its figures (past the peer's
+    /// ACK, or a bound of `Limits`): charged to `unclaimed`, counted here.
+    public var lateCopies = 0
+    /// Packets charged before the owner of their bytes was known (the waiting queue was full):
+    /// their unplaced bytes went to `unclaimed`.
+    public var forcedPackets = 0
 
     public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case total, unclaimed
+        case emptyPackets = "empty_packets"
+        case tlsControl = "tls_control"
+        case http2Control = "h2_control"
+        case emptyPacketCount = "empty_packet_count"
+        case retransmittedSegments = "retransmitted_segments"
+        case retransmittedBytes = "retransmitted_bytes"
+        case lateCopies = "late_copies"
+        case forcedPackets = "forced_packets"
+    }
 
     /// The part of `total` no message owns.
     public var overhead: LayerBytes {

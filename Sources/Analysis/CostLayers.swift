@@ -240,6 +240,8 @@ extension DirectionCost {
         emptyPacketCount = saturatingSum(emptyPacketCount, other.emptyPacketCount)
         retransmittedSegments = saturatingSum(retransmittedSegments, other.retransmittedSegments)
         retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)
+        lateCopies = saturatingSum(lateCopies, other.lateCopies)
+        forcedPackets = saturatingSum(forcedPackets, other.forcedPackets)
     }
 }
 

@@ -30,6 +30,28 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public var har: HARCounts?
     /// The HTTP/2 connections' frames no message owns; nil when there was none.
     public var h2: HTTP2Counts?
+    /// A capture's cost layers (docs/METERING.md §2c) summed over its connections, by direction:
+    /// `up` client to server, `down` server to client; nil for HAR inputs. Not encoded with the
+    /// input: diagnostics.json gives the run's sum.
+    public var layers: LayerCounts?
+
+    /// Per direction, every layer's total and the overhead no message owns, by kind.
+    public struct LayerCounts: Codable, Sendable, Equatable {
+        public var up = DirectionCost()
+        public var down = DirectionCost()
+
+        public init() {}
+
+        /// The sum over `inputs`; nil when none has layers (HAR only).
+        public init?(summing inputs: [InputDiagnostics]) {
+            let counted = inputs.compactMap(\.layers)
+            guard !counted.isEmpty else { return nil }
+            for layers in counted {
+                up.add(layers.up)
+                down.add(layers.down)
+            }
+        }
+    }
 
     public init(source: String, path: String) {
         self.source = source
@@ -39,7 +61,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
         case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
-            h2
+            h2, layers
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -61,6 +83,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(har, forKey: .har)
         try container.encodeIfPresent(h2, forKey: .h2)
+        // `layers` is written once per run, summed (diagnostics.json's `layers`), not per input.
     }
 
     /// A HAR file's entries, and how its records' sizes were found.

@@ -30,6 +30,27 @@ public protocol HTTPRecordSink: AnyObject {
     /// upgraded request being stream 1's; nil to only count them.
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> TCPStreamHandler?
+    /// Bytes `range` of `side`'s stream belong to `owner` (docs/METERING.md §2c). Claims of a
+    /// side come in stream order; a claim may reach past what was read (a frame's length).
+    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner)
+    /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
+    func settle(_ side: FlowSide, upTo offset: Int64)
+    /// The tunnel's bytes of `side` begin at `offset` of its stream (the tunnel's offset 0).
+    func tunnelBegins(on side: FlowSide, at offset: Int64)
+    /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
+    /// so this connection leaves them unsettled.
+    var tunnelPlacesItsBytes: Bool { get }
+}
+
+/// Who a run of stream bytes belongs to (docs/METERING.md §2c).
+public enum StreamOwner: Equatable, Sendable {
+    /// The message whose first byte is at this offset of the same side's stream (for an HTTP/2
+    /// PUSH_PROMISE, the promised request, whose bytes the server sends).
+    case message(startingAt: Int64)
+    /// HTTP/2's connection preface and control frames.
+    case control
+    /// Bytes no message claims: between messages, skipped, tunnels not read.
+    case unclaimed
 }
 
 extension HTTPRecordSink {
@@ -40,6 +61,11 @@ extension HTTPRecordSink {
     public func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> TCPStreamHandler?
     { nil }
+
+    public func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {}
+    public func settle(_ side: FlowSide, upTo offset: Int64) {}
+    public func tunnelBegins(on side: FlowSide, at offset: Int64) {}
+    public var tunnelPlacesItsBytes: Bool { false }
 }
 
 /// What the connection carried, by protocol.
@@ -122,6 +148,8 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private var tunnel: TCPStreamHandler?
     private var tunnelClient = FlowSide.initiator
     private var tunnelStart: [Int64?] = [nil, nil]
+    /// Per side, how far the sink was told who owns the bytes (docs/METERING.md §2c).
+    private var placed: [Int64] = [.min, .min]
 
     struct PendingRequest {
         var summary: RequestSummary
@@ -162,11 +190,13 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].gap(length, at: position)
+        reportPlacement(side, consumedTo: position.offset &+ Int64(max(0, length)))
     }
 
     public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
+        sink.settle(side, upTo: .max)
         tunnel?.end(of: tunnelSide(side), reason: reason, time: time)
     }
 
@@ -205,6 +235,29 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
             if clientSide == nil, tlsHello[side.rawValue].sawClientHello { clientSide = side }
         }
         parsers[side.rawValue].receive(bytes, at: position)
+        reportPlacement(side, consumedTo: position.offset &+ Int64(bytes.count))
+    }
+
+    /// Tells the sink who owns the bytes `side` has read so far (docs/METERING.md §2c): the
+    /// message being read owns its bytes up to here, and what the parser holds undecided (a
+    /// partial head or line, bytes awaiting the omission verdict) stays unplaced.
+    private func reportPlacement(_ side: FlowSide, consumedTo consumed: Int64) {
+        let parser = parsers[side.rawValue]
+        if parser.state == .tunnel, tunnel != nil, sink.tunnelPlacesItsBytes { return }
+        // Only news is told: most packets extend the message being read, and nothing else.
+        if let current = parser.current {
+            let start = current.streamOffset
+            let end = start &+ Int64(current.wireTotal &+ parser.lineBytes)
+            if end > placed[side.rawValue] {
+                sink.claim(start..<end, of: side, by: .message(startingAt: start))
+                placed[side.rawValue] = end
+            }
+        }
+        let settled = consumed &- Int64(parser.unplacedBytes)
+        if settled > placed[side.rawValue] {
+            sink.settle(side, upTo: settled)
+            placed[side.rawValue] = settled
+        }
     }
 
     // MARK: - Called by the side parsers
@@ -289,6 +342,10 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
+        let start = message.streamOffset
+        let end = max(start, start &+ Int64(message.wireTotal))
+        sink.claim(start..<end, of: side, by: .message(startingAt: start))
+        placed[side.rawValue] = max(placed[side.rawValue], end)
         switch message.kind {
         case .response:
             var response = message
@@ -369,6 +426,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     private func tunnelPosition(_ side: FlowSide, _ position: StreamPosition) -> StreamPosition {
         let base = tunnelStart[side.rawValue] ?? position.offset
+        if tunnelStart[side.rawValue] == nil { sink.tunnelBegins(on: side, at: base) }
         tunnelStart[side.rawValue] = base
         let peerBase = tunnelStart[side.peer.rawValue]
         return StreamPosition(

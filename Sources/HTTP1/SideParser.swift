@@ -322,6 +322,13 @@ final class SideParser<Sink: HTTPRecordSink> {
     /// Length of the current line including bytes dropped for being over the limit.
     private var lineLength: Int { line.count + overflowLength }
 
+    /// The partial line being read (of the current message, when one is open).
+    var lineBytes: Int { lineLength }
+
+    /// Bytes read but not yet known to be a message's or not: a head or line that may start
+    /// one, and bytes held for the omission verdict (docs/METERING.md §2c).
+    var unplacedBytes: Int { heldCount + (current == nil ? head.count + lineLength : 0) }
+
     /// The complete line without its terminator, and whether that was a bare LF. A line
     /// without LF (cut short, or over the limit) comes back whole.
     private func lineContent() -> (content: ArraySlice<UInt8>, bareLF: Bool) {

@@ -147,6 +147,33 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             index += step(UnsafeRawBufferPointer(rebasing: bytes[index...]), side: side, position: position, at: index)
         }
         readers[side.rawValue].offset = position.offset &+ Int64(bytes.count)
+        settlePlacement(side)
+    }
+
+    /// Everything `side` read is placed but a frame or header block still being read, and
+    /// bytes held while searching for frame boundaries (docs/METERING.md §2c).
+    private func settlePlacement(_ side: FlowSide) {
+        let reader = readers[side.rawValue]
+        var placed = reader.offset
+        if let block = reader.block { placed = min(placed, block.start.offset) }
+        switch reader.phase {
+        case .preface: placed = min(placed, reader.offset &- Int64(reader.prefaceMatched))
+        case .frameHeader:
+            if !reader.headerBytes.isEmpty, let start = reader.frameStart { placed = min(placed, start.offset) }
+        case .payload:
+            if reader.header.knownType != .data, let start = reader.frameStart { placed = min(placed, start.offset) }
+        case .searching:
+            if let start = reader.searchMarks.first?.position.offset { placed = min(placed, start) }
+        case .lost: break
+        }
+        sink.settle(side, upTo: placed)
+    }
+
+    /// Claims the frame now read (or begun, for DATA, whose length says where it ends).
+    private func claimFrame(_ side: FlowSide, by owner: StreamOwner) {
+        let reader = readers[side.rawValue]
+        guard let start = reader.frameStart?.offset else { return }
+        sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, by: owner)
     }
 
     public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
@@ -160,6 +187,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             reader.payloadRead += length
             if dataPart > 0 { bodyGap(dataPart, stream: reader.header.streamID, sender: side) }
             if reader.payloadRemaining == 0 { endFrame(side, position: position) }
+            readers[side.rawValue].offset = position.offset &+ Int64(length)
+            settlePlacement(side)
             return
         }
         // Anything else loses the frame boundaries, and a header block's bytes lose HPACK state.
@@ -169,6 +198,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
         dropUnfinished(reader)
         reader.phase = .searching
+        reader.offset = position.offset &+ Int64(length)
+        settlePlacement(side)
     }
 
     /// The end of the capture cut a DATA frame: its header and the payload that came are its
@@ -275,6 +306,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 used += 1
             }
             if reader.prefaceMatched == preface.count {
+                let end = here.offset &+ Int64(used)
+                sink.claim((end &- Int64(preface.count))..<end, of: side, by: .control)
                 reader.tally.prefaceBytes = preface.count
                 reader.phase = .frameHeader
             }
@@ -321,6 +354,15 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if header.knownType == .data {
             // Unpadded: the whole payload is body; padded: the first byte says how much is not.
             reader.dataRemaining = header.has(FrameFlags.padded) ? 0 : header.length
+            // Its owner is known now: the stream's open message, or the one it will make.
+            let kind: MessageKind = side == clientSide ? .request : .response
+            if header.streamID == 0 {
+                claimFrame(side, by: .unclaimed)
+            } else if let open = streams[header.streamID]?.open(kind) {
+                claimFrame(side, by: .message(startingAt: open.message.streamOffset))
+            } else if let start = reader.frameStart?.offset {
+                claimFrame(side, by: .message(startingAt: start))
+            }
         }
     }
 
@@ -383,15 +425,17 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             reader.block = block
             if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
         case .settings:
+            claimFrame(side, by: .control)
             settings(header, side: side)
         case .rstStream:
+            claimFrame(side, by: .control)
             guard header.streamID != 0, header.length == 4 else {
                 reader.tally.protocolErrors += 1
                 return
             }
             reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
-            break
+            claimFrame(side, by: .control)
         }
     }
 
@@ -516,6 +560,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let kind: MessageKind = sender == clientSide ? .request : .response
         var stream = streams[block.stream] ?? newStream()
         defer { streams[block.stream] = stream }
+        if let open = stream.open(kind) {
+            claimBlock(block, sender: sender, by: .message(startingAt: open.message.streamOffset))
+        } else if kind == .request, stream.requestIndex != nil {
+            claimBlock(block, sender: sender, by: .unclaimed)
+        } else {
+            claimBlock(block, sender: sender, by: .message(startingAt: block.start.offset))
+        }
         if var open = stream.open(kind) {
             // A second block on an open message: its trailers (docs/METERING.md §2a).
             open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
@@ -581,6 +632,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
         var stream = streams[promised] ?? newStream()
         defer { streams[promised] = stream }
+        claimBlock(
+            block, sender: sender,
+            by: stream.requestIndex == nil ? .message(startingAt: block.start.offset) : .unclaimed)
         guard stream.requestIndex == nil else {
             readers[sender.rawValue].tally.protocolErrors += 1
             unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
@@ -596,6 +650,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         stream.requestIndex = message.index
         stream.requestSummary = summary(of: message)
         stream.heldRequest = OpenMessage(message: message, observer: nil)
+    }
+
+    /// A complete header block's frames, from its first frame to the one just read.
+    private func claimBlock(_ block: HeaderBlock, sender: FlowSide, by owner: StreamOwner) {
+        let reader = readers[sender.rawValue]
+        let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
+        sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
     }
 
     private func newStream() -> StreamState {

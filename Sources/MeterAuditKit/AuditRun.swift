@@ -235,6 +235,13 @@ struct FileIdentity: Equatable {
 /// `diagnostics.json`: every input's diagnostics and their totals.
 struct DiagnosticsFile: Encodable {
     var inputs: [InputDiagnostics]
+    /// The run's cost layers by direction, layer and overhead kind (docs/METERING.md §2c).
+    var layers: InputDiagnostics.LayerCounts?
+
+    init(inputs: [InputDiagnostics]) {
+        self.inputs = inputs
+        layers = InputDiagnostics.LayerCounts(summing: inputs)
+    }
 
     func write(to path: String) throws {
         let encoder = JSONEncoder()

@@ -24,14 +24,16 @@ final class ConnectionRouterFactory: TCPStreamHandlerFactory {
     private let limits: HTTPLimits
     private let keys: KeyStore
     private let input: String
+    private let costLimits: Limits
     private let closed: (ConnectionRow, HTTPConnectionSummary) -> Void
 
     init(
-        sink: RecordSink, limits: HTTPLimits, keys: KeyStore, input: String,
+        sink: RecordSink, limits: HTTPLimits, keys: KeyStore, input: String, costLimits: Limits = Limits(),
         closed: @escaping (ConnectionRow, HTTPConnectionSummary) -> Void
     ) {
         self.sink = sink
         self.limits = limits
+        self.costLimits = costLimits
         self.keys = keys
         self.input = input
         self.closed = closed
@@ -40,7 +42,8 @@ final class ConnectionRouterFactory: TCPStreamHandlerFactory {
     func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
         ConnectionRouter(
             info: connection,
-            context: ConnectionContext(sink: sink, limits: limits, keys: keys, input: input, closed: closed))
+            context: ConnectionContext(
+                sink: sink, limits: limits, keys: keys, input: input, costLimits: costLimits, closed: closed))
     }
 }
 
@@ -50,6 +53,10 @@ struct ConnectionContext {
     let limits: HTTPLimits
     let keys: KeyStore
     let input: String
+    /// Bounds of the cost ledgers (docs/METERING.md §2c).
+    let costLimits: Limits
+    /// A tunnel's link to the ledger of the connection whose packets carry it.
+    var tunnelCosts: TunnelCostLink? = nil
     var closed: (ConnectionRow, HTTPConnectionSummary) -> Void
     /// The host a proxy was asked to CONNECT to, for the handler of that tunnel, and the
     /// indexes its messages start from (those before it on the TCP connection came first).
@@ -57,10 +64,13 @@ struct ConnectionContext {
     var firstIndexes = [0, 0]
 
     /// Reads a CONNECT tunnel as a connection of its own (TLS or cleartext HTTP).
-    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler {
+    func tunnelHandler(
+        authority: String, connection: ConnectionInfo, firstIndexes: [Int], costs: TunnelCostLink? = nil
+    ) -> TCPStreamHandler {
         var context = self
         context.tunnelHost = authority
         context.firstIndexes = firstIndexes
+        context.tunnelCosts = costs
         return ConnectionRouter(info: connection, context: context)
     }
 }
@@ -80,10 +90,13 @@ final class ConnectionRouter: TCPStreamHandler {
     private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
     /// Stream bytes per side, gaps included: a tunnel's own TCP payload.
     private var streamBytes = [0, 0]
+    /// What every packet cost, shared out by the handler's claims (docs/METERING.md §2c).
+    private let costs: ConnectionCostLedger
 
     init(info: ConnectionInfo, context: ConnectionContext) {
         self.info = info
         self.context = context
+        costs = ConnectionCostLedger(limits: context.costLimits, tunnel: context.tunnelCosts)
         if let host = context.tunnelHost {
             // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
             // whole TCP connection's (the tunnel's initiator is the client).
@@ -155,21 +168,24 @@ final class ConnectionRouter: TCPStreamHandler {
         next = nil
     }
 
+    func packet(_ cost: PacketCost, from side: FlowSide) { costs.add(cost, from: side) }
+
     /// Makes the handler for what the first bytes showed, and replays them to it.
     @discardableResult
     private func settle(_ decided: Route, prefaceSide: FlowSide = .initiator) -> TCPStreamHandler {
         let handler: TCPStreamHandler
         switch decided {
         case .tls:
-            handler = TLSRelay(info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) })
+            handler = TLSRelay(
+                info: info, context: context, firstBytes: undecided.first.map { ($0.side, $0.bytes) }, costs: costs)
         case .h2:
-            handler = CleartextHTTP2Connection(info: info, context: context, clientSide: prefaceSide)
+            handler = CleartextHTTP2Connection(info: info, context: context, clientSide: prefaceSide, costs: costs)
         case .h2Midstream:
             // No preface tells the client: the initiator (or the assembler's guess of it) is.
             handler = CleartextHTTP2Connection(
-                info: info, context: context, clientSide: .initiator, startsAtBeginning: false)
+                info: info, context: context, clientSide: .initiator, startsAtBeginning: false, costs: costs)
         case .http1:
-            handler = CleartextConnection(info: info, context: context)
+            handler = CleartextConnection(info: info, context: context, costs: costs)
         }
         next = handler
         let runs = undecided
@@ -191,6 +207,13 @@ final class ConnectionRecordSink: HTTPRecordSink {
     private let context: ConnectionContext
     private(set) var records = 0
     private(set) var summary: HTTPConnectionSummary?
+    /// Where the HTTP layer's claims go, and the endpoint its `initiator` side is.
+    /// Strong (a weak load per packet costs): `TLSRelay`, which is its own claims, breaks the
+    /// cycle when it closes.
+    var claims: MessageClaims?
+    var claimsInitiator: TransportEndpoint?
+    /// The claims of the HTTP/2 an h2c Upgrade started, shifted into this connection's.
+    private var tunnelClaims: TunnelClaims?
 
     init(context: ConnectionContext, transport: Transport, overheads: TLSOverheadLedger?) {
         self.sink = context.sink
@@ -200,8 +223,19 @@ final class ConnectionRecordSink: HTTPRecordSink {
     }
 
     func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
-        context.tunnelHandler(authority: authority, connection: connection, firstIndexes: firstIndexes)
+        // The tunnel's messages are charged the packets that carried them, on this connection.
+        if let ledger = costLedger, let initiator = claimsInitiator {
+            tunnelCosts = TunnelCostLink(
+                outer: ledger, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+        }
+        return context.tunnelHandler(
+            authority: authority, connection: connection, firstIndexes: firstIndexes, costs: tunnelCosts)
     }
+
+    /// The ledger of the TCP connection this sink's HTTP layer reads, when its offsets are
+    /// that connection's (cleartext HTTP/1.x): a CONNECT tunnel inside is charged there.
+    var costLedger: ConnectionCostLedger?
+    private var tunnelCosts: TunnelCostLink?
 
     /// The HTTP/2 reader an h2c Upgrade started on this connection: its records and frames
     /// count in this connection's row.
@@ -213,22 +247,50 @@ final class ConnectionRecordSink: HTTPRecordSink {
         guard transport == .tcp else { return nil }
         var inner = context
         inner.firstIndexes = firstIndexes
+        if let claims, let initiator = claimsInitiator {
+            tunnelClaims = TunnelClaims(
+                outer: claims, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+        }
         let handler = CleartextHTTP2Connection(
-            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false)
+            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false,
+            tunnelClaims: tunnelClaims)
         upgraded = handler
         return handler
     }
 
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
 
+    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+        claims?.claim(range, of: side, by: owner)
+    }
+
+    func settle(_ side: FlowSide, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
+
+    func tunnelBegins(on side: FlowSide, at offset: Int64) {
+        tunnelClaims?.begins(onOuter: side, at: offset)
+        tunnelCosts?.begins(onOuter: side, at: offset)
+    }
+
+    var tunnelPlacesItsBytes: Bool { tunnelClaims != nil || tunnelCosts != nil }
+
+    /// The slot the message's packets were counted in: found by its sender's side and first byte
+    /// (a pushed request's bytes are the server's).
+    private func slot(of message: CapturedMessage) -> LayerSlot? {
+        guard let claims, let initiator = claimsInitiator else { return nil }
+        let pushed = message.kind == .request && message.anomalies.contains(.pushed)
+        let sender = message.kind == .request && !pushed ? message.client : message.server
+        return claims.takeSlot(of: sender == initiator ? .initiator : .responder, startingAt: message.streamOffset)
+    }
+
     func record(_ message: CapturedMessage, body: BodyMeter?) {
         records += 1
+        let slot = slot(of: message)
         sink.record(
             message, body: body, transport: transport,
             // HTTP/2 frames of many streams share TLS records: no message owns a record's
             // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
             tlsOverhead: message.http2 != nil && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
-            tunnelHost: context.tunnelHost)
+            tunnelHost: context.tunnelHost, lower: slot)
     }
 
     func connectionClosed(_ summary: HTTPConnectionSummary) { self.summary = summary }
@@ -240,11 +302,21 @@ final class CleartextConnection: TCPStreamHandler {
     private let context: ConnectionContext
     private let recordSink: ConnectionRecordSink
     private let http: HTTPConnection<ConnectionRecordSink>
+    private let costs: ConnectionCostLedger
+    private let claims: CleartextClaims
 
-    init(info: ConnectionInfo, context: ConnectionContext) {
+    init(info: ConnectionInfo, context: ConnectionContext, costs: ConnectionCostLedger) {
         self.info = info
         self.context = context
+        self.costs = costs
+        claims = CleartextClaims(ledger: costs)
         recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        // A tunnel whose outer connection could not link its ledger has no packets to share.
+        if context.tunnelHost == nil || context.tunnelCosts != nil {
+            recordSink.claims = claims
+            recordSink.claimsInitiator = info.initiator
+            if context.tunnelHost == nil { recordSink.costLedger = costs }
+        }
         http = HTTPConnection(info: info, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
     }
 
@@ -262,6 +334,8 @@ final class CleartextConnection: TCPStreamHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         http.close(accounting)
+        costs.close()
+        claims.close()
         guard var summary = recordSink.summary else { return }
         let clientIsInitiator = summary.clientIsInitiator(info)
         var row = ConnectionRow(
@@ -273,6 +347,7 @@ final class CleartextConnection: TCPStreamHandler {
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
+        costs.fill(&row, clientSide: clientIsInitiator ? .initiator : .responder)
         if let upgraded = recordSink.upgraded {
             // After `Upgrade: h2c` and its 101 the connection spoke HTTP/2.
             row.protocolKind = .h2
@@ -336,8 +411,26 @@ func saturatingSum(_ a: Int, _ b: Int) -> Int {
 /// application data of each direction goes to an `HTTPConnection` as that direction's
 /// ordered stream (offsets in plaintext bytes), or to an `HTTP2Connection` when ALPN or the
 /// connection preface says HTTP/2. A TCP gap stops that direction's decryption.
-final class TLSRelay: TCPStreamHandler {
+final class TLSRelay: TCPStreamHandler, MessageClaims {
     private enum Content { case undecided, http1, h2 }
+
+    /// A TLS record on its way to the cost ledger: it waits until the HTTP layer has placed its
+    /// plaintext, then its TCP bytes are claimed (docs/METERING.md §2c).
+    private struct RecordCost {
+        enum Kind { case application, control, opaque }
+        var tcpStart: Int64
+        var wireLength: Int
+        var plaintextOffset: Int64
+        var plaintextLength: Int
+        var kind: Kind
+    }
+
+    private let costs: ConnectionCostLedger
+    /// Per TLS direction: the plaintext by owner, the slots of its messages, and the records
+    /// waiting for their plaintext's owners.
+    private var plaintextClaims: [ClaimMap]
+    private var plaintextSlots: [[Int64: LayerSlot]] = [[:], [:]]
+    private var recordCosts: [Deque<RecordCost>] = [[], []]
 
     private let info: ConnectionInfo
     private let context: ConnectionContext
@@ -358,9 +451,14 @@ final class TLSRelay: TCPStreamHandler {
     /// Per TLS direction: the piece being fed.
     private var piece: [StreamPosition?] = [nil, nil]
 
-    init(info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?) {
+    init(
+        info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?, costs: ConnectionCostLedger
+    ) {
         self.info = info
         self.context = context
+        self.costs = costs
+        let history = ClaimMap(maxRuns: context.costLimits.maxCostHistoryRuns)
+        plaintextClaims = [history, history]
         // Without the TCP handshake, the side whose first record is a ClientHello is the client
         // (one that sent a ServerHello is the server).
         var client = FlowSide.initiator
@@ -372,6 +470,101 @@ final class TLSRelay: TCPStreamHandler {
         recordSink = ConnectionRecordSink(context: context, transport: .tls, overheads: ledger)
         tls = TLSConnection(keyLog: context.keys.keyLog) { [unowned self] record, plaintext in
             self.tlsRecord(record, plaintext)
+        }
+        // A tunnel's packets are its outer connection's: without a link to that connection's
+        // ledger, its records have no lower layers.
+        if context.tunnelHost == nil || context.tunnelCosts != nil {
+            recordSink.claims = self
+            recordSink.claimsInitiator = info.endpoint(client)
+        }
+    }
+
+    // MARK: - Costs (the HTTP layer's sides are TLS directions: initiator = client)
+
+    private func tcpSide(_ direction: Int) -> FlowSide { direction == 0 ? clientSide : clientSide.peer }
+
+    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+        let d = side.rawValue
+        let costOwner = costOwner(owner, d)
+        if case let .message(slot) = costOwner { slot.plaintextEnd = max(slot.plaintextEnd, range.upperBound) }
+        plaintextClaims[d].claim(range.lowerBound, range.upperBound, costOwner)
+        drainRecordCosts(d)
+    }
+
+    func settle(_ side: FlowSide, upTo offset: Int64) {
+        plaintextClaims[side.rawValue].settle(upTo: offset)
+        drainRecordCosts(side.rawValue)
+    }
+
+    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
+        plaintextSlots[side.rawValue].removeValue(forKey: offset)
+    }
+
+    private func costOwner(_ owner: StreamOwner, _ d: Int) -> CostOwner {
+        switch owner {
+        case let .message(start):
+            if let slot = plaintextSlots[d][start] { return .message(slot) }
+            let slot = LayerSlot(ledger: costs[tcpSide(d)].counting)
+            plaintextSlots[d][start] = slot
+            return .message(slot)
+        case .control: return .http2Control
+        case .unclaimed: return .unclaimed
+        }
+    }
+
+    /// Claims the TCP bytes of the records whose plaintext is placed, in stream order. A
+    /// record's overhead goes with its first plaintext byte, so its TCP bytes are cut as:
+    /// overhead and the first owner's plaintext, then each next owner's plaintext.
+    private func drainRecordCosts(_ d: Int) {
+        let ledger = costs[tcpSide(d)]
+        while let record = recordCosts[d].first {
+            let whole = record.tcpStart..<(record.tcpStart &+ Int64(record.wireLength))
+            switch record.kind {
+            case .control:
+                ledger.claim(whole, by: .tlsControl)
+                ledger.addTLS(record.wireLength, to: .tlsControl)
+            case .opaque:
+                ledger.claim(whole, by: .unclaimed)
+                ledger.addTLS(record.wireLength, to: .unclaimed)
+            case .application:
+                let start = record.plaintextOffset
+                let end = start &+ Int64(record.plaintextLength)
+                let placed = plaintextClaims[d].end
+                guard placed >= end, record.plaintextLength > 0 || placed > start else { return }
+                var cursor = record.tcpStart
+                var overhead = max(0, record.wireLength - record.plaintextLength)
+                if record.plaintextLength == 0 {
+                    let owner = plaintextClaims[d].owner(at: start) ?? .unclaimed
+                    ledger.claim(whole, by: owner)
+                    ledger.addTLS(record.wireLength, to: owner)
+                }
+                plaintextClaims[d].forEachPiece(in: start..<end) { piece, found in
+                    let owner = found ?? .unclaimed
+                    if case let .message(slot) = owner {
+                        slot.plaintextClaimedBelow = max(slot.plaintextClaimedBelow, piece.upperBound)
+                    }
+                    let length = Int(clamping: piece.upperBound - piece.lowerBound) + overhead
+                    overhead = 0
+                    ledger.claim(cursor..<(cursor &+ Int64(length)), by: owner)
+                    ledger.addTLS(length, to: owner)
+                    cursor = cursor &+ Int64(length)
+                }
+            }
+            recordCosts[d].removeFirst()
+        }
+    }
+
+    /// The end: plaintext nobody placed belongs to no message, every record is claimed, and
+    /// slots no record took give their bytes to the connection's overhead.
+    private func closeCosts() {
+        for d in 0..<2 {
+            plaintextClaims[d].settle(upTo: .max)
+            drainRecordCosts(d)
+        }
+        costs.close()
+        for d in 0..<2 {
+            for slot in plaintextSlots[d].values { costs[tcpSide(d)].counting.release(slot) }
+            plaintextSlots[d] = [:]
         }
     }
 
@@ -402,6 +595,8 @@ final class TLSRelay: TCPStreamHandler {
         tls.finish()
         http?.close(accounting)
         http2?.close(accounting)
+        closeCosts()
+        recordSink.claims = nil
         let summary = tls.summary
         let client = info.endpoint(clientSide)
         let server = info.endpoint(clientSide.peer)
@@ -428,6 +623,7 @@ final class TLSRelay: TCPStreamHandler {
         row.clientTLSControlBytes = summary.client.controlBytes
         row.serverTLSControlBytes = summary.server.controlBytes
         if let http2 { row.http2 = HTTP2Overhead(http2.summary) }
+        costs.fill(&row, clientSide: clientSide)
         let initiatorIsClient = clientSide == .initiator
         var connectionSummary =
             httpSummary
@@ -460,10 +656,20 @@ final class TLSRelay: TCPStreamHandler {
         // When the record began: in the piece being fed, or in an earlier one.
         let position = piece[d] ?? StreamPosition(time: info.firstPacketTime, offset: 0, peerAcknowledged: nil)
         var time = position.time
+        let tcpStart = recordStart[d] ?? 0
         if let start = recordStart[d] {
             if start < position.offset, let earlier = recordStartTime[d] { time = earlier }
             recordStart[d] = start + Int64(record.wireLength)
         }
+        costs[tcpSide(d)].addTLSTotal(record.wireLength)
+        let isApplication = record.contentType == TLSContentType.applicationData.rawValue
+        recordCosts[d].append(
+            RecordCost(
+                tcpStart: tcpStart, wireLength: record.wireLength, plaintextOffset: plaintextOffset[d],
+                plaintextLength: record.readable && isApplication ? plaintext.count : 0,
+                kind: !record.readable
+                    ? (isApplication ? .opaque : .control) : (isApplication ? .application : .control)))
+        defer { drainRecordCosts(d) }
         guard record.readable, record.contentType == TLSContentType.applicationData.rawValue else { return }
         let offset = plaintextOffset[d]
         plaintextOffset[d] = offset + Int64(plaintext.count)

@@ -70,6 +70,10 @@ final class DiagnosticsCollector {
 
     /// A connection closed: its summary as before, and what its TLS said.
     func count(_ row: ConnectionRow, _ summary: HTTPConnectionSummary) {
+        var layers = diagnostics.layers ?? InputDiagnostics.LayerCounts()
+        layers.up.add(row.clientCost)
+        layers.down.add(row.serverCost)
+        diagnostics.layers = layers
         if let overhead = row.http2 {
             var counts = diagnostics.h2 ?? InputDiagnostics.HTTP2Counts()
             counts.add(overhead)

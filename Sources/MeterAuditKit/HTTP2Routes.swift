@@ -16,19 +16,28 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
     private let ownRow: Bool
     private(set) var overhead: HTTP2Overhead?
     var records: Int { recordSink.records }
+    /// Nil after an h2c Upgrade: the HTTP/1.1 connection's ledger counts the packets.
+    private let costs: ConnectionCostLedger?
+    private let claims: CleartextClaims?
 
     /// `clientSide`: the side that sent the preface; `upgradedRequest`: the HTTP/1.1 request
     /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101;
     /// `startsAtBeginning` false: a capture begun mid-connection, frame boundaries searched for.
     init(
         info: ConnectionInfo, context: ConnectionContext, clientSide: FlowSide,
-        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, startsAtBeginning: Bool = true
+        upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, startsAtBeginning: Bool = true,
+        costs: ConnectionCostLedger? = nil, tunnelClaims: TunnelClaims? = nil
     ) {
+        self.costs = costs
+        claims = costs.map(CleartextClaims.init(ledger:))
         self.ownRow = ownRow
         self.info = info
         self.context = context
         self.clientSide = clientSide
         recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        let ownClaims: MessageClaims? = claims ?? tunnelClaims
+        recordSink.claims = context.tunnelHost == nil || context.tunnelCosts != nil ? ownClaims : nil
+        recordSink.claimsInitiator = info.initiator
         let indexes = context.firstIndexes
         http2 = HTTP2Connection(
             info: info, sink: recordSink, clientSide: clientSide, firstIndexes: indexes,
@@ -49,6 +58,8 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         http2.close(accounting)
+        costs?.close()
+        claims?.close()
         overhead = HTTP2Overhead(http2.summary)
         guard ownRow, let summary = recordSink.summary else { return }
         let clientIsInitiator = clientSide == .initiator
@@ -60,6 +71,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
         row.http2 = overhead
+        costs?.fill(&row, clientSide: clientSide)
         context.closed(row, summary)
     }
 }

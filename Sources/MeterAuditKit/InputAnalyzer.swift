@@ -130,7 +130,7 @@ public struct InputAnalyzer {
         let assembler = TCPAssembler(
             limits: limits.reassembly,
             factory: ConnectionRouterFactory(
-                sink: sink, limits: limits.http, keys: keys, input: input,
+                sink: sink, limits: limits.http, keys: keys, input: input, costLimits: limits,
                 closed: { row, summary in
                     collector.count(row, summary)
                     connection?(row)

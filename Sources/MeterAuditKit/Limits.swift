@@ -16,6 +16,12 @@ public struct Limits: Sendable {
     /// The largest pcapng block (packet, header) held whole; a longer one is taken as damage.
     public var maxPcapngBlockBytes = CaptureReader.defaultMaxPcapngBlockBytes
     public var bodyWork = BodyWork()
+    /// Packets of one connection direction waiting for the owner of their bytes
+    /// (docs/METERING.md §2c); past this, the oldest is charged to the connection's overhead.
+    public var maxPacketsAwaitingOwner = 2048
+    /// Runs of stream bytes by owner remembered per direction, so that a late copy finds the
+    /// message it repeats; older copies are charged to the connection's overhead.
+    public var maxCostHistoryRuns = 256
 
     public init() {}
 

@@ -24,6 +24,8 @@ final class RecordSink: HTTPRecordSink {
     private struct Waiting {
         var message: FinishedMessage
         var body: PendingBody
+        /// The packets under a captured message, counted until its record takes them.
+        var lower: LayerSlot? = nil
     }
 
     init(
@@ -45,14 +47,15 @@ final class RecordSink: HTTPRecordSink {
     }
 
     func record(_ captured: CapturedMessage, body: BodyMeter?) {
-        record(captured, body: body, transport: .tcp, tlsOverhead: 0, tunnelHost: nil)
+        record(captured, body: body, transport: .tcp, tlsOverhead: 0, tunnelHost: nil, lower: nil)
     }
 
     /// A captured message and what carried it: cleartext TCP or TLS records (whose overhead
     /// it owns, docs/METERING.md §2b; nil when no record is its alone), maybe inside a proxy's
-    /// `CONNECT` tunnel.
+    /// `CONNECT` tunnel. `lower` counts the packets under it (docs/METERING.md §2c).
     func record(
-        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int?, tunnelHost: String?
+        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int?, tunnelHost: String?,
+        lower: LayerSlot?
     ) {
         let message = captured.message
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
@@ -74,7 +77,7 @@ final class RecordSink: HTTPRecordSink {
                 message: FinishedMessage(
                     message: message, wire: wire, source: source,
                     measured: message.complete, notes: []),
-                body: pending))
+                body: pending, lower: lower))
     }
 
     /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
@@ -106,11 +109,17 @@ final class RecordSink: HTTPRecordSink {
 
     /// Emits waiting records in order, as far as their re-compressions are done (or all).
     func emitReady(waitingForAll: Bool) {
-        while let next = waiting.first, waitingForAll || next.body.isReady {
+        while let next = waiting.first, waitingForAll || (next.body.isReady && next.lower?.isSettled ?? true) {
             waiting.removeFirst()
+            var finished = next.message
+            if let slot = next.lower {
+                finished.wire.lower = slot.seal()
+                // HTTP/2 over TLS: the records whose first plaintext byte the message owns.
+                if finished.wire.tls == nil, slot.tls > 0 { finished.wire.tls = slot.tls }
+            }
             let (facts, outcome) = next.body.resolved()
             diagnostics.count(outcome)
-            let record = builder.record(next.message, body: facts, decoding: outcome)
+            let record = builder.record(finished, body: facts, decoding: outcome)
             diagnostics.count(record.estimates, estimators: builder.estimators)
             emit(record)
         }

@@ -23,10 +23,13 @@ public final class MessagesCSV {
         "stream", "frames", "header_list",
     ]
 
+    /// The cost layers under the message (docs/METERING.md §2c), after every other column.
+    public static let layerColumns = ["wire_tcp", "wire_ip", "wire_frame", "retransmitted"]
+
     /// Every column for estimators named `estimators` (in the run's order).
     public static func columns(estimators: [String]) -> [String] {
         measuredColumns + estimators.map { "est_\($0)" } + extraColumns
-            + estimators.flatMap { ["est_\($0)_line", "est_\($0)_headers", "est_\($0)_body"] }
+            + estimators.flatMap { ["est_\($0)_line", "est_\($0)_headers", "est_\($0)_body"] } + layerColumns
     }
 
     private let writer: CSVWriter
@@ -91,6 +94,8 @@ public final class MessagesCSV {
         for estimate in estimates {
             row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
         }
+        let lower = wire.lower
+        row += [lower?.tcp, lower?.ip, lower?.frame, lower?.retransmitted].map { $0.map(String.init) ?? "" }
         return row
     }
 

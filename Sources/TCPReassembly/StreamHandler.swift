@@ -70,6 +70,41 @@ public enum StreamEndReason: String, Sendable {
     case portReuse = "port-reuse"
 }
 
+/// What one captured packet of a connection cost (docs/METERING.md §2c), handed up for every
+/// packet, payload or not, in capture order: retransmissions and out-of-order copies too.
+public struct PacketCost: Sendable, Equatable {
+    /// Capture time (ns since the epoch).
+    public var time: Int64
+    /// Stream offset of the first payload byte (meaningless without payload).
+    public var offset: Int64
+    /// TCP payload length as sent (snaplen cuts do not shorten it).
+    public var payloadLength: Int
+    /// IP and TCP header bytes: the IP length minus the payload.
+    public var headerBytes: Int
+    /// Link-layer bytes: the original frame length minus the IP length.
+    public var linkBytes: Int
+    /// Payload bytes, at the front of the payload, that repeat bytes already seen.
+    public var repeatedBytes: Int
+    /// How far this packet acknowledges the peer's stream (a peer-stream offset), when known.
+    public var acknowledged: Int64?
+
+    public init(
+        time: Int64, offset: Int64, payloadLength: Int, headerBytes: Int, linkBytes: Int, repeatedBytes: Int = 0,
+        acknowledged: Int64? = nil
+    ) {
+        self.time = time
+        self.offset = offset
+        self.payloadLength = payloadLength
+        self.headerBytes = headerBytes
+        self.linkBytes = linkBytes
+        self.repeatedBytes = repeatedBytes
+        self.acknowledged = acknowledged
+    }
+
+    /// The stream offset just past the payload.
+    public var end: Int64 { offset &+ Int64(payloadLength) }
+}
+
 /// Receives one connection's ordered bytes. Calls for one side come in stream order;
 /// the two sides interleave in capture order.
 public protocol TCPStreamHandler: AnyObject {
@@ -81,6 +116,14 @@ public protocol TCPStreamHandler: AnyObject {
     func end(of side: FlowSide, reason: StreamEndReason, time: Int64)
     /// The connection is over; both sides have ended. Last call the handler gets.
     func close(_ accounting: ConnectionAccounting)
+    /// What a packet from `side` cost; comes after the packet's bytes were delivered (or
+    /// buffered, or found to repeat), so the bytes it carried are usually placed already.
+    func packet(_ cost: PacketCost, from side: FlowSide)
+}
+
+extension TCPStreamHandler {
+    /// Handlers that do not count costs ignore them.
+    public func packet(_ cost: PacketCost, from side: FlowSide) {}
 }
 
 /// Makes a handler for each new connection.

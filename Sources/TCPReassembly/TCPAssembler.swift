@@ -21,6 +21,9 @@ public final class TCPAssembler {
     /// Out-of-order bytes held over all connections (internal: tests check it stays bounded).
     private(set) var bufferedBytesTotal = 0
     private var lastSweep: Int64 = .min
+    /// Payload bytes of the packet being handled that repeat bytes already seen (not those of
+    /// buffered segments it lets through).
+    private var packetRepeated = 0
 
     /// Connections seen so far.
     public var connectionCount: Int { nextConnectionNumber }
@@ -142,8 +145,29 @@ public final class TCPAssembler {
 
     // MARK: - Segments
 
+    /// Places the segment, then tells the handler what the packet cost: its stream offset, its
+    /// layers, the payload bytes that repeated bytes already seen and what it acknowledged.
     private func handle(_ segment: TCPSegment, in connection: Connection) {
         let side = connection.side(sentBy: segment.source)
+        let s = side.rawValue
+        packetRepeated = 0
+        let dataSequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
+        // Taken before placing: offsets are read relative to the delivery point, which moves.
+        var offset = connection.halves[s].started ? connection.halves[s].offset(of: dataSequence) : nil
+        place(segment, in: connection, from: side)
+        if offset == nil, connection.halves[s].started { offset = connection.halves[s].offset(of: dataSequence) }
+        let peer = connection.halves[side.peer.rawValue]
+        let payload = max(0, segment.payloadLength)
+        let ip = max(segment.ipLength, payload)
+        let cost = PacketCost(
+            time: segment.timestamp, offset: offset ?? 0, payloadLength: payload, headerBytes: ip - payload,
+            linkBytes: max(0, segment.frameLength - ip),
+            repeatedBytes: min(payload, packetRepeated),
+            acknowledged: segment.flags.contains(.ack) && peer.started ? peer.offset(of: segment.acknowledgment) : nil)
+        connection.handler.packet(cost, from: side)
+    }
+
+    private func place(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
         let flags = segment.flags
         let time = segment.timestamp
         connection.account(segment, from: side)
@@ -244,7 +268,10 @@ public final class TCPAssembler {
         let sequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
         let offset = half.offset(of: sequence)
         let repeated = min(Int64(segment.payloadLength), half.nextOffset - offset)
-        if repeated > 0 { connection.accounting[side].retransmittedBytes += Int(repeated) }
+        if repeated > 0 {
+            connection.accounting[side].retransmittedBytes += Int(repeated)
+            packetRepeated += Int(repeated)
+        }
     }
 
     /// One run of stream bytes about to be placed: borrowed from a packet or from the buffer.
@@ -255,6 +282,8 @@ public final class TCPAssembler {
         var fin: Bool
         var time: Int64
         var peerAcknowledged: Int64?
+        /// False for a buffered segment let through later: its packet's cost was told already.
+        var direct = true
 
         var length: Int { bytes.count + missingTail }
         var end: Int64 { offset + Int64(length) }
@@ -282,10 +311,12 @@ public final class TCPAssembler {
         }
         guard incoming.end > next else {
             connection.accounting[side].retransmittedBytes += incoming.length
+            if incoming.direct { packetRepeated += incoming.length }
             return
         }
         let overlap = Int(next - incoming.offset)
         connection.accounting[side].retransmittedBytes += overlap
+        if incoming.direct { packetRepeated += overlap }
         let position = StreamPosition(time: incoming.time, offset: next, peerAcknowledged: incoming.peerAcknowledged)
         if overlap < incoming.bytes.count {
             let fresh = UnsafeRawBufferPointer(rebasing: incoming.bytes[overlap...])
@@ -321,6 +352,7 @@ public final class TCPAssembler {
             connection.accounting[side].outOfOrderSegments += 1
         } else {
             connection.accounting[side].retransmittedBytes += incoming.length
+            packetRepeated += incoming.length
         }
     }
 
@@ -337,7 +369,8 @@ public final class TCPAssembler {
                 deliver(
                     Incoming(
                         offset: segment.offset, bytes: bytes, missingTail: segment.missingTail,
-                        fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged),
+                        fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged,
+                        direct: false),
                     in: connection, from: side)
             }
         }

@@ -76,8 +76,8 @@ final class TLSRunTests: XCTestCase {
                     let overhead = sent.reduce(0) { $0 + Int($1["wire_tls"]!)! - Int($1["wire_total"]!)! }
                     let plaintext = sent.reduce(0) { $0 + Int($1["wire_total"]!)! }
                     let control = Int(
-                        connection[fromClient ? "client_tls_control_bytes" : "server_tls_control_bytes"]!)!
-                    let recordBytes = Int(connection[fromClient ? "client_tls_bytes" : "server_tls_bytes"]!)!
+                        connection[fromClient ? "up_tls_control_tls" : "down_tls_control_tls"]!)!
+                    let recordBytes = Int(connection[fromClient ? "up_tls" : "down_tls"]!)!
                     let expected = tsharkBytes["\(clientPort) \(fromClient)"]
                     XCTAssertEqual(overhead + control + plaintext, expected, "\(context) \(kind)s")
                     XCTAssertEqual(recordBytes, expected, "\(context) \(kind)s: record bytes")
@@ -214,8 +214,8 @@ final class TunnelRunTests: XCTestCase {
         XCTAssertEqual(Int(outer["client_tcp_bytes"]!)! - 114, Int(tunnel["client_tcp_bytes"]!)!)
         XCTAssertEqual(Int(outer["server_tcp_bytes"]!)! - 39, Int(tunnel["server_tcp_bytes"]!)!)
         // every tunnel byte is a TLS record byte
-        XCTAssertEqual(tunnel["client_tcp_bytes"], tunnel["client_tls_bytes"])
-        XCTAssertEqual(tunnel["server_tcp_bytes"], tunnel["server_tls_bytes"])
+        XCTAssertEqual(tunnel["client_tcp_bytes"], tunnel["up_tls"])
+        XCTAssertEqual(tunnel["server_tcp_bytes"], tunnel["down_tls"])
         XCTAssertEqual(diagnostics[0].connections.total, 1)
         XCTAssertEqual(diagnostics[0].connections.tunnelsRead, 1)
         XCTAssertEqual(diagnostics[0].connections.tunnelBytes, 0) // read, so not left unmeasured

@@ -61,6 +61,8 @@ final class RecordingHandler: TCPStreamHandler {
     var endTimes: [Int64?] = [nil, nil]
     var accounting: ConnectionAccounting?
     var problems: [String] = []
+    /// Every packet's cost, per side, in the order told.
+    var costs: [[PacketCost]] = [[], []]
 
     init(info: ConnectionInfo, log: EventLog) {
         self.info = info
@@ -108,6 +110,10 @@ final class RecordingHandler: TCPStreamHandler {
         if accounting.info.number != info.number { problems.append("accounting for another connection") }
         self.accounting = accounting
         log.events.append(.close(info.number))
+    }
+
+    func packet(_ cost: PacketCost, from side: FlowSide) {
+        costs[side.rawValue].append(cost)
     }
 
     private func check(_ side: FlowSide, at offset: Int64, _ what: String) {
