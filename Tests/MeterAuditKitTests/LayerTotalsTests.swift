@@ -130,7 +130,9 @@ final class LayerTotalsTests: XCTestCase {
     }
 
     /// Per connection (connectionKey) and sending endpoint: each layer's total and overhead,
-    /// and the retransmissions.
+    /// and the retransmissions. Rows sharing a 4-tuple are summed: a proxy tunnel is a row of
+    /// its own beside its carrier's (tls13-proxy-curl, same `conn`, `tunnel_host` set), and
+    /// every packet byte lands in exactly one of them, so together they equal the packets.
     struct ProducedDirection {
         var total: [String: Int] = [:]
         var overhead: [String: Int] = [:]
@@ -160,7 +162,10 @@ final class LayerTotalsTests: XCTestCase {
         }
         var result: [String: [String: ProducedDirection]] = [:]
         var keyOfConnection: [String: (key: String, client: String, server: String)] = [:]
-        // An empty or unreadable cell counts -1, so that it cannot match a real count.
+        // An unreadable cell counts -1, so that it cannot match a real count. An empty one counts
+        // 0 in connections.csv (a tunnel's row may leave a layer to its carrier's row), -1 in
+        // messages.csv (every captured record has its layers).
+        func cellOfConnection(_ cell: String) -> Int { cell.isEmpty ? 0 : Int(cell) ?? -1 }
         func number(_ cell: String) -> Int { Int(cell) ?? -1 }
         for row in connections.rows {
             let key = connectionKey(source: row[source], row[client], row[server])
@@ -169,11 +174,11 @@ final class LayerTotalsTests: XCTestCase {
                 guard let at = columns[direction] else { continue }
                 var produced = result[key, default: [:]][sender, default: ProducedDirection()]
                 for layer in layers {
-                    produced.total[layer, default: 0] += number(row[at.total[layer]!])
-                    produced.overhead[layer, default: 0] += number(row[at.overhead[layer]!])
+                    produced.total[layer, default: 0] += cellOfConnection(row[at.total[layer]!])
+                    produced.overhead[layer, default: 0] += cellOfConnection(row[at.overhead[layer]!])
                 }
-                produced.retransmittedSegments += number(row[at.segments])
-                produced.retransmittedBytes += number(row[at.bytes])
+                produced.retransmittedSegments += cellOfConnection(row[at.segments])
+                produced.retransmittedBytes += cellOfConnection(row[at.bytes])
                 result[key, default: [:]][sender] = produced
             }
         }
