@@ -142,7 +142,8 @@ public struct DirectionCost: Sendable, Equatable, Codable {
     public var unclaimed = LayerBytes()
     /// Packets without payload (`emptyPackets`'s count).
     public var emptyPacketCount = 0
-    /// Segments and TCP payload bytes sent again, in messages and in overhead alike.
+    /// Segments and TCP payload bytes sent again, in messages and in overhead alike; the segments
+    /// include a SYN or FIN without payload sent again (the sender's kernel counts those too).
     public var retransmittedSegments = 0
     public var retransmittedBytes = 0
     /// Copies that came after their message's record had taken its figures (past the peer's

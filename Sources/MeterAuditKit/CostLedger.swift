@@ -209,6 +209,7 @@ final class DirectionLedger {
         guard payload > 0 else {
             cost.emptyPackets.add(whole)
             cost.emptyPacketCount += 1
+            if packet.repeatsControl { cost.retransmittedSegments += 1 }
             return
         }
         if packet.repeatedBytes > 0 {

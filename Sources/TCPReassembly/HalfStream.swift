@@ -21,6 +21,8 @@ struct HalfStream {
     var baseSequence: UInt32 = 0
     /// The next offset to deliver.
     var nextOffset: Int64 = 0
+    /// Whether this side's SYN was seen (a second one is a retransmission).
+    var sawSYN = false
     /// Offset at which FIN sits, once seen.
     var finOffset: Int64?
     /// Set when the side ended (FIN delivered, RST, flush).

@@ -85,13 +85,16 @@ public struct PacketCost: Sendable, Equatable {
     public var linkBytes: Int
     /// Payload bytes, at the front of the payload, that repeat bytes already seen.
     public var repeatedBytes: Int
+    /// A SYN or FIN without payload that repeats one its sender already sent.
+    public var repeatsControl: Bool
     /// How far this packet acknowledges the peer's stream (a peer-stream offset), when known.
     public var acknowledged: Int64?
 
     public init(
         time: Int64, offset: Int64, payloadLength: Int, headerBytes: Int, linkBytes: Int, repeatedBytes: Int = 0,
-        acknowledged: Int64? = nil
+        repeatsControl: Bool = false, acknowledged: Int64? = nil
     ) {
+        self.repeatsControl = repeatsControl
         self.time = time
         self.offset = offset
         self.payloadLength = payloadLength

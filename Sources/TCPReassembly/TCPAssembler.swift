@@ -154,6 +154,7 @@ public final class TCPAssembler {
         let dataSequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
         // Taken before placing: offsets are read relative to the delivery point, which moves.
         var offset = connection.halves[s].started ? connection.halves[s].offset(of: dataSequence) : nil
+        let repeatsControl = segment.payloadLength <= 0 && repeatsControl(segment, offset, connection.halves[s])
         place(segment, in: connection, from: side)
         if offset == nil, connection.halves[s].started { offset = connection.halves[s].offset(of: dataSequence) }
         let peer = connection.halves[side.peer.rawValue]
@@ -162,9 +163,17 @@ public final class TCPAssembler {
         let cost = PacketCost(
             time: segment.timestamp, offset: offset ?? 0, payloadLength: payload, headerBytes: ip - payload,
             linkBytes: max(0, segment.frameLength - ip),
-            repeatedBytes: min(payload, packetRepeated),
+            repeatedBytes: min(payload, packetRepeated), repeatsControl: repeatsControl,
             acknowledged: segment.flags.contains(.ack) && peer.started ? peer.offset(of: segment.acknowledgment) : nil)
         connection.handler.packet(cost, from: side)
+    }
+
+    /// A SYN or FIN without payload that its sender already sent: the kernel counts it as a
+    /// retransmitted segment, so the costs do too.
+    private func repeatsControl(_ segment: TCPSegment, _ offset: Int64?, _ half: HalfStream) -> Bool {
+        if segment.flags.contains(.syn) { return half.sawSYN }
+        guard segment.flags.contains(.fin), let offset, let fin = half.finOffset else { return false }
+        return offset == fin
     }
 
     private func place(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
@@ -198,6 +207,7 @@ public final class TCPAssembler {
         }
 
         if flags.contains(.syn) {
+            connection.halves[s].sawSYN = true
             if !connection.halves[s].started || connection.halves[s].nextOffset == 0 {
                 connection.halves[s].start(at: dataSequence)
             }

@@ -794,9 +794,34 @@ def scn_quirks(c):
     s.close()
 
 
+def scn_loss(c):
+    """python-loss.pcap.gz (scripts/make-loss-sample): ordinary keep-alive exchanges and two
+    ~1 MB downloads over a loopback that drops 1 TCP packet in 20, so both directions carry
+    real retransmissions. The client closes each connection itself after its last response;
+    the server sees EOF and closes too."""
+    s, snd, rd = c.connect()
+    snd.send(c.get(b"/cl?n=300"))
+    read_response(rd, "GET")
+    snd.send(c.get(b"/gzip?n=20000", b"Accept-Encoding: gzip"))
+    read_response(rd, "GET")
+    snd.send(c.body_req(b"POST", b"/echo", text(150000, "loss-up")))
+    read_response(rd, "POST")
+    snd.send(c.get(b"/cl?n=1200000"))
+    read_response(rd, "GET")
+    s.close()
+    s, snd, rd = c.connect()
+    snd.send(c.get(b"/chunked"))
+    read_response(rd, "GET")
+    snd.send(c.get(b"/cl?n=1000000"))
+    read_response(rd, "GET")
+    snd.send(c.body_req(b"POST", b"/upload", text(40000, "loss-up2")))
+    read_response(rd, "POST")
+    s.close()
+
+
 SCENARIOS = {"chunked": scn_chunked, "pipeline": scn_pipeline, "close": scn_close,
              "expect": scn_expect, "barelf": scn_barelf, "midstream": scn_midstream,
-             "snaplen": scn_snaplen, "quirks": scn_quirks}
+             "snaplen": scn_snaplen, "quirks": scn_quirks, "loss": scn_loss}
 
 
 def client(args):
