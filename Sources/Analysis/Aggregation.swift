@@ -97,16 +97,23 @@ public struct EstimatorFigures: Sendable, Equatable {
         guard !absoluteRelativeErrors.isEmpty else { return nil }
         // The reports ask `orderFree` figures, already sorted: checked in one pass, not re-sorted.
         let values = absoluteRelativeErrors
-        let sorted = zip(values, values.dropFirst()).allSatisfy { $0 <= $1 } ? values : values.sorted()
+        let sorted = isOrderFree ? values : values.sorted()
         let rank = Int((q * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 
     /// Figures that do not depend on the order records came in (for comparing merges).
     public var orderFree: EstimatorFigures {
+        // Already sorted (the run sorts once for every report): no copy of the errors.
+        if isOrderFree { return self }
         var copy = self
         copy.absoluteRelativeErrors.sort()
         return copy
+    }
+
+    /// Whether the relative errors are already in `orderFree`'s order.
+    var isOrderFree: Bool {
+        zip(absoluteRelativeErrors, absoluteRelativeErrors.dropFirst()).allSatisfy { $0 <= $1 }
     }
 }
 
@@ -171,6 +178,7 @@ public struct GroupFigures: Sendable, Equatable {
     }
 
     public var orderFree: GroupFigures {
+        if estimators.allSatisfy(\.isOrderFree) { return self }
         var copy = self
         copy.estimators = estimators.map(\.orderFree)
         return copy

@@ -131,8 +131,9 @@ public struct AuditRun {
             }
         }
         let read = monotonicSeconds()
+        // The figures sorted once here, not once per report: every report asks order-free ones.
         let report = RunReport(
-            inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
+            inputs: diagnostics, aggregation: aggregation.orderFree, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
         // The end-of-run files are independent: written at once, on every core. Listed (and
         // their errors told) in registry order, diagnostics.json last.
