@@ -29,6 +29,11 @@ public struct EstimatorFigures: Sendable, Equatable {
     public struct CauseTally: Sendable, Equatable {
         public var bytes = 0
         public var records = 0
+
+        mutating func add(bytes more: Int, records count: Int) {
+            bytes += more
+            records += count
+        }
     }
 
     public init() {}
@@ -39,8 +44,8 @@ public struct EstimatorFigures: Sendable, Equatable {
         let wireSize = record.wire
         guard let total = wireSize.total else { return }
         for cause in recordCauses {
-            causes[cause.name, default: CauseTally()].bytes += cause.bytes
-            causes[cause.name, default: CauseTally()].records += 1
+            // One lookup of the name (a String hash) per cause, not one per field.
+            causes[cause.name, default: CauseTally()].add(bytes: cause.bytes, records: 1)
         }
         count += 1
         wire += total
@@ -70,8 +75,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         absoluteRelativeErrors += other.absoluteRelativeErrors
         layers.merge(other.layers)
         for (name, tally) in other.causes {
-            causes[name, default: CauseTally()].bytes += tally.bytes
-            causes[name, default: CauseTally()].records += tally.records
+            causes[name, default: CauseTally()].add(bytes: tally.bytes, records: tally.records)
         }
     }
 

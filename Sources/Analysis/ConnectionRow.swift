@@ -182,3 +182,11 @@ func saturatingSum(_ a: Int, _ b: Int) -> Int {
     let (sum, overflow) = a.addingReportingOverflow(b)
     return overflow ? Int.max : sum
 }
+
+extension Int {
+    /// `self = saturatingSum(self, other)`, in place (through a dictionary's `default:` subscript,
+    /// one lookup instead of a read and a write).
+    mutating func addSaturating(_ other: Int) {
+        self = saturatingSum(self, other)
+    }
+}

@@ -309,8 +309,8 @@ public struct OverheadSharing: Sendable {
         let key = ShareKey(group: GroupKey(endpoint: record.endpoint, direction: record.direction), estimators: mask)
         let connection = ConnectionKey(connection: flow.connection, tunnelHost: flow.tunnelHost ?? "")
         let side = NetworkSide.of(record)
-        pending[connection, default: Pending()].weights[side, default: [:]][key, default: 0] = saturatingSum(
-            pending[connection, default: Pending()].weights[side, default: [:]][key, default: 0], lower.ip)
+        // One access in place: the keys (two of them strings) are hashed once per record.
+        pending[connection, default: Pending()].weights[side, default: [:]][key, default: 0].addSaturating(lower.ip)
     }
 
     public mutating func add(_ row: ConnectionRow) {
@@ -318,8 +318,7 @@ public struct OverheadSharing: Sendable {
         for (side, cost) in [(NetworkSide.up, row.clientCost), (.down, row.serverCost)] {
             let overhead = max(cost.overhead.ip, 0)
             guard overhead > 0 else { continue }
-            pending[connection, default: Pending()].overhead[side, default: 0] = saturatingSum(
-                pending[connection, default: Pending()].overhead[side, default: 0], overhead)
+            pending[connection, default: Pending()].overhead[side, default: 0].addSaturating(overhead)
         }
     }
 

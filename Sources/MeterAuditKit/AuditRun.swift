@@ -132,9 +132,12 @@ public struct AuditRun {
         }
         let read = monotonicSeconds()
         // The figures sorted once here, not once per report: every report asks order-free ones.
-        let report = RunReport(
+        // Ranked once too, for every report that lists the endpoints.
+        var prepared = RunReport(
             inputs: diagnostics, aggregation: aggregation.orderFree, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
+        prepared.rankEndpoints()
+        let report = prepared
         // The end-of-run files are independent: written at once, on every core. Listed (and
         // their errors told) in registry order, diagnostics.json last.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"

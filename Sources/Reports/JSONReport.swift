@@ -32,6 +32,7 @@ public enum JSONReport: RunReporter {
     /// ranking_estimator, schema, schema_version, settings, totals.
     static func write(_ run: RunReport, with json: inout PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
+        let keys = EstimatorKeys(names)
         json.beginObject()
         json.key("endpoints")
         json.beginArray()
@@ -44,7 +45,7 @@ public enum JSONReport: RunReporter {
                 run.figures(of: endpoint).map { ($0.direction.rawValue, $0.figures) })
             {
                 json.key(named: direction)
-                group(figures, names: names, &json)
+                group(figures, keys: keys, &json)
             }
             json.endObject()
             json.key("endpoint")
@@ -103,7 +104,7 @@ public enum JSONReport: RunReporter {
         json.beginObject()
         for (direction, figures) in sortedByKey(run.totals.map { ($0.direction.rawValue, $0.figures) }) {
             json.key(named: direction)
-            group(figures, names: names, &json)
+            group(figures, keys: keys, &json)
         }
         json.endObject()
         json.endObject()
@@ -119,13 +120,23 @@ public enum JSONReport: RunReporter {
             .sorted { $0.0.utf8Order($1.0).value < 0 }
     }
 
-    static func group(_ figures: GroupFigures, names: [String], _ json: inout PrettyJSONWriter) {
+    /// The estimators' names in key order, each with its index: the same for every group, so
+    /// sorted once per report rather than once per group.
+    struct EstimatorKeys {
+        let sorted: [(name: String, index: Int)]
+
+        init(_ names: [String]) {
+            sorted = sortedByKey(names.enumerated().map { ($0.element, $0.offset) }).map { (name: $0.0, index: $0.1) }
+        }
+    }
+
+    static func group(_ figures: GroupFigures, keys: EstimatorKeys, _ json: inout PrettyJSONWriter) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
-        for (name, figures) in sortedByKey(Array(zip(names, figures.estimators))) {
+        for (name, index) in keys.sorted where index < figures.estimators.count {
             json.key(named: name)
-            estimator(figures, &json)
+            estimator(figures.estimators[index], &json)
         }
         json.endObject()
         json.key("incomplete")
@@ -223,11 +234,14 @@ public enum JSONReport: RunReporter {
         json.endObject()
     }
 
+    /// The layers of `layer_errors`, in key order.
+    private static let layerOrder: [CostLayer] = [.frame, .ip, .ipShare, .tcp, .tls]
+
     /// `layer_errors`: an estimator's error against each cost layer.
     private static func layerErrors(_ errors: LayerErrors, _ json: inout PrettyJSONWriter) {
         json.key("layer_errors")
         json.beginObject()
-        for layer in [CostLayer.frame, .ip, .ipShare, .tcp, .tls] {
+        for layer in layerOrder {
             json.key(named: layer.rawValue)
             json.beginObject()
             json.key("count")

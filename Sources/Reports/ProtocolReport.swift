@@ -255,13 +255,14 @@ extension JSONReport {
         for (key, figures) in run.protocolTotals {
             byProtocol[key.wireProtocol.rawValue, default: []].append((key.direction.rawValue, figures))
         }
+        let keys = EstimatorKeys(names)
         json.beginObject()
         for (name, directions) in sortedByKey(Array(byProtocol)) {
             json.key(named: name)
             json.beginObject()
             for (direction, figures) in sortedByKey(directions) {
                 json.key(named: direction)
-                group(figures, names: names, &json)
+                group(figures, keys: keys, &json)
             }
             json.endObject()
         }
@@ -269,11 +270,14 @@ extension JSONReport {
     }
 
     /// A group's `protocols`: protocol → records, the protocols present.
+    /// Every protocol in key order (its name's bytes), sorted once rather than per group.
+    private static let protocolsByName = HTTPProtocol.allCases.sorted { $0.rawValue.utf8Order($1.rawValue).value < 0 }
+
     static func writeProtocolCounts(_ counts: ProtocolCounts, _ json: inout PrettyJSONWriter) {
         json.beginObject()
-        for (name, records) in sortedByKey(counts.present.map { ($0.wireProtocol.rawValue, $0.records) }) {
-            json.key(named: name)
-            json.int(records)
+        for wireProtocol in protocolsByName where counts[wireProtocol] > 0 {
+            json.key(named: wireProtocol.rawValue)
+            json.int(counts[wireProtocol])
         }
         json.endObject()
     }

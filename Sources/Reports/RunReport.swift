@@ -6,7 +6,9 @@ import Foundation
 public struct RunReport: Sendable {
     /// Each input's diagnostics, in the order the inputs were given.
     public var inputs: [InputDiagnostics]
-    public var aggregation: Aggregation
+    public var aggregation: Aggregation {
+        didSet { ranking = nil }
+    }
     /// What the run was told (client profile, gzip level, endpoint rules…), shown as given,
     /// in this order.
     public var settings: [(String, String)]
@@ -14,7 +16,12 @@ public struct RunReport: Sendable {
     /// (bounded samples and bins); empty when nobody collected them.
     public var charts: ChartSamples
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
-    public var rankBy: RankLayer
+    public var rankBy: RankLayer {
+        didSet { ranking = nil }
+    }
+    /// `endpointRanking()`'s answer once `rankEndpoints()` kept it: every report ranks the same
+    /// endpoints, and sorting them is most of a small report's time.
+    private var ranking: [EndpointPlace]?
 
     public init(
         inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = [],
@@ -53,6 +60,15 @@ public struct RunReport: Sendable {
     /// until `figures(of:)` asks for one endpoint's: a writer going through every endpoint
     /// then holds one endpoint's sorted figures at a time, not all of them.
     public func endpointRanking() -> [EndpointPlace] {
+        ranking ?? rankedPlaces()
+    }
+
+    /// Ranks the endpoints now, for every report to come (until the figures or `rankBy` change).
+    public mutating func rankEndpoints() {
+        ranking = rankedPlaces()
+    }
+
+    private func rankedPlaces() -> [EndpointPlace] {
         let ranking = rankingEstimator
         let layer = rankBy
         var byEndpoint: [String: EndpointPlace] = [:]
