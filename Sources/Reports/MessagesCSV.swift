@@ -2,6 +2,7 @@ import Analysis
 import ContentCoding
 import Estimation
 import HTTP1
+import PacketLayers
 import Records
 
 /// `messages.csv`: one row per record, columns of docs/METERING.md §6, then extra
@@ -39,8 +40,11 @@ public final class MessagesCSV {
         writer.writeRow(Self.columns(estimators: estimators))
     }
 
+    /// The texts of the last connection's addresses: a connection's records mostly come in a row.
+    private var addressTexts = AddressTexts()
+
     public func write(_ record: MessageRecord) {
-        writer.writeRow(Self.row(for: record))
+        writer.writeRow(Self.row(for: record, addresses: &addressTexts))
     }
 
     /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
@@ -50,53 +54,95 @@ public final class MessagesCSV {
     public func discard() { writer.discard() }
 
     static func row(for record: MessageRecord) -> [String] {
+        var addresses = AddressTexts()
+        return row(for: record, addresses: &addresses)
+    }
+
+    /// The row's cells appended one by one into an array of the row's size: built from array
+    /// literals joined together, the row cost a third more (temporary arrays, regrowth).
+    static func row(for record: MessageRecord, addresses: inout AddressTexts) -> [String] {
         let message = record.message
         let request = record.requestSummary
         let target = request.map { RequestTarget($0.target) }
         let source = record.source
         let wire = record.wire
-        var row: [String] = [
-            record.input,
-            message.kind.rawValue,
-            source.connectionLabel,
-            String(message.index),
-            source.time.map(formatTime) ?? "",
-            source.client,
-            source.server,
-            request?.method ?? "",
-            request?.host ?? "",
-            target.map { String(httpBytes: $0.path) } ?? "",
-            target?.query.map { String(httpBytes: $0) } ?? "",
-            message.status.map(String.init) ?? "",
-            record.endpoint,
-            message.pair.map(String.init) ?? "",
-            String(message.complete),
-            String(record.measured),
-        ]
-        row += [wire.line, wire.headers, wire.body, wire.total, record.bodyDecoded].map { $0.map(String.init) ?? "" }
-        row += [
-            message.joinedValue(of: "content-encoding") ?? "",
-            message.joinedValue(of: "transfer-encoding") ?? "",
-        ]
         let estimates = record.estimates.map { try? $0.get() }
-        row += estimates.map { $0.map { String($0.total) } ?? "" }
-        row += [
-            wire.source.rawValue, String(message.missingBytes), decodingName(record),
-            (message.anomalies.names + record.notes.map(\.description)).joined(separator: " "),
-            source.transport?.rawValue ?? "",
-            record.wireProtocol.csvValue,
-            wire.tls.map(String.init) ?? "",
-            source.tunnelHost ?? "",
-            message.http2.map { String($0.stream) } ?? "",
-            message.http2.map { String($0.frames) } ?? "",
-            message.http2?.headerListSize.map(String.init) ?? "",
-        ]
+        var row: [String] = []
+        row.reserveCapacity(measuredColumns.count + extraColumns.count + layerColumns.count + 4 * estimates.count)
+        func number(_ value: Int?) -> String { value.map { String($0) } ?? "" }
+        row.append(record.input)
+        row.append(message.kind.rawValue)
+        row.append(source.connectionLabel)
+        row.append(String(message.index))
+        row.append(source.time.map(formatTime) ?? "")
+        switch source {
+        case let .capture(flow):
+            row.append(addresses.client(flow.client))
+            row.append(addresses.server(flow.server))
+        case .har:
+            row.append(source.client)
+            row.append(source.server)
+        }
+        row.append(request?.method ?? "")
+        row.append(request?.host ?? "")
+        row.append(target.map { String(httpBytes: $0.path) } ?? "")
+        row.append(target?.query.map { String(httpBytes: $0) } ?? "")
+        row.append(number(message.status))
+        row.append(record.endpoint)
+        row.append(number(message.pair))
+        row.append(String(message.complete))
+        row.append(String(record.measured))
+        row.append(number(wire.line))
+        row.append(number(wire.headers))
+        row.append(number(wire.body))
+        row.append(number(wire.total))
+        row.append(number(record.bodyDecoded))
+        row.append(message.joinedValue(of: "content-encoding") ?? "")
+        row.append(message.joinedValue(of: "transfer-encoding") ?? "")
+        for estimate in estimates { row.append(number(estimate?.total)) }
+        row.append(wire.source.rawValue)
+        row.append(String(message.missingBytes))
+        row.append(decodingName(record))
+        row.append((message.anomalies.names + record.notes.map(\.description)).joined(separator: " "))
+        row.append(source.transport?.rawValue ?? "")
+        row.append(record.wireProtocol.csvValue)
+        row.append(number(wire.tls))
+        row.append(source.tunnelHost ?? "")
+        row.append(message.http2.map { String($0.stream) } ?? "")
+        row.append(message.http2.map { String($0.frames) } ?? "")
+        row.append(number(message.http2?.headerListSize))
         for estimate in estimates {
-            row += estimate.map { [String($0.line), String($0.headers), String($0.body)] } ?? ["", "", ""]
+            row.append(number(estimate?.line))
+            row.append(number(estimate?.headers))
+            row.append(number(estimate?.body))
         }
         let lower = wire.lower
-        row += [lower?.tcp, lower?.ip, lower?.frame, lower?.retransmitted].map { $0.map(String.init) ?? "" }
+        row.append(number(lower?.tcp))
+        row.append(number(lower?.ip))
+        row.append(number(lower?.frame))
+        row.append(number(lower?.retransmitted))
         return row
+    }
+
+    /// An address's text (`TransportEndpoint.description`), kept for the last client and the
+    /// last server asked.
+    struct AddressTexts {
+        private var lastClient: (address: TransportEndpoint, text: String)?
+        private var lastServer: (address: TransportEndpoint, text: String)?
+
+        mutating func client(_ address: TransportEndpoint) -> String {
+            if let last = lastClient, last.address == address { return last.text }
+            let text = address.description
+            lastClient = (address, text)
+            return text
+        }
+
+        mutating func server(_ address: TransportEndpoint) -> String {
+            if let last = lastServer, last.address == address { return last.text }
+            let text = address.description
+            lastServer = (address, text)
+            return text
+        }
     }
 
     /// How the body's content coding came off; `har-text` for a HAR response, whose text
