@@ -479,39 +479,12 @@ class Server:
         return h, body, chunked, rng
 
     def handle(self, conn):
+        """Serves one accepted connection: records its error, if any, then closes it gracefully
+        (our FIN, then the peer's) so the capture holds the whole TCP teardown."""
         try:
             conn.settimeout(30)
             tune(conn)
-            mss = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
-            rd = Reader(conn)
-            k = 0
-            while time.monotonic() < self.deadline:
-                try:
-                    start, headers = rd.head()
-                except EOFError:
-                    break
-                rd.body(headers)
-                h, body, chunked, rng = self.response(start, headers, k)
-                close = headers.get("connection", "").lower() == "close"
-                h.append("Connection: close" if close else "Connection: keep-alive")
-                if chunked:
-                    h.append("Transfer-Encoding: chunked")
-                elif not h[0].startswith("HTTP/1.1 304"):
-                    h.append(f"Content-Length: {len(body)}")
-                head = ("\r\n".join(h) + "\r\n\r\n").encode("ascii")
-                if chunked:
-                    # One write (flush) per chunk; the headers go with the first chunk and the
-                    # terminating zero-size chunk with the last one, as most servers do.
-                    writes = [b"%x\r\n%s\r\n" % (len(p), p) for p in chunk_split(body, rng)] or [b""]
-                    writes[0] = head + writes[0]
-                    writes[-1] += b"0\r\n\r\n"
-                    for w in writes:
-                        send_segments(conn, w, mss)
-                else:
-                    send_segments(conn, head + body, mss)
-                k += 1
-                if close:
-                    break
+            self.converse(conn)
         except Exception as e:  # noqa: BLE001 - recorded and reported by the caller
             self.errors.append(f"server: {e!r}")
         finally:
@@ -523,6 +496,39 @@ class Server:
             except OSError:
                 pass
             conn.close()
+
+    def converse(self, conn):
+        """HTTP/1.1 keep-alive exchanges on one connection until the client closes or asks to."""
+        mss = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+        rd = Reader(conn)
+        k = 0
+        while time.monotonic() < self.deadline:
+            try:
+                start, headers = rd.head()
+            except EOFError:
+                break
+            rd.body(headers)
+            h, body, chunked, rng = self.response(start, headers, k)
+            close = headers.get("connection", "").lower() == "close"
+            h.append("Connection: close" if close else "Connection: keep-alive")
+            if chunked:
+                h.append("Transfer-Encoding: chunked")
+            elif not h[0].startswith("HTTP/1.1 304"):
+                h.append(f"Content-Length: {len(body)}")
+            head = ("\r\n".join(h) + "\r\n\r\n").encode("ascii")
+            if chunked:
+                # One write (flush) per chunk; the headers go with the first chunk and the
+                # terminating zero-size chunk with the last one, as most servers do.
+                writes = [b"%x\r\n%s\r\n" % (len(p), p) for p in chunk_split(body, rng)] or [b""]
+                writes[0] = head + writes[0]
+                writes[-1] += b"0\r\n\r\n"
+                for w in writes:
+                    send_segments(conn, w, mss)
+            else:
+                send_segments(conn, head + body, mss)
+            k += 1
+            if close:
+                break
 
     def close(self):
         self.stop.set()
@@ -536,15 +542,31 @@ class Server:
 # Clients
 # --------------------------------------------------------------------------------------------
 
+def connect(port):
+    """A client socket to our server, with the bench's MSS and socket options; returns it and its MSS."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, MSS_OPTION)
+    s.settimeout(30)
+    s.connect((HOST, port))
+    tune(s)
+    return s, s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+
+
+def finish_client(s, done, mss, stats, lock):
+    """Reads the server's FIN, closes the socket and counts its `done` exchanges and its MSS."""
+    s.settimeout(10)
+    while s.recv(65536):
+        pass
+    s.close()
+    with lock:
+        stats["exchanges"] += done
+        stats["mss"].add(mss)
+
+
 def run_client(port, exchanges, deadline, gate, stats, errors, lock):
     try:
         with gate:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, MSS_OPTION)
-            s.settimeout(30)
-            s.connect((HOST, port))
-            tune(s)
-            mss = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+            s, mss = connect(port)
             rd = Reader(s)
             done = 0
             for ex in exchanges:
@@ -556,13 +578,7 @@ def run_client(port, exchanges, deadline, gate, stats, errors, lock):
                     rd.body(headers)
                 done += 1
             # Server closes after "Connection: close"; read its FIN, then close ours.
-            s.settimeout(10)
-            while s.recv(65536):
-                pass
-            s.close()
-            with lock:
-                stats["exchanges"] += done
-                stats["mss"].add(mss)
+            finish_client(s, done, mss, stats, lock)
     except Exception as e:  # noqa: BLE001
         with lock:
             errors.append(f"client: {e!r}")
@@ -758,6 +774,61 @@ def reusable(path, meta_path, params):
         return None
 
 
+def reuse(out, meta_path, params, log, check=reusable):
+    """Prints `out` and returns True when its capture (as `check` judges) can serve again."""
+    meta = check(out, meta_path, params)
+    if meta:
+        log(f"reusing {out} ({meta['bytes'] / 1e6:.1f} MB, {meta['http_messages']} HTTP messages)")
+        print(out)
+    return bool(meta)
+
+
+def publish_capture(args, info, raw, tmp, out, meta_path, head, t0, log, companions=()):
+    """The end of a generation in a namespace with lo's offloads off: requires no packet dropped,
+    post-processes raw into tmp (which must find no super-packet), verifies tmp with tshark
+    (frame size, lost segments, one stream per connection) and its size, then moves tmp to out and
+    each companion (tmp path, final path, metadata key) to its place and writes meta_path:
+    `head`, the files' sizes and hashes, `info`, the post-processing and verification.
+    Returns the metadata, or None after logging why the capture is refused."""
+    if info["tcpdump"]["dropped by kernel"]:
+        log(f"tcpdump dropped {info['tcpdump']['dropped by kernel']} packets")
+        return None
+    pp = postprocess(raw, tmp)
+    log(f"post-processed: {pp}")
+    if pp["superpackets_split"]:
+        log(f"{pp['superpackets_split']} segments larger than a frame: offloads were not off")
+        return None
+    ver = tshark_verify(tmp)
+    log(f"tshark: {ver}")
+    if ver["max_frame_len"] > MAX_FRAME or ver["lost_segments"] or ver["tcp_streams"] != args.connections:
+        log("verification failed (frame size, lost segments or stream count)")
+        return None
+    size = os.path.getsize(tmp)
+    if size < args.size_mb * 1_000_000:
+        log(f"capture is {size / 1e6:.1f} MB, less than {args.size_mb} MB")
+        return None
+    os.replace(tmp, out)
+    meta = {"params": head["params"], "file": os.path.basename(out), "bytes": size, "sha256": sha256(out)}
+    for tmp_path, path, key in companions:
+        os.replace(tmp_path, path)
+        meta.update({key: os.path.basename(path), f"{key}_bytes": os.path.getsize(path),
+                     f"{key}_sha256": sha256(path)})
+    meta.update({k: v for k, v in head.items() if k != "params"})
+    meta.update({**info, "postprocess": pp, "verify": ver, "generated_seconds": round(time.monotonic() - t0, 1)})
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    return meta
+
+
+def traffic_info(conns, mix, server, stats, traffic_s, tstats, **extra):
+    """The metadata of a generation's traffic; `extra` goes after the MSS."""
+    n_ex = sum(len(c) for c in conns)
+    return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
+            "server_port": server.port, "mss": sorted(stats["mss"]), **extra,
+            "traffic_seconds": round(traffic_s, 1), "tcpdump": tstats}
+
+
 def plan(args):
     """The traffic of a bench run: its text, catalogue, bodies and connections, from the seed."""
     seed = args.seed
@@ -821,7 +892,6 @@ def drive(server, raw_path, conns, deadline, parallel, client, stats):
 
 def generate(args, raw_path, slow):
     text, catalogue, bodies, conns, mix = plan(args)
-    n_ex = sum(len(c) for c in conns)
     deadline = time.monotonic() + args.timeout
     server = Server(args.seed, catalogue, bodies, text, args.port, deadline)
     stats = {"exchanges": 0, "mss": set()}
@@ -831,21 +901,26 @@ def generate(args, raw_path, slow):
 
     traffic_s, tstats = drive(server, raw_path, conns, deadline, 16 if slow else len(conns), client, stats)
     log(f"traffic done in {traffic_s:.1f}s; tcpdump: {tstats}")
-    return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
-            "server_port": server.port, "mss": sorted(stats["mss"]), "traffic_seconds": round(traffic_s, 1),
-            "tcpdump": tstats}
+    return traffic_info(conns, mix, server, stats, traffic_s, tstats)
+
+
+def arguments(doc, prefix, connections, port, port_help, extra=lambda ap: None):
+    """The options every bench generator takes; `extra` adds its own before --port."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--out", help=f"capture path (default bench-data/{prefix}-<N>mb-s<SEED>.pcap at the repo root)")
+    ap.add_argument("--size-mb", type=int, default=60, help="minimum capture size in MB (10^6 bytes); default 60")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--connections", type=int, default=connections)
+    extra(ap)
+    ap.add_argument("--port", type=int, default=port, help=port_help)
+    ap.add_argument("--timeout", type=int, default=300, help="traffic deadline in seconds (default 300)")
+    ap.add_argument("--regenerate", action="store_true", help="ignore an existing capture")
+    return ap
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", help="capture path (default bench-data/http-bench-<N>mb-s<SEED>.pcap at the repo root)")
-    ap.add_argument("--size-mb", type=int, default=60, help="minimum capture size in MB (10^6 bytes); default 60")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--connections", type=int, default=64)
-    ap.add_argument("--port", type=int, default=28931,
-                    help="server port on 127.0.0.1 (default 28931; a free port is used if it is taken)")
-    ap.add_argument("--timeout", type=int, default=300, help="traffic deadline in seconds (default 300)")
-    ap.add_argument("--regenerate", action="store_true", help="ignore an existing capture")
+    ap = arguments(__doc__, "http-bench", 64, 28931,
+                   "server port on 127.0.0.1 (default 28931; a free port is used if it is taken)")
     args = ap.parse_args()
     if args.size_mb < 1 or args.connections < 1:
         ap.error("--size-mb and --connections must be positive")
@@ -855,12 +930,8 @@ def main():
     meta_path = out + ".json"
     params = {"generator_version": GENERATOR_VERSION, "size_mb": args.size_mb, "seed": args.seed,
               "connections": args.connections}
-    if not args.regenerate:
-        meta = reusable(out, meta_path, params)
-        if meta:
-            log(f"reusing {out} ({meta['bytes'] / 1e6:.1f} MB, {meta['http_messages']} HTTP messages)")
-            print(out)
-            return 0
+    if not args.regenerate and reuse(out, meta_path, params, log):
+        return 0
     for tool in ("tcpdump", "tshark"):
         if not shutil.which(tool):
             log(f"{tool} not found (run scripts/setup)")

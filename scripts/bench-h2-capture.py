@@ -34,14 +34,11 @@ Prints the capture path as the last line of stdout. The server port (default 289
 FILE.json (`server_port`): tshark needs it (`-d tcp.port==PORT,http2`).
 """
 
-import argparse
 import collections
 import importlib.util
 import os
 import socket
-import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,40 +124,27 @@ class Outbox:
 class H2Server(bc.Server):
     """bench-capture.py's server (its responses), speaking HTTP/2 with prior knowledge."""
 
-    def handle(self, sock):
-        try:
-            sock.settimeout(30)
-            bc.tune(sock)
-            conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
-            conn.initiate_connection()
+    def converse(self, sock):
+        """HTTP/2 streams on one connection until the client sends GOAWAY or closes."""
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
+        conn.initiate_connection()
+        sock.sendall(conn.data_to_send())
+        requests, outbox, closing = {}, Outbox(), False
+        while not closing and time.monotonic() < self.deadline:
+            data = sock.recv(262144)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    requests[event.stream_id] = event.headers
+                elif isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    self.respond(conn, outbox, event.stream_id, requests.pop(event.stream_id))
+                elif isinstance(event, h2.events.ConnectionTerminated):
+                    closing = True
+            outbox.pump(conn)
             sock.sendall(conn.data_to_send())
-            requests, outbox, closing = {}, Outbox(), False
-            while not closing and time.monotonic() < self.deadline:
-                data = sock.recv(262144)
-                if not data:
-                    break
-                for event in conn.receive_data(data):
-                    if isinstance(event, h2.events.RequestReceived):
-                        requests[event.stream_id] = event.headers
-                    elif isinstance(event, h2.events.DataReceived):
-                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                    elif isinstance(event, h2.events.StreamEnded):
-                        self.respond(conn, outbox, event.stream_id, requests.pop(event.stream_id))
-                    elif isinstance(event, h2.events.ConnectionTerminated):
-                        closing = True
-                outbox.pump(conn)
-                sock.sendall(conn.data_to_send())
-        except Exception as e:  # noqa: BLE001 - recorded and reported by the caller
-            self.errors.append(f"server: {e!r}")
-        finally:
-            try:
-                sock.shutdown(socket.SHUT_WR)
-                sock.settimeout(5)
-                while sock.recv(65536):
-                    pass
-            except OSError:
-                pass
-            sock.close()
 
     def respond(self, conn, outbox, stream, fields):
         pseudo = {n.decode(): v.decode() for n, v in fields if n.startswith(b":")}
@@ -184,12 +168,7 @@ class H2Server(bc.Server):
 def run_h2_client(port, exchanges, deadline, gate, stats, errors, lock, streams):
     try:
         with gate:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, bc.MSS_OPTION)
-            sock.settimeout(30)
-            sock.connect((bc.HOST, port))
-            bc.tune(sock)
-            mss = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+            sock, mss = bc.connect(port)
             conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding=None))
             conn.local_settings = h2.settings.Settings(
                 client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: CLIENT_STREAM_WINDOW})
@@ -228,13 +207,8 @@ def run_h2_client(port, exchanges, deadline, gate, stats, errors, lock, streams)
             conn.close_connection()
             sock.sendall(conn.data_to_send())
             sock.shutdown(socket.SHUT_WR)
-            sock.settimeout(10)
-            while sock.recv(65536):
-                pass
-            sock.close()
+            bc.finish_client(sock, done, mss, stats, lock)
             with lock:
-                stats["exchanges"] += done
-                stats["mss"].add(mss)
                 stats["peak_per_connection"] = max(stats["peak_per_connection"], peak)
     except Exception as e:  # noqa: BLE001
         with lock:
@@ -243,7 +217,6 @@ def run_h2_client(port, exchanges, deadline, gate, stats, errors, lock, streams)
 
 def generate(args, raw_path):
     text, catalogue, bodies, conns, mix = bc.plan(args)
-    n_ex = sum(len(c) for c in conns)
     deadline = time.monotonic() + args.timeout
     server = H2Server(args.seed, catalogue, bodies, text, args.port, deadline)
     stats = {"exchanges": 0, "mss": set(), "open": 0, "peak_open": 0, "peak_per_connection": 0}
@@ -253,11 +226,9 @@ def generate(args, raw_path):
 
     traffic_s, tstats = bc.drive(server, raw_path, conns, deadline, len(conns), client, stats)
     log(f"traffic done in {traffic_s:.1f}s; tcpdump: {tstats}; peak concurrent streams {stats['peak_open']}")
-    return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
-            "server_port": server.port, "mss": sorted(stats["mss"]),
-            "peak_concurrent_streams": stats["peak_open"],
-            "peak_streams_per_connection": stats["peak_per_connection"],
-            "traffic_seconds": round(traffic_s, 1), "tcpdump": tstats}
+    return bc.traffic_info(conns, mix, server, stats, traffic_s, tstats,
+                           peak_concurrent_streams=stats["peak_open"],
+                           peak_streams_per_connection=stats["peak_per_connection"])
 
 
 def in_namespace(args, out, meta_path, params):
@@ -272,32 +243,12 @@ def in_namespace(args, out, meta_path, params):
         except (RuntimeError, OSError) as e:
             log(f"generation failed: {e}")
             return 1
-        if info["tcpdump"]["dropped by kernel"]:
-            log(f"tcpdump dropped {info['tcpdump']['dropped by kernel']} packets")
+        meta = bc.publish_capture(args, info, raw, tmp, out, meta_path, {"params": params, "loopback": loopback},
+                                  t0, log)
+        if meta is None:
             return 1
-        pp = bc.postprocess(raw, tmp)
-        log(f"post-processed: {pp}")
-        if pp["superpackets_split"]:
-            log(f"{pp['superpackets_split']} segments larger than a frame: offloads were not off")
-            return 1
-        ver = bc.tshark_verify(tmp)
-        log(f"tshark: {ver}")
-        if ver["max_frame_len"] > bc.MAX_FRAME or ver["lost_segments"] or ver["tcp_streams"] != args.connections:
-            log("verification failed (frame size, lost segments or stream count)")
-            return 1
-        size = os.path.getsize(tmp)
-        if size < args.size_mb * 1_000_000:
-            log(f"capture is {size / 1e6:.1f} MB, less than {args.size_mb} MB")
-            return 1
-        os.replace(tmp, out)
-        meta = {"params": params, "file": os.path.basename(out), "bytes": size, "sha256": bc.sha256(out),
-                "loopback": loopback, **info, "postprocess": pp, "verify": ver,
-                "generated_seconds": round(time.monotonic() - t0, 1)}
-        with open(meta_path, "w") as f:
-            bc.json.dump(meta, f, indent=2)
-            f.write("\n")
-        log(f"wrote {out} ({size / 1e6:.1f} MB, {info['exchanges']} exchanges on {info['connections']} "
-            f"connections, {ver['frames']} frames, peak {info['peak_concurrent_streams']} concurrent streams)")
+        log(f"wrote {out} ({meta['bytes'] / 1e6:.1f} MB, {info['exchanges']} exchanges on {info['connections']} "
+            f"connections, {meta['verify']['frames']} frames, peak {info['peak_concurrent_streams']} concurrent streams)")
         return 0
     finally:
         for p in (raw, tmp):
@@ -306,15 +257,9 @@ def in_namespace(args, out, meta_path, params):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", help="capture path (default bench-data/h2c-bench-<N>mb-s<SEED>.pcap at the repo root)")
-    ap.add_argument("--size-mb", type=int, default=60, help="minimum capture size in MB (10^6 bytes); default 60")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--connections", type=int, default=24)
-    ap.add_argument("--streams", type=int, default=8, help="concurrent streams per connection (default 8)")
-    ap.add_argument("--port", type=int, default=28933, help="server port on 127.0.0.1 (in our own namespace)")
-    ap.add_argument("--timeout", type=int, default=300, help="traffic deadline in seconds (default 300)")
-    ap.add_argument("--regenerate", action="store_true", help="ignore an existing capture")
+    ap = bc.arguments(__doc__, "h2c-bench", 24, 28933, "server port on 127.0.0.1 (in our own namespace)",
+                      extra=lambda ap: ap.add_argument("--streams", type=int, default=8,
+                                                       help="concurrent streams per connection (default 8)"))
     args = ap.parse_args()
     if args.size_mb < 1 or args.connections < 1 or args.streams < 1:
         ap.error("--size-mb, --connections and --streams must be positive")
@@ -328,36 +273,14 @@ def main():
     if os.environ.get(NETNS_MARK) == "1":
         return in_namespace(args, out, meta_path, params)
 
-    if not args.regenerate:
-        meta = bc.reusable(out, meta_path, params)
-        if meta:
-            log(f"reusing {out} ({meta['bytes'] / 1e6:.1f} MB, {meta['http_messages']} HTTP messages)")
-            print(out)
-            return 0
+    if not args.regenerate and bc.reuse(out, meta_path, params, log):
+        return 0
     if h2 is None:
         log("the Python h2 package is missing (run scripts/setup --samples)")
         return 2
-    for tool in ("tcpdump", "tshark", "ethtool", "ip", "unshare"):
-        if not bc.shutil.which(tool):
-            log(f"{tool} not found (run scripts/setup --samples)")
-            return 2
-    if os.geteuid() != 0:
-        log("needs root (a network namespace and tcpdump)")
-        return 2
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    for p in (out, meta_path):
-        if os.path.exists(p):
-            os.unlink(p)
-    env = dict(os.environ, **{NETNS_MARK: "1"})
-    argv = [sys.executable, os.path.abspath(__file__), "--out", out, "--size-mb", str(args.size_mb),
-            "--seed", str(args.seed), "--connections", str(args.connections), "--streams", str(args.streams),
-            "--port", str(args.port), "--timeout", str(args.timeout)]
-    # The namespace (and its lo) ends with the child: nothing to tear down.
-    rc = subprocess.run(["unshare", "--net", "--"] + argv, env=env, stdout=subprocess.DEVNULL).returncode
-    if rc != 0:
-        return rc
-    print(out)
-    return 0
+    return btls.launch_in_namespace(__file__, NETNS_MARK, args, out, (out, meta_path),
+                                    ("tcpdump", "tshark", "ethtool", "ip", "unshare"), log,
+                                    extra_argv=("--streams", str(args.streams)))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ What it does, all on 127.0.0.1 and bounded in count and time:
 Prints the capture path as the last line of stdout; the key log is that path + ".keys".
 """
 
-import argparse
 import importlib.util
 import os
 import shutil
@@ -83,6 +82,33 @@ def setup_namespace_loopback():
     if mtu != 1500 or any(state.get(k) != "off" for k in segmenting):
         raise RuntimeError(f"loopback not set up: mtu {mtu}, offloads {state}")
     return {"mtu": mtu, "offloads": state}
+
+
+def launch_in_namespace(script, mark, args, out, outputs, tools, log, extra_argv=()):
+    """Outside the namespace: checks the tools and root, removes the old `outputs`, then re-runs
+    `script` with the same parameters (and `extra_argv`) in a network namespace of its own, the
+    environment variable `mark` set. Prints `out` on success; returns the exit status."""
+    for tool in tools:
+        if not shutil.which(tool):
+            log(f"{tool} not found (run scripts/setup --samples)")
+            return 2
+    if os.geteuid() != 0:
+        log("needs root (a network namespace and tcpdump)")
+        return 2
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    for p in outputs:
+        if os.path.exists(p):
+            os.unlink(p)
+    env = dict(os.environ, **{mark: "1"})
+    argv = [sys.executable, os.path.abspath(script), "--out", out, "--size-mb", str(args.size_mb),
+            "--seed", str(args.seed), "--connections", str(args.connections), "--port", str(args.port),
+            "--timeout", str(args.timeout), *extra_argv]
+    # The namespace (and its lo) ends with the child: nothing to tear down.
+    rc = subprocess.run(["unshare", "--net", "--"] + argv, env=env, stdout=subprocess.DEVNULL).returncode
+    if rc != 0:
+        return rc
+    print(out)
+    return 0
 
 
 def make_certificate(work):
@@ -142,12 +168,7 @@ def run_tls_client(index, port, exchanges, deadline, gate, stats, errors, lock):
     try:
         ctx, _, _ = client_context(index)
         with gate:
-            raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, bc.MSS_OPTION)
-            raw.settimeout(30)
-            raw.connect((bc.HOST, port))
-            bc.tune(raw)
-            mss = raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+            raw, mss = bc.connect(port)
             s = ctx.wrap_socket(raw, server_hostname="localhost")
             suite = f"{s.version()} {s.cipher()[0]}"
             rd = bc.Reader(s)
@@ -160,13 +181,8 @@ def run_tls_client(index, port, exchanges, deadline, gate, stats, errors, lock):
                 if " 304 " not in status + " ":
                     rd.body(headers)
                 done += 1
-            s.settimeout(10)
-            while s.recv(65536):
-                pass
-            s.close()
+            bc.finish_client(s, done, mss, stats, lock)
             with lock:
-                stats["exchanges"] += done
-                stats["mss"].add(mss)
                 stats["suites"][suite] = stats["suites"].get(suite, 0) + 1
     except Exception as e:  # noqa: BLE001
         with lock:
@@ -175,8 +191,6 @@ def run_tls_client(index, port, exchanges, deadline, gate, stats, errors, lock):
 
 def generate(args, raw_path, keys_path, work):
     text, catalogue, bodies, conns, mix = bc.plan(args)
-    n_ex = sum(len(c) for c in conns)
-
     cert, key = make_certificate(work)
     sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     sctx.load_cert_chain(cert, key)
@@ -193,13 +207,13 @@ def generate(args, raw_path, keys_path, work):
 
     traffic_s, tstats = bc.drive(server, raw_path, conns, deadline, len(conns), client, stats)
     log(f"traffic done in {traffic_s:.1f}s; tcpdump: {tstats}; suites: {stats['suites']}")
-    return {"exchanges": n_ex, "http_messages": 2 * n_ex, "connections": len(conns), "mix": mix,
-            "suites": dict(sorted(stats["suites"].items())), "server_port": server.port,
-            "mss": sorted(stats["mss"]), "traffic_seconds": round(traffic_s, 1), "tcpdump": tstats}
+    return bc.traffic_info(conns, mix, server, stats, traffic_s, tstats, suites=dict(sorted(stats["suites"].items())))
 
 
-def reusable(out, keys, meta_path, params):
+def reusable(out, meta_path, params):
+    """bench-capture.py's check, and the key log (out + ".keys") must match its metadata too."""
     meta = bc.reusable(out, meta_path, params)
+    keys = out + ".keys"
     try:
         if meta and os.path.getsize(keys) == meta["keys_bytes"] and bc.sha256(keys) == meta["keys_sha256"]:
             return meta
@@ -223,34 +237,12 @@ def in_namespace(args, out, keys, meta_path, params):
         except (RuntimeError, OSError, ssl.SSLError) as e:
             log(f"generation failed: {e}")
             return 1
-        if info["tcpdump"]["dropped by kernel"]:
-            log(f"tcpdump dropped {info['tcpdump']['dropped by kernel']} packets")
+        meta = bc.publish_capture(args, info, raw, tmp, out, meta_path, {"params": params, "loopback": loopback},
+                                  t0, log, companions=[(tmp_keys, keys, "keys")])
+        if meta is None:
             return 1
-        pp = bc.postprocess(raw, tmp)
-        log(f"post-processed: {pp}")
-        if pp["superpackets_split"]:
-            log(f"{pp['superpackets_split']} segments larger than a frame: offloads were not off")
-            return 1
-        ver = bc.tshark_verify(tmp)
-        log(f"tshark: {ver}")
-        if ver["max_frame_len"] > bc.MAX_FRAME or ver["lost_segments"] or ver["tcp_streams"] != args.connections:
-            log("verification failed (frame size, lost segments or stream count)")
-            return 1
-        size = os.path.getsize(tmp)
-        if size < args.size_mb * 1_000_000:
-            log(f"capture is {size / 1e6:.1f} MB, less than {args.size_mb} MB")
-            return 1
-        os.replace(tmp, out)
-        os.replace(tmp_keys, keys)
-        meta = {"params": params, "file": os.path.basename(out), "bytes": size, "sha256": bc.sha256(out),
-                "keys": os.path.basename(keys), "keys_bytes": os.path.getsize(keys), "keys_sha256": bc.sha256(keys),
-                "loopback": loopback, **info, "postprocess": pp, "verify": ver,
-                "generated_seconds": round(time.monotonic() - t0, 1)}
-        with open(meta_path, "w") as f:
-            bc.json.dump(meta, f, indent=2)
-            f.write("\n")
-        log(f"wrote {out} ({size / 1e6:.1f} MB, {info['exchanges']} exchanges on {info['connections']} "
-            f"connections, {ver['frames']} frames, max frame {ver['max_frame_len']} B) and {keys}")
+        log(f"wrote {out} ({meta['bytes'] / 1e6:.1f} MB, {info['exchanges']} exchanges on {info['connections']} "
+            f"connections, {meta['verify']['frames']} frames, max frame {meta['verify']['max_frame_len']} B) and {keys}")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -260,14 +252,7 @@ def in_namespace(args, out, keys, meta_path, params):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", help="capture path (default bench-data/https-bench-<N>mb-s<SEED>.pcap at the repo root)")
-    ap.add_argument("--size-mb", type=int, default=60, help="minimum capture size in MB (10^6 bytes); default 60")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--connections", type=int, default=64)
-    ap.add_argument("--port", type=int, default=28932, help="server port on 127.0.0.1 (in our own namespace)")
-    ap.add_argument("--timeout", type=int, default=300, help="traffic deadline in seconds (default 300)")
-    ap.add_argument("--regenerate", action="store_true", help="ignore an existing capture")
+    ap = bc.arguments(__doc__, "https-bench", 64, 28932, "server port on 127.0.0.1 (in our own namespace)")
     args = ap.parse_args()
     if args.size_mb < 1 or args.connections < 1:
         ap.error("--size-mb and --connections must be positive")
@@ -280,33 +265,10 @@ def main():
     if os.environ.get(NETNS_MARK) == "1":
         return in_namespace(args, out, keys, meta_path, params)
 
-    if not args.regenerate:
-        meta = reusable(out, keys, meta_path, params)
-        if meta:
-            log(f"reusing {out} ({meta['bytes'] / 1e6:.1f} MB, {meta['http_messages']} HTTP messages)")
-            print(out)
-            return 0
-    for tool in ("tcpdump", "tshark", "openssl", "ethtool", "ip", "unshare"):
-        if not shutil.which(tool):
-            log(f"{tool} not found (run scripts/setup --samples)")
-            return 2
-    if os.geteuid() != 0:
-        log("needs root (a network namespace and tcpdump)")
-        return 2
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    for p in (out, keys, meta_path):
-        if os.path.exists(p):
-            os.unlink(p)
-    env = dict(os.environ, **{NETNS_MARK: "1"})
-    argv = [sys.executable, os.path.abspath(__file__), "--out", out, "--size-mb", str(args.size_mb),
-            "--seed", str(args.seed), "--connections", str(args.connections), "--port", str(args.port),
-            "--timeout", str(args.timeout)]
-    # The namespace (and its lo) ends with the child: nothing to tear down.
-    rc = subprocess.run(["unshare", "--net", "--"] + argv, env=env, stdout=subprocess.DEVNULL).returncode
-    if rc != 0:
-        return rc
-    print(out)
-    return 0
+    if not args.regenerate and bc.reuse(out, meta_path, params, log, check=reusable):
+        return 0
+    return launch_in_namespace(__file__, NETNS_MARK, args, out, (out, keys, meta_path),
+                               ("tcpdump", "tshark", "openssl", "ethtool", "ip", "unshare"), log)
 
 
 if __name__ == "__main__":

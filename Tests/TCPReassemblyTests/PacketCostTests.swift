@@ -49,4 +49,29 @@ final class PacketCostTests: XCTestCase {
         // Client offsets acknowledged: SYN/ACK 101 → 0, ACK 112 → 11, FIN's ACK of the FIN 113 → 12.
         XCTAssertEqual(server.map(\.acknowledged), [0, 11, 12])
     }
+
+    /// A SYN or FIN without payload sent again is a retransmission (the kernel counts it as
+    /// one); the first of each, a pure ACK, and a FIN at a new offset are not.
+    func testRepeatedSYNAndFINAreTold() {
+        let c = clientEndpoint
+        let s = serverEndpoint
+        let packets = stamped([
+            packet(c, s, seq: 100, ack: 0, flags: [.syn]),
+            packet(c, s, seq: 100, ack: 0, flags: [.syn]),  // SYN again
+            packet(s, c, seq: 900, ack: 101, flags: [.syn, .ack]),
+            packet(c, s, seq: 101, ack: 901, "hi"),
+            packet(c, s, seq: 103, ack: 901, flags: [.fin, .ack]),
+            packet(c, s, seq: 103, ack: 901, flags: [.fin, .ack]),  // FIN again, same offset 2
+            packet(s, c, seq: 901, ack: 104, flags: [.fin, .ack]),
+            packet(c, s, seq: 104, ack: 902),
+        ])
+        let harness = Harness()
+        harness.feed(packets)
+        harness.finish()
+        guard let connection = harness.handlers.first else { return XCTFail("no connection") }
+        let client = connection.costs[FlowSide.initiator.rawValue]
+        let server = connection.costs[FlowSide.responder.rawValue]
+        XCTAssertEqual(client.map(\.repeatsControl), [false, true, false, false, true, false])
+        XCTAssertEqual(server.map(\.repeatsControl), [false, false])
+    }
 }
