@@ -196,7 +196,8 @@ struct TwoStreamInput {
     /// sides, same gap position) whose lengths are read in turn from these bytes (1 + the low
     /// 5 bits), so a parser that depends on where its input is cut gives another result.
     func feed(
-        _ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool, cuttingAt cuts: UnsafeRawBufferPointer? = nil
+        _ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool,
+        cuttingAt cuts: UnsafeRawBufferPointer? = nil
     ) -> (time: Int64, gapped: Int) {
         var cutIndex = 0
         var fed = [0, 0]

@@ -208,7 +208,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let id = reader.header.streamID
         if id != 0, var stream = streams[id], var open = stream.open(kind) {
-            open.message.wireBody = saturatingAdd(open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
+            open.message.wireBody = saturatingAdd(
+                open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
             addFrames(&open.message, 1)
             stream.setOpen(kind, open)
             streams[id] = stream

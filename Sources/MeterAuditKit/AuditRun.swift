@@ -156,7 +156,8 @@ public struct AuditRun {
         let longest = [HTMLReport.fileName, JSONReport.fileName, EndpointsReporter.fileName]
         let order =
             longest.compactMap { name in writers.indices.first { writers[$0].path.hasSuffix("/" + name) } }
-            + writers.indices.reversed().filter { index in !longest.contains { writers[index].path.hasSuffix("/" + $0) } }
+            + writers.indices.reversed().filter { index in !longest.contains { writers[index].path.hasSuffix("/" + $0) }
+            }
         DispatchQueue.concurrentPerform(iterations: writers.count) { started in
             let index = order[started]
             let begun = monotonicSeconds()

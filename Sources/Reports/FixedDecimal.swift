@@ -15,14 +15,14 @@ enum FixedDecimal {
             return String(format: "%.\(decimals)f", value)
         }
         let scale = powersOfTen[decimals]
-        var scaled: UInt64 = 0  // round(|value| · 10^decimals), half to even
+        var scaled: UInt64 = 0 // round(|value| · 10^decimals), half to even
         if magnitude != 0 {
             // |value| = significand · 2^exponent exactly.
             let isNormal = magnitude.exponentBitPattern != 0
             let significand =
                 isNormal ? (1 << 52) | magnitude.significandBitPattern : magnitude.significandBitPattern
             let exponent = isNormal ? Int(magnitude.exponentBitPattern) - 1075 : -1074
-            let product = significand.multipliedFullWidth(by: scale)  // < 2^73
+            let product = significand.multipliedFullWidth(by: scale) // < 2^73
             if exponent >= 0 {
                 // |value| < 2^43 with a 53-bit significand: only 0 reaches here.
                 scaled = product.low << UInt64(exponent)
@@ -60,7 +60,7 @@ enum FixedDecimal {
     /// (high · 2^64 + low) / 2^shift, rounded half to even; the quotient fits 64 bits here
     /// (|value| < 2^43 and 10^6 < 2^20).
     private static func shiftRoundingHalfToEven(high: UInt64, low: UInt64, by shift: Int) -> UInt64 {
-        if shift >= 128 { return 0 }  // below 2^-55 of the last decimal: rounds to 0
+        if shift >= 128 { return 0 } // below 2^-55 of the last decimal: rounds to 0
         var quotient: UInt64
         var remainderAboveHalf: Bool
         var remainderIsHalf: Bool

@@ -283,21 +283,22 @@ public enum MarkdownReport: RunReporter {
                 let isPartial = figures.unmeasured > 0 || estimator.unestimated > 0
                 partial = partial || isPartial
                 lines.append(
-                    MarkdownText.row([
-                        position == 0 ? String(endpoint.rank) : "",
-                        position == 0
-                            ? MarkdownText.code(
-                                EndpointText.shortened(endpoint.endpoint, maxLength: endpointWidth),
-                                inTable: true) : "",
-                        direction.rawValue,
-                        TextFormat.bytes(figures.records) + (isPartial ? " †" : ""),
-                        TextFormat.bytes(figures.wireBytes),
-                        estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
-                        estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
-                        TextFormat.signedPercent(estimator.errorPercent),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                    ] + (byIP ? ipCells(figures, estimator) : [])))
+                    MarkdownText.row(
+                        [
+                            position == 0 ? String(endpoint.rank) : "",
+                            position == 0
+                                ? MarkdownText.code(
+                                    EndpointText.shortened(endpoint.endpoint, maxLength: endpointWidth),
+                                    inTable: true) : "",
+                            direction.rawValue,
+                            TextFormat.bytes(figures.records) + (isPartial ? " †" : ""),
+                            TextFormat.bytes(figures.wireBytes),
+                            estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
+                            estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
+                            TextFormat.signedPercent(estimator.errorPercent),
+                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                        ] + (byIP ? ipCells(figures, estimator) : [])))
             }
         }
         lines.append("")

@@ -63,7 +63,8 @@ extension MarkdownReport {
     }
 
     private static func httpOnlyNote(_ records: Int) -> String {
-        records == 0 ? "" : ": \(TextFormat.count(records, "record")) \(records == 1 ? "has" : "have") HTTP bytes only (HAR)"
+        records == 0
+            ? "" : ": \(TextFormat.count(records, "record")) \(records == 1 ? "has" : "have") HTTP bytes only (HAR)"
     }
 
     private static func share(_ bytes: Int, of total: Int) -> String {

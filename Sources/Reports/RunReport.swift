@@ -73,7 +73,8 @@ public struct RunReport: Sendable {
         let layer = rankBy
         var byEndpoint: [String: EndpointPlace] = [:]
         for (key, figures) in aggregation.groups {
-            let error = ranking.map { $0 < figures.estimators.count ? abs(layer.error(figures.estimators[$0])) : 0 } ?? 0
+            let error =
+                ranking.map { $0 < figures.estimators.count ? abs(layer.error(figures.estimators[$0])) : 0 } ?? 0
             byEndpoint[
                 key.endpoint, default: EndpointPlace(rank: 0, endpoint: key.endpoint, directions: [], absoluteError: 0)
             ]

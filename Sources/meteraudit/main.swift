@@ -203,7 +203,9 @@ extension Analyze {
     /// wall-clock seconds of reading the inputs, of writing the end-of-run files, and of each file.
     static func reportTimingsLine(_ result: AuditRun.Result) -> String {
         func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
-        let files = result.reportFileSeconds.map { "\(($0.file as NSString).lastPathComponent) \(seconds($0.seconds)) s" }
+        let files = result.reportFileSeconds.map {
+            "\(($0.file as NSString).lastPathComponent) \(seconds($0.seconds)) s"
+        }
         return "report-times: read \(seconds(result.readSeconds)) s, reports \(seconds(result.reportSeconds)) s ("
             + files.joined(separator: ", ") + ")"
     }

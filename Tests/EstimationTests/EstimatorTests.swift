@@ -107,7 +107,8 @@ final class EstimatorTests: XCTestCase {
 
     func testStackAddedNamesInAnyCaseAndAlphabet() throws {
         // A non-ASCII name in the profile: names are then compared as Strings, not bytes.
-        let estimator = DocumentedEstimator(profile: ClientProfile(name: "custom", stackAddedFields: ["X-Tökén", "x-id"]))
+        let estimator = DocumentedEstimator(
+            profile: ClientProfile(name: "custom", stackAddedFields: ["X-Tökén", "x-id"]))
         let message = request("/", [("x-tökén", "1"), ("X-ID", "2"), ("Keep", "3")])
         // x-tökén and X-ID are stack-added; Keep: 4+2+1+2 = 9, + 2 = 11
         XCTAssertEqual(try estimator.estimate(message, body: body(0)).get().headers, 11)

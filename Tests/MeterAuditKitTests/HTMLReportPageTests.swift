@@ -54,7 +54,7 @@ final class HTMLReportPageTests: XCTestCase {
         // The page's cells are read as text, trimmed: an endpoint of unknown method and host
         // (an HTTP/2 capture begun mid-connection) is "  /" in endpoints.csv and "/" there.
         let allRows = csv.dropFirst().map { [$0[0].trimmingCharacters(in: .whitespaces)] + $0.dropFirst() }
-        XCTAssertGreaterThan(allRows.count, 100)  // 128 endpoints in 252 rows plus the totals, in Samples today
+        XCTAssertGreaterThan(allRows.count, 100) // 128 endpoints in 252 rows plus the totals, in Samples today
         // The page shows the first `defaultEndpointRows` (100) endpoints of the ranking and the
         // totals: every row of those endpoints, and no other.
         let endpoints = Set(allRows.map { $0[0] }.filter { $0 != "*" })

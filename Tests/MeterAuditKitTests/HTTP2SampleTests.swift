@@ -106,8 +106,10 @@ final class HTTP2SampleTests: XCTestCase {
         for name in Self.pythonPeerSamples {
             let output = try runTool(
                 python,
-                [Fixtures.root.appendingPathComponent("scripts/expected-h2-estimates").path,
-                 Fixtures.sample("\(name).h2truth.jsonl")])
+                [
+                    Fixtures.root.appendingPathComponent("scripts/expected-h2-estimates").path,
+                    Fixtures.sample("\(name).h2truth.jsonl"),
+                ])
             let expected = try output.split(separator: "\n").map {
                 try JSONDecoder().decode(Expected.self, from: Data($0.utf8))
             }
@@ -116,7 +118,8 @@ final class HTTP2SampleTests: XCTestCase {
                 let label = "\(name) \(want.client) \(want.kind) stream \(want.stream)"
                 let matching = records.filter {
                     $0.source.client == want.client && $0.message.kind.rawValue == want.kind
-                        && $0.message.http2.map { Int($0.stream) } == want.stream && $0.message.isInterim == want.interim
+                        && $0.message.http2.map { Int($0.stream) } == want.stream
+                        && $0.message.isInterim == want.interim
                 }
                 guard matching.count == 1, let record = matching.first else {
                     XCTFail("\(label): \(matching.count) records")
@@ -327,7 +330,9 @@ final class HTTP2SampleTests: XCTestCase {
         var bytes: [String: Int] = [:]
         var frames: [String: Int] = [:]
         var headerList: [String: Int] = [:]
-        var description: String { "bytes \(bytes.sorted { $0.key < $1.key })\nframes \(frames.sorted { $0.key < $1.key })\nheader lists \(headerList.sorted { $0.key < $1.key })" }
+        var description: String {
+            "bytes \(bytes.sorted { $0.key < $1.key })\nframes \(frames.sorted { $0.key < $1.key })\nheader lists \(headerList.sorted { $0.key < $1.key })"
+        }
     }
 
     func assertFramesAgreeWithTshark(

@@ -56,15 +56,18 @@ enum CostFixture {
         let s1 = ReportFixture.response(conn: 0, index: 0, answering: r1, pair: 0, wire: (17, 83, 400))
         let s2 = ReportFixture.response(conn: 0, index: 1, answering: r2, pair: 1, wire: (17, 83, 900))
         return [
-            record(r1.message, wire: r1.wire, lower: LowerLayers(tcp: 100, ip: 140, frame: 154, packets: 1), naive: 0,
+            record(
+                r1.message, wire: r1.wire, lower: LowerLayers(tcp: 100, ip: 140, frame: 154, packets: 1), naive: 0,
                 documented: 90),
             record(
                 r2.message, wire: r2.wire,
                 lower: LowerLayers(tcp: 400, ip: 480, frame: 508, retransmitted: 100, packets: 2), naive: 200,
                 documented: 280),
-            record(s1.message, wire: s1.wire, lower: LowerLayers(tcp: 500, ip: 540, frame: 554), naive: 400,
+            record(
+                s1.message, wire: s1.wire, lower: LowerLayers(tcp: 500, ip: 540, frame: 554), naive: 400,
                 documented: nil),
-            record(s2.message, wire: s2.wire, lower: LowerLayers(tcp: 1000, ip: 1040, frame: 1054), naive: 900,
+            record(
+                s2.message, wire: s2.wire, lower: LowerLayers(tcp: 1000, ip: 1040, frame: 1054), naive: 900,
                 documented: 1000),
             record(r1.message, wire: (20, 90, 0), lower: nil, naive: 0, documented: 95, har: true),
         ]
@@ -96,14 +99,20 @@ enum CostFixture {
         var aggregation = Aggregation(estimatorNames: ["naive", "documented"], rankingEstimator: 1)
         var sharing = OverheadSharing()
         if rowsFirst {
-            for row in rows { aggregation.add(row); sharing.add(row) }
+            for row in rows {
+                aggregation.add(row)
+                sharing.add(row)
+            }
         }
         for record in records {
             aggregation.add(record)
             sharing.add(record)
         }
         if !rowsFirst {
-            for row in rows { aggregation.add(row); sharing.add(row) }
+            for row in rows {
+                aggregation.add(row)
+                sharing.add(row)
+            }
         }
         aggregation.add(sharing.finish())
         return aggregation
@@ -115,7 +124,9 @@ enum CostFixture {
 }
 
 final class CostLayerFiguresTests: XCTestCase {
-    private func group(_ endpoint: String, _ direction: Direction, in aggregation: Aggregation = CostFixture.aggregation())
+    private func group(
+        _ endpoint: String, _ direction: Direction, in aggregation: Aggregation = CostFixture.aggregation()
+    )
         -> GroupFigures
     {
         aggregation.groups[GroupKey(endpoint: endpoint, direction: direction)]!
@@ -131,7 +142,9 @@ final class CostLayerFiguresTests: XCTestCase {
         XCTAssertEqual([a.layers.tcp, a.layers.ip, a.layers.frame], [100, 140, 154])
         XCTAssertEqual(a.layers.lowerBoundRecords, 0)
         let b = group("GET api.test /b", .request)
-        XCTAssertEqual([b.layers.tls, b.layers.tcp, b.layers.ip, b.layers.frame, b.layers.retransmitted], [300, 400, 480, 508, 100])
+        XCTAssertEqual(
+            [b.layers.tls, b.layers.tcp, b.layers.ip, b.layers.frame, b.layers.retransmitted],
+            [300, 400, 480, 508, 100])
     }
 
     func testLowerBoundRecordsAreCountedAndFlagged() {
@@ -218,8 +231,8 @@ final class CostLayerFiguresTests: XCTestCase {
         XCTAssertEqual(a.tlsCount, 1)
         XCTAssertEqual(a.lowerCount, 1)
         XCTAssertEqual(CostLayer.allCases.map { a.error($0) }, [-10, -10, -50, -64, -86])
-        XCTAssertEqual(Format.percent(a.errorPercent(.ip)), "-35.71")  // 50 / 140
-        XCTAssertEqual(Format.percent(a.errorPercent(.ipShare)), "-48.86")  // 86 / 176
+        XCTAssertEqual(Format.percent(a.errorPercent(.ip)), "-35.71") // 50 / 140
+        XCTAssertEqual(Format.percent(a.errorPercent(.ipShare)), "-48.86") // 86 / 176
         // The response to /a has no documented estimate: nothing counted, and its share of
         // overhead is not the documented estimator's.
         let s1 = group("GET api.test /a", .response, in: aggregation)
@@ -242,12 +255,12 @@ final class CostLayerFiguresTests: XCTestCase {
             let row = rows.first { $0.count > 1 && $0[0] == endpoint && $0[1] == direction }!
             return row[header.firstIndex(of: column)!]
         }
-        XCTAssertEqual(header.count, 8 + 2 * 13 + 8 + 2 * 12)  // the counts with `protocol`
+        XCTAssertEqual(header.count, 8 + 2 * 13 + 8 + 2 * 12) // the counts with `protocol`
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_bytes"), "100")
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_records"), "1")
         XCTAssertEqual(cell("GET api.test /a", "request", "ip_share"), "176")
         XCTAssertEqual(cell("GET api.test /a", "request", "documented_ip_share_error"), "-86")
-        XCTAssertEqual(cell("GET api.test /a", "request", "documented_frame_error_pct"), "-41.56")  // 64 / 154
+        XCTAssertEqual(cell("GET api.test /a", "request", "documented_frame_error_pct"), "-41.56") // 64 / 154
         XCTAssertEqual(cell("GET api.test /a", "response", "documented_lower_count"), "0")
         XCTAssertEqual(cell("GET api.test /a", "response", "documented_ip_share_error"), "")
         XCTAssertEqual(cell("*", "request", "ip_share"), "780")
@@ -264,7 +277,10 @@ final class CostLayerFiguresTests: XCTestCase {
         XCTAssertEqual(byIP.map(\.endpoint), ["GET api.test /b", "GET api.test /a"])
         XCTAssertEqual(byIP.map(\.absoluteError), [476, 86])
         let markdown = MarkdownReport.render(CostFixture.run(rankBy: .ip))
-        XCTAssertTrue(markdown.contains("| 1 | `GET api.test /b` | request | 1 | 300 | 280 | -20 | -6.67% | 6.67% | 6.67% | 604 | -324 | -53.64% |"), markdown)
+        XCTAssertTrue(
+            markdown.contains(
+                "| 1 | `GET api.test /b` | request | 1 | 300 | 280 | -20 | -6.67% | 6.67% | 6.67% | 604 | -324 | -53.64% |"
+            ), markdown)
         XCTAssertFalse(MarkdownReport.render(CostFixture.run()).contains("ip_share B"))
     }
 

@@ -16,20 +16,23 @@ final class FixedDecimalTests: XCTestCase {
 
     func testHandPickedValues() {
         // Hand-written expectations (printf rounds the exact binary value, ties to even):
-        XCTAssertEqual(FixedDecimal.format(0.5, decimals: 0), "0")  // exact tie, 0 is even
-        XCTAssertEqual(FixedDecimal.format(1.5, decimals: 0), "2")  // exact tie, 2 is even
+        XCTAssertEqual(FixedDecimal.format(0.5, decimals: 0), "0") // exact tie, 0 is even
+        XCTAssertEqual(FixedDecimal.format(1.5, decimals: 0), "2") // exact tie, 2 is even
         XCTAssertEqual(FixedDecimal.format(2.5, decimals: 0), "2")
-        XCTAssertEqual(FixedDecimal.format(0.125, decimals: 2), "0.12")  // 0.125 is exact: tie, to even
+        XCTAssertEqual(FixedDecimal.format(0.125, decimals: 2), "0.12") // 0.125 is exact: tie, to even
         XCTAssertEqual(FixedDecimal.format(0.375, decimals: 2), "0.38")
-        XCTAssertEqual(FixedDecimal.format(2.675, decimals: 2), "2.67")  // 2.67499999999999982236431605997495353221893310546875
-        XCTAssertEqual(FixedDecimal.format(1.005, decimals: 2), "1.00")  // 1.00499999999999989341858963598497211933135986328125
-        XCTAssertEqual(FixedDecimal.format(-0.001, decimals: 2), "-0.00")  // the sign stays, as printf's
+        // 2.67499999999999982236431605997495353221893310546875
+        XCTAssertEqual(FixedDecimal.format(2.675, decimals: 2), "2.67")
+        // 1.00499999999999989341858963598497211933135986328125
+        XCTAssertEqual(FixedDecimal.format(1.005, decimals: 2), "1.00")
+        XCTAssertEqual(FixedDecimal.format(-0.001, decimals: 2), "-0.00") // the sign stays, as printf's
         XCTAssertEqual(FixedDecimal.format(-0.0, decimals: 1), "-0.0")
         XCTAssertEqual(FixedDecimal.format(0, decimals: 6), "0.000000")
-        XCTAssertEqual(FixedDecimal.format(0.0000005, decimals: 6), "0.000000")  // 4.99999999999999977e-07
+        XCTAssertEqual(FixedDecimal.format(0.0000005, decimals: 6), "0.000000") // 4.99999999999999977e-07
         XCTAssertEqual(FixedDecimal.format(0.0126, decimals: 6), "0.012600")
         XCTAssertEqual(FixedDecimal.format(1234.5678, decimals: 3), "1234.568")
-        XCTAssertEqual(FixedDecimal.format(-16.835, decimals: 2), "-16.84")  // -16.8350000000000008526512829121202230453491210937500
+        // -16.8350000000000008526512829121202230453491210937500
+        XCTAssertEqual(FixedDecimal.format(-16.835, decimals: 2), "-16.84")
         XCTAssertEqual(FixedDecimal.format(99.9999996, decimals: 6), "100.000000")
         for value in [
             0.5, 1.5, 2.5, 0.125, 0.375, 2.675, 1.005, -0.001, -0.0, 0, 0.0000005, 0.0126, 1234.5678, -16.835,
@@ -60,8 +63,8 @@ final class FixedDecimalTests: XCTestCase {
             return state
         }
         for _ in 0..<20_000 {
-            let unit = Double(next() >> 11) / Double(1 << 53)  // [0, 1)
-            let exponent = Int(next() % 70) - 40  // 2^-40 ... 2^29
+            let unit = Double(next() >> 11) / Double(1 << 53) // [0, 1)
+            let exponent = Int(next() % 70) - 40 // 2^-40 ... 2^29
             let value = (next() & 1 == 0 ? 1 : -1) * unit * pow(2, Double(exponent))
             assertMatchesPrintf(value)
         }

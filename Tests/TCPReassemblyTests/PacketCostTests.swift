@@ -57,11 +57,11 @@ final class PacketCostTests: XCTestCase {
         let s = serverEndpoint
         let packets = stamped([
             packet(c, s, seq: 100, ack: 0, flags: [.syn]),
-            packet(c, s, seq: 100, ack: 0, flags: [.syn]),  // SYN again
+            packet(c, s, seq: 100, ack: 0, flags: [.syn]), // SYN again
             packet(s, c, seq: 900, ack: 101, flags: [.syn, .ack]),
             packet(c, s, seq: 101, ack: 901, "hi"),
             packet(c, s, seq: 103, ack: 901, flags: [.fin, .ack]),
-            packet(c, s, seq: 103, ack: 901, flags: [.fin, .ack]),  // FIN again, same offset 2
+            packet(c, s, seq: 103, ack: 901, flags: [.fin, .ack]), // FIN again, same offset 2
             packet(s, c, seq: 901, ack: 104, flags: [.fin, .ack]),
             packet(c, s, seq: 104, ack: 902),
         ])

@@ -157,7 +157,8 @@ struct HTMLPage {
                 cells.append(Cell(text: TextFormat.bytes(bytes), numeric: true))
                 cells.append(
                     Cell(
-                        text: total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
+                        text: total == 0
+                            ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
                         numeric: true))
             }
             costRows.append(Row(cells: cells))
