@@ -179,9 +179,23 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
         guard length > 0 else { return }
         let reader = readers[side.rawValue]
-        // Inside a DATA frame's payload the frame goes on: the bytes are the body's, missing.
-        if case .payload = reader.phase, reader.header.knownType == .data, length <= reader.payloadRemaining {
-            let dataPart = min(length, reader.dataRemaining)
+        // Inside a DATA, HEADERS or CONTINUATION frame's payload the frame goes on, its length
+        // still telling where the next begins: DATA's bytes are the body's, missing; a header
+        // block's fields are unknown.
+        let type = reader.header.knownType
+        if case .payload = reader.phase, type == .data || type == .headers || type == .continuation,
+            length <= reader.payloadRemaining
+        {
+            var padLengthPart = 0
+            if type == .data, reader.header.has(FrameFlags.padded), reader.padLength == nil, !reader.cutByGap {
+                // The gap took the pad-length byte: data and padding can no longer be told
+                // apart, so the rest of the frame, padding included, is the body's, missing
+                // (never a later byte taken as the pad length).
+                reader.dataRemaining = reader.payloadRemaining - 1
+                padLengthPart = 1
+            }
+            reader.cutByGap = true
+            let dataPart = type == .data ? min(length - padLengthPart, reader.dataRemaining) : 0
             reader.payloadRemaining -= length
             reader.dataRemaining -= dataPart
             reader.payloadRead += length
@@ -346,6 +360,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         reader.payloadRead = 0
         reader.kept.removeAll(keepingCapacity: true)
         reader.padLength = nil
+        reader.cutByGap = false
         reader.dataRemaining = 0
         // The receiver's SETTINGS_MAX_FRAME_SIZE bounds what this side may send.
         if header.length > readers[side.peer.rawValue].maxFrameSizeAllowedByThisSide {
@@ -371,7 +386,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let reader = readers[side.rawValue]
         if reader.header.knownType == .data {
             var rest = bytes[...]
-            if reader.header.has(FrameFlags.padded), reader.padLength == nil, let first = rest.first {
+            if reader.header.has(FrameFlags.padded), reader.padLength == nil, !reader.cutByGap,
+                let first = rest.first
+            {
                 let pad = Int(first)
                 reader.padLength = pad
                 rest = rest.dropFirst()
@@ -381,8 +398,14 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             }
             let data = min(reader.dataRemaining, rest.count)
             if data > 0 {
-                bodyBytes(
-                    UnsafeRawBufferPointer(rebasing: rest.prefix(data)), stream: reader.header.streamID, sender: side)
+                if reader.header.has(FrameFlags.padded), reader.padLength == nil {
+                    // A gap took the pad length: these bytes may be padding, so not the body's.
+                    bodyGap(data, stream: reader.header.streamID, sender: side)
+                } else {
+                    bodyBytes(
+                        UnsafeRawBufferPointer(rebasing: rest.prefix(data)), stream: reader.header.streamID,
+                        sender: side)
+                }
                 reader.dataRemaining -= data
             }
             return
@@ -401,12 +424,18 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         reader.tally.byType[slot].frames += 1
         reader.tally.byType[slot].bytes = saturatingAdd(reader.tally.byType[slot].bytes, header.wireSize)
         let start = reader.frameStart ?? position
-        // A header block admits only its own CONTINUATIONs between its frames (RFC 9113 §6.10).
-        if let block = reader.block, header.knownType != .continuation {
+        // A header block admits only its own CONTINUATIONs between its frames (RFC 9113 §6.10):
+        // any other frame, a CONTINUATION of another stream included, ends it unread.
+        if let block = reader.block, header.knownType != .continuation || header.streamID != block.stream {
             reader.tally.protocolErrors += 1
             unowned(reader, frames: block.frames, bytes: block.wire)
             reader.block = nil
             reader.hpackKnown = false
+            if header.knownType == .continuation {
+                // The stray CONTINUATION belongs to nothing either (one error, counted above).
+                unowned(reader, frames: 1, bytes: header.wireSize)
+                return
+            }
         }
         switch header.knownType {
         case .data:
@@ -422,7 +451,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             block.fragment += reader.kept
             block.frames += 1
             block.wire = saturatingAdd(block.wire, header.wireSize)
-            block.truncated = block.truncated || reader.kept.count < header.length
+            block.truncated = block.truncated || reader.cutByGap || reader.kept.count < header.length
             reader.block = block
             if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
         case .settings:
@@ -443,6 +472,15 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// HEADERS or PUSH_PROMISE: the start of a header block (padding and priority removed).
     private func startBlock(_ header: FrameHeader, side: FlowSide, at start: StreamPosition) {
         let reader = readers[side.rawValue]
+        if reader.cutByGap, header.knownType == .headers, header.streamID != 0 {
+            // A gap took part of the frame: its padding and fields are unknown, never read from
+            // the bytes that came after the gap; its size stays exact.
+            reader.block = HeaderBlock(
+                stream: header.streamID, promisedStream: nil, endStream: header.has(FrameFlags.endStream),
+                fragment: [], frames: 1, wire: header.wireSize, start: start, truncated: true)
+            if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
+            return
+        }
         let payload = reader.kept
         var first = 0
         var padding = 0
@@ -1004,6 +1042,8 @@ final class FrameReader {
     /// The payload kept of a non-DATA frame (bounded by `HTTP2Limits`).
     var kept: [UInt8] = []
     var padLength: Int?
+    /// A gap took part of this frame's payload (a padded frame's pad length, possibly).
+    var cutByGap = false
     var dataRemaining = 0
     /// The header block being assembled from HEADERS/PUSH_PROMISE and CONTINUATION frames.
     var block: HeaderBlock?

@@ -18,11 +18,13 @@ final class HTTP2ConnectionTests: XCTestCase {
     final class Sink: HTTPRecordSink {
         var records: [CapturedMessage] = []
         var bodies: [[UInt8]?] = []
+        var bodyGaps: [Int?] = []
         var summaries: [HTTPConnectionSummary] = []
         func bodyObserver(for message: HTTPMessage) -> Body? { Body() }
         func record(_ message: CapturedMessage, body: Body?) {
             records.append(message)
             bodies.append(body?.bytes)
+            bodyGaps.append(body?.gaps)
         }
         func connectionClosed(_ summary: HTTPConnectionSummary) { summaries.append(summary) }
     }
@@ -280,5 +282,74 @@ final class HTTP2ConnectionTests: XCTestCase {
         XCTAssertEqual(sink.records.map(\.wireHeaders), [14, 25, 10])
         XCTAssertEqual(sink.records.map(\.index), [0, 0, 1])
         XCTAssertEqual(sink.records.map(\.pair), [nil, 1, 0])
+    }
+
+    /// A gap that takes a padded frame's pad-length byte leaves its padding unknown: the rest
+    /// of the frame is skipped by its length, never a later byte read as the pad length.
+    func testGapOverThePadLengthSkipsTheFrameByItsLength() {
+        // Padded DATA with END_STREAM (flags 0x09): pad length 2, then "3bcde", then 2 zero
+        // pad bytes: payload 1 + 5 + 2 = 8, 17 on the wire. The gap takes the pad-length byte;
+        // the next byte, "3" (51), must not be read as the pad length. All 7 bytes after it are the
+        // body's, missing (data and padding cannot be told apart).
+        let data = Self.frame(0, 0x09, 1, [2] + Array("3bcde".utf8) + [0, 0])
+        // Padded HEADERS with END_STREAM and END_HEADERS (0x0d): pad length 1, the 16-byte
+        // GET block, 1 pad byte: payload 18, 27 on the wire; its pad-length byte in the gap.
+        let headers = Self.frame(1, 0x0d, 3, [1] + Self.getBlock + [0])
+        // Then a request on stream 5: 9 + 4 = 13 bytes, its fields unknown (HPACK state lost).
+        let next = Self.frame(1, 0x05, 5, Self.repeatedGetBlock)
+        for cut in [Cut.whole, .byteByByte] {
+            let (sink, summary) = run(
+                client: [
+                    Self.preface, Self.frame(1, 0x04, 1, Self.getBlock), Array(data.prefix(9)),
+                    Array(data.suffix(7)), Array(headers.prefix(9)), Array(headers.suffix(17)) + next,
+                ],
+                server: [],
+                gaps: [(.initiator, afterChunk: 2, length: 1), (.initiator, afterChunk: 4, length: 1)])
+            XCTAssertEqual(sink.records.map { $0.http2?.stream }, [1, 3, 5], "\(cut)")
+            XCTAssertEqual(sink.records.map(\.bodyLength), [7, 0, 0], "\(cut)")
+            XCTAssertEqual(sink.records.map(\.missingBytes), [7, 0, 0], "\(cut)")
+            XCTAssertEqual(sink.bodies.first ?? nil, [], "\(cut)")
+            XCTAssertEqual(sink.bodyGaps.first ?? nil, 7, "\(cut)")
+            // GET block 9 + 16 = 25 and DATA 17; HEADERS 27; 13.
+            XCTAssertEqual(sink.records.map(\.wireHeaders), [25, 27, 13], "\(cut)")
+            XCTAssertEqual(sink.records.map(\.wireBody), [17, 0, 0], "\(cut)")
+            XCTAssertEqual(sink.records.map(\.complete), [true, true, true], "\(cut)")
+            XCTAssertEqual(sink.records.map { $0.anomalies.contains(.hpackStateUnknown) }, [false, true, true], "\(cut)")
+            XCTAssertEqual(sink.records.first?.anomalies.contains(.bytesMissing), true, "\(cut)")
+            XCTAssertEqual(summary.client.protocolErrors, 0, "\(cut)")
+            XCTAssertEqual(summary.client.lostBytes, 0, "\(cut)")
+            XCTAssertEqual(summary.client[.data], FrameCount(frames: 1, bytes: 17), "\(cut)")
+            XCTAssertEqual(summary.client[.headers], FrameCount(frames: 3, bytes: 25 + 27 + 13), "\(cut)")
+            // Only the 24-byte preface is overhead: 24 + 25 + 17 + 27 + 13 = 106 = 104 fed + 2 in gaps.
+            XCTAssertEqual(summary.client.connectionOverheadBytes, 24, "\(cut)")
+        }
+    }
+
+    /// A CONTINUATION of another stream than the pending block's is a protocol error (RFC 9113
+    /// §6.10): the pending block ends unread, and a later CONTINUATION of its stream finds
+    /// nothing awaiting it.
+    func testContinuationOfAnotherStreamEndsThePendingBlock() {
+        // HEADERS on stream 1 without END_HEADERS, the GET block's first 3 bytes: 12 on the
+        // wire; CONTINUATION (END_HEADERS) on stream 3 with the other 13: 22; the same
+        // CONTINUATION on stream 1: 22; then a whole GET on stream 5: 9 + 16 = 25.
+        let start = Self.frame(1, 0x01, 1, Array(Self.getBlock.prefix(3)))
+        let stray = Self.frame(9, 0x04, 3, Array(Self.getBlock.suffix(13)))
+        let late = Self.frame(9, 0x04, 1, Array(Self.getBlock.suffix(13)))
+        let next = Self.frame(1, 0x05, 5, Self.getBlock)
+        for cut in [Cut.whole, .byteByByte] {
+            let (sink, summary) = run(client: [Self.preface, start, stray, late, next], server: [], cut: cut)
+            // Stream 1's block never became a message; stream 5's fields are unknown, the
+            // broken block having left the HPACK state unknown.
+            XCTAssertEqual(sink.records.map { $0.http2?.stream }, [5], "\(cut)")
+            XCTAssertEqual(sink.records.first?.wireHeaders, 25, "\(cut)")
+            XCTAssertEqual(sink.records.first?.anomalies.contains(.hpackStateUnknown), true, "\(cut)")
+            XCTAssertNil(sink.records.first?.method, "\(cut)")
+            // One error for the stray CONTINUATION, one for stream 1's that nothing awaited.
+            XCTAssertEqual(summary.client.protocolErrors, 2, "\(cut)")
+            XCTAssertEqual(summary.client.unowned, FrameCount(frames: 3, bytes: 12 + 22 + 22), "\(cut)")
+            // 24 + 56 = 80, plus stream 5's 25: all 105 bytes the client sent.
+            XCTAssertEqual(summary.client.connectionOverheadBytes, 80, "\(cut)")
+            XCTAssertEqual(summary.client.lostBytes, 0, "\(cut)")
+        }
     }
 }
