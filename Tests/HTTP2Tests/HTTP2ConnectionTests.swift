@@ -314,7 +314,8 @@ final class HTTP2ConnectionTests: XCTestCase {
             XCTAssertEqual(sink.records.map(\.wireHeaders), [25, 27, 13], "\(cut)")
             XCTAssertEqual(sink.records.map(\.wireBody), [17, 0, 0], "\(cut)")
             XCTAssertEqual(sink.records.map(\.complete), [true, true, true], "\(cut)")
-            XCTAssertEqual(sink.records.map { $0.anomalies.contains(.hpackStateUnknown) }, [false, true, true], "\(cut)")
+            XCTAssertEqual(
+                sink.records.map { $0.anomalies.contains(.hpackStateUnknown) }, [false, true, true], "\(cut)")
             XCTAssertEqual(sink.records.first?.anomalies.contains(.bytesMissing), true, "\(cut)")
             XCTAssertEqual(summary.client.protocolErrors, 0, "\(cut)")
             XCTAssertEqual(summary.client.lostBytes, 0, "\(cut)")
