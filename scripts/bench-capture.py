@@ -437,9 +437,13 @@ class Server:
                 continue
             except OSError:
                 break
-            t = threading.Thread(target=self.handle, args=(conn,), daemon=True)
+            t = threading.Thread(target=self.accepted, args=(conn,), daemon=True)
             t.start()
             self.threads.append(t)
+
+    def accepted(self, conn):
+        """A new connection, on its own thread (subclasses wrap it first, e.g. in TLS)."""
+        self.handle(conn)
 
     def response(self, start, headers, k):
         method, target, _ = start.split(" ", 2)

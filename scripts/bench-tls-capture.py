@@ -31,12 +31,10 @@ Prints the capture path as the last line of stdout; the key log is that path + "
 import importlib.util
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,19 +125,7 @@ class TLSServer(bc.Server):
         super().__init__(*a)
         self.ctx = ctx
 
-    def serve(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.lsock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                break
-            t = threading.Thread(target=self.handle_tls, args=(conn,), daemon=True)
-            t.start()
-            self.threads.append(t)
-
-    def handle_tls(self, conn):
+    def accepted(self, conn):
         try:
             conn.settimeout(30)
             tls = self.ctx.wrap_socket(conn, server_side=True)

@@ -376,28 +376,21 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// The connection turned into a tunnel after `message` (a 2xx to CONNECT, or a 101).
     /// A CONNECT tunnel's bytes go to the sink's tunnel handler, when it gives one.
     func startTunnel(after message: CapturedMessage) {
-        if tunnel == nil, message.status == 101, let request = message.request,
-            message.message.values(of: "upgrade").contains(where: Self.namesH2C)
-        {
-            // h2c: the frames that follow are HTTP/2, the request stream 1's (RFC 7540 §3.2).
+        if tunnel == nil, let request = message.request {
             let client = clientSide ?? .initiator
             let inner = ConnectionInfo(
                 number: info.number, initiator: info.endpoint(client), responder: info.endpoint(client.peer),
                 sawHandshake: true, firstPacketTime: message.time)
-            tunnel = sink.h2cUpgradeHandler(
-                request: request, connection: inner,
-                firstIndexes: [messageCounts[client.rawValue], messageCounts[client.peer.rawValue]])
-            tunnelClient = client
-        } else if tunnel == nil, let request = message.request, request.method == "CONNECT" {
-            let authority = String(decoding: request.target, as: UTF8.self)
-            let client = clientSide ?? .initiator
-            let inner = ConnectionInfo(
-                number: info.number, initiator: info.endpoint(client), responder: info.endpoint(client.peer),
-                sawHandshake: true, firstPacketTime: message.time)
-            tunnel = sink.tunnelHandler(
-                authority: authority, connection: inner,
-                firstIndexes: [messageCounts[client.rawValue], messageCounts[client.peer.rawValue]])
-            tunnelClient = client
+            let firstIndexes = [messageCounts[client.rawValue], messageCounts[client.peer.rawValue]]
+            if message.status == 101, message.message.values(of: "upgrade").contains(where: Self.namesH2C) {
+                // h2c: the frames that follow are HTTP/2, the request stream 1's (RFC 7540 §3.2).
+                tunnel = sink.h2cUpgradeHandler(request: request, connection: inner, firstIndexes: firstIndexes)
+                tunnelClient = client
+            } else if request.method == "CONNECT" {
+                let authority = String(decoding: request.target, as: UTF8.self)
+                tunnel = sink.tunnelHandler(authority: authority, connection: inner, firstIndexes: firstIndexes)
+                tunnelClient = client
+            }
         }
         for parser in parsers { parser.startTunnel() }
     }
