@@ -37,11 +37,12 @@ final class LayerSlot {
             && !ledger.hasPending(before: tcpEnd)
     }
 
-    /// The record's layers; what comes after goes to the connection's overhead.
-    func seal() -> LowerLayers {
+    /// The record's layers; what comes after goes to the connection's overhead. Taken before
+    /// they settled (too many records waiting), they are lower bounds.
+    func seal(settled: Bool) -> LowerLayers {
         sealed = true
         var result = layers
-        result.lowerBound = carried < claimed
+        result.lowerBound = carried < claimed || !settled
         return result
     }
 }
@@ -294,11 +295,12 @@ final class DirectionLedger {
         if late { cost.lateCopies += 1 }
     }
 
-    /// Returns true when the bytes were a message's whose record had already taken its figures.
+    /// Returns true when the bytes were a message's whose record had already taken its figures,
+    /// or a copy of bytes the peer had acknowledged (however soon the record takes its figures).
     private func add(_ bytes: LayerBytes, repeated: Int, carried: Int, packets: Int, to owner: CostOwner) -> Bool {
         switch owner {
         case let .message(slot):
-            guard !slot.sealed, !closed else {
+            guard !slot.sealed, !closed, repeated == 0 || !slot.isSettled else {
                 cost.unclaimed.add(bytes)
                 return true
             }

@@ -47,7 +47,7 @@ public struct InputAnalyzer {
                 path: path, input: source, sink: sink, diagnostics: diagnostics, progress: progress,
                 connection: connection)
         }
-        sink.emitReady(waitingForAll: true)
+        sink.finish()
         return diagnostics.diagnostics
     }
 

@@ -14,9 +14,12 @@ final class RecordSink: HTTPRecordSink {
     private let builder: RecordBuilder
     private let diagnostics: DiagnosticsCollector
     private let worker: BodyWorker
-    /// Records in output order, waiting for their bodies' measurements.
-    private var waiting: Deque<Waiting> = []
-    /// Past this many, the oldest waits for its body instead of the queue growing.
+    /// Records in output order, waiting until no packet can change their layers.
+    private var settling: Deque<Waiting> = []
+    /// Records in output order, their layers taken, waiting for their bodies' measurements.
+    private var measuring: Deque<Waiting> = []
+    /// Past this many in either queue, the oldest goes on: it takes its layers as they are
+    /// (lower bounds), or waits for its body, instead of the queue growing.
     private let maxWaiting: Int
     private let emit: (MessageRecord) -> Void
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
@@ -103,23 +106,41 @@ final class RecordSink: HTTPRecordSink {
 
     private func enqueue(_ record: Waiting) {
         diagnostics.count(record.message.message)
-        waiting.append(record)
-        emitReady(waitingForAll: waiting.count > maxWaiting)
+        settling.append(record)
+        takeSettledLayers(all: false)
+        emitMeasured(all: false)
     }
 
-    /// Emits waiting records in order, as far as their re-compressions are done (or all).
-    func emitReady(waitingForAll: Bool) {
-        while let next = waiting.first, waitingForAll || (next.body.isReady && next.lower?.isSettled ?? true) {
-            waiting.removeFirst()
-            var finished = next.message
-            if let slot = next.lower {
-                finished.wire.lower = slot.seal()
+    /// Everything is in: every record takes its layers, and is emitted once its body is measured.
+    func finish() {
+        takeSettledLayers(all: true)
+        emitMeasured(all: true)
+    }
+
+    /// Records take their layers in order, as far as nothing can change them any more. This
+    /// runs only as messages arrive and at the end, never on the body workers' timing, so
+    /// which packets a record takes depends on the capture alone.
+    private func takeSettledLayers(all: Bool) {
+        while let next = settling.first {
+            let settled = next.lower?.isSettled ?? true
+            guard settled || all || settling.count > maxWaiting else { return }
+            var record = settling.removeFirst()
+            if let slot = record.lower {
+                record.message.wire.lower = slot.seal(settled: settled)
                 // HTTP/2 over TLS: the records whose first plaintext byte the message owns.
-                if finished.wire.tls == nil, slot.tls > 0 { finished.wire.tls = slot.tls }
+                if record.message.wire.tls == nil, slot.tls > 0 { record.message.wire.tls = slot.tls }
             }
+            measuring.append(record)
+        }
+    }
+
+    /// Emits records in order, as far as their bodies' measurements are in (or all, waiting).
+    private func emitMeasured(all: Bool) {
+        while let next = measuring.first, all || measuring.count > maxWaiting || next.body.isReady {
+            measuring.removeFirst()
             let (facts, outcome) = next.body.resolved()
             diagnostics.count(outcome)
-            let record = builder.record(finished, body: facts, decoding: outcome)
+            let record = builder.record(next.message, body: facts, decoding: outcome)
             diagnostics.count(record.estimates, estimators: builder.estimators)
             emit(record)
         }

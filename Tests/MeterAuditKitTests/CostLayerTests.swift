@@ -72,12 +72,16 @@ final class CostLayerTests: XCTestCase {
         }
     }
 
-    private func analyze(_ script: Script, name: String) throws -> (records: [MessageRecord], rows: [ConnectionRow]) {
+    private func analyze(
+        _ script: Script, name: String, options: AnalysisOptions = AnalysisOptions()
+    ) throws -> (records: [MessageRecord], rows: [ConnectionRow]) {
         let path = try CaptureFileWriter.temporaryFile(
             named: name, containing: CaptureFileWriter.pcap(script.frames))
         var records: [MessageRecord] = []
         var rows: [ConnectionRow] = []
-        let diagnostics = InputAnalyzer().analyze(path: path, connection: { rows.append($0) }) { records.append($0) }
+        let diagnostics = InputAnalyzer(options: options).analyze(path: path, connection: { rows.append($0) }) {
+            records.append($0)
+        }
         XCTAssertNil(diagnostics.error)
         return (records, rows)
     }
@@ -166,6 +170,52 @@ final class CostLayerTests: XCTestCase {
         // The copy's 40 B with its 40 B headers and 14 B link.
         XCTAssertEqual(row.serverCost.unclaimed, LayerBytes(tls: 0, tcp: 40, ip: 80, frame: 94))
         XCTAssertEqual(row.serverCost.retransmittedBytes, 40)
+    }
+
+    /// With room for one record waiting on its ACK (`maxWaitingRecords` 1), a response makes
+    /// its request take its layers before the server's ACK: they are flagged lower bounds.
+    /// A copy of request A the client sends after that ACK is the connection's late copy, as
+    /// with the default room. When a record takes its layers depends on the capture alone,
+    /// never on how fast its body is measured: bodies measured as they stream on the parsing
+    /// thread (always ready at once) and on the worker threads give the same figures.
+    func testRecordsTakenBeforeTheirAckAreLowerBoundsWhateverTheBodyTiming() throws {
+        var script = Script()
+        script.handshake()
+        script.client(0, ack: 0, Self.requestA)
+        script.server(0, ack: 28, Self.responseA)
+        script.client(0, ack: 40, Self.requestA) // sent again, after the server's ACK
+        script.client(28, ack: 40, Self.requestB)
+        script.server(40, ack: 56, Self.responseB)
+        script.client(56, ack: 80)
+        script.close(clientSent: 56, serverSent: 80)
+        // Each message: its bytes in a packet of its own, 40 B headers, 14 B link.
+        let request = LowerLayers(tcp: 28, ip: 68, frame: 82, packets: 1)
+        let response = LowerLayers(tcp: 40, ip: 80, frame: 94, packets: 1)
+        var forced = request
+        forced.lowerBound = true
+        var results: [[LowerLayers?]] = []
+        for inline in [true, false] {
+            var options = AnalysisOptions()
+            options.limits.maxWaitingRecords = 1
+            if inline { options.limits.bodyWork.maxCollectedBody = 0 }
+            let (records, rows) = try analyze(script, name: "cost-forced-\(inline).pcap", options: options)
+            // Each request is handed on with its response, which makes it leave before the ACK.
+            XCTAssertEqual(layers(records, .request, 0), forced)
+            XCTAssertEqual(layers(records, .request, 1), forced)
+            XCTAssertEqual(layers(records, .response, 0), response)
+            XCTAssertEqual(layers(records, .response, 1), response)
+            let row = try XCTUnwrap(rows.first)
+            XCTAssertEqual(row.clientCost.lateCopies, 1)
+            XCTAssertEqual(row.clientCost.unclaimed, LayerBytes(tls: 0, tcp: 28, ip: 68, frame: 82))
+            results.append(records.map(\.wire.lower))
+        }
+        XCTAssertEqual(results[0], results[1])
+        // With the default room, the requests wait for the server's ACK: exact figures, and
+        // the copy after the ACK is still the connection's.
+        let (records, rows) = try analyze(script, name: "cost-unforced.pcap")
+        XCTAssertEqual(layers(records, .request, 0), request)
+        XCTAssertEqual(layers(records, .request, 1), request)
+        XCTAssertEqual(try XCTUnwrap(rows.first).clientCost.lateCopies, 1)
     }
 
     /// The request's second half arrives first: both packets are the request's.

@@ -29,6 +29,27 @@ final class DeterminismTests: XCTestCase {
         }
     }
 
+    /// Records wait for their bodies' measurements and for the ACKs that settle their layers;
+    /// with little room to wait (`maxWaitingRecords` 2), some take their layers early. When,
+    /// depends on the capture alone: bodies measured as they stream on the parsing thread
+    /// (always ready at once) and on the worker threads give the same records.
+    func testRecordsDoNotDependOnTheBodyWorkersTiming() throws {
+        let path = Fixtures.sample("nginx-curl.pcap")
+        var runs: [[String]] = []
+        for inline in [true, false] {
+            var options = AnalysisOptions()
+            options.limits.maxWaitingRecords = 2
+            if inline { options.limits.bodyWork.maxCollectedBody = 0 }
+            var records: [String] = []
+            _ = InputAnalyzer(options: options).analyze(path: path) { record in
+                records.append("\(record.message.kind) \(record.message.index) \(record.wire) \(record.estimates)")
+            }
+            runs.append(records)
+        }
+        XCTAssertGreaterThan(runs[0].count, 20)
+        XCTAssertEqual(runs[0], runs[1])
+    }
+
     func testFormatSelectsTheFiles() throws {
         let out = NSTemporaryDirectory() + "meteraudit-formats-\(UUID().uuidString)"
         let captures = try SampleTruthTests.samplePairs().map(\.0)
