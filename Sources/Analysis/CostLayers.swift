@@ -346,28 +346,44 @@ public struct OverheadSharing: Sendable {
 
     /// `amount` split over `weights` in proportion, by largest remainder (ties in key order);
     /// nil when the weights sum to 0. The shares sum to `amount` exactly.
+    ///
+    /// Keys are compared only where remainders tie at the last place that gets a byte: sorting
+    /// every key (an endpoint's text each) cost more than the rest of the sharing.
     public static func largestRemainder(_ amount: Int, weights: [ShareKey: Int]) -> [ShareKey: Int]? {
-        let keys = weights.keys.sorted()
-        let total = keys.reduce(0) { saturatingSum($0, max(weights[$1]!, 0)) }
+        // Non-negative terms: the saturating sum does not depend on the order.
+        let total = weights.values.reduce(0) { saturatingSum($0, max($1, 0)) }
         guard total > 0, amount >= 0 else { return nil }
-        var shares: [ShareKey: Int] = [:]
-        var remainders: [(key: ShareKey, remainder: Int)] = []
+        var entries: [(key: ShareKey, share: Int, remainder: Int)] = []
+        entries.reserveCapacity(weights.count)
         var given = 0
-        for key in keys {
-            let weight = max(weights[key]!, 0)
+        for (key, weight) in weights {
             // amount × weight may exceed Int: divide the double-width product.
-            let product = amount.multipliedFullWidth(by: weight)
+            let product = amount.multipliedFullWidth(by: max(weight, 0))
             let (quotient, remainder) = total.dividingFullWidth((high: product.high, low: product.low))
-            shares[key] = quotient
+            entries.append((key, quotient, remainder))
             given += quotient
-            remainders.append((key, remainder))
         }
-        // Stable: equal remainders keep key order.
-        let order = remainders.enumerated().sorted {
-            $0.element.remainder != $1.element.remainder
-                ? $0.element.remainder > $1.element.remainder : $0.offset < $1.offset
+        // Fewer bytes left than keys: one each to the largest remainders. Those above the
+        // remainder of the last one to get a byte all get one; of those at it, the first in key order.
+        let left = amount - given
+        if left > 0 {
+            let threshold = entries.map(\.remainder).sorted(by: >)[left - 1]
+            var tied: [Int] = []
+            var above = 0
+            for index in entries.indices {
+                if entries[index].remainder > threshold {
+                    entries[index].share += 1
+                    above += 1
+                } else if entries[index].remainder == threshold {
+                    tied.append(index)
+                }
+            }
+            tied.sort { entries[$0].key < entries[$1].key }
+            for index in tied.prefix(left - above) { entries[index].share += 1 }
         }
-        for entry in order.prefix(max(amount - given, 0)) { shares[entry.element.key]! += 1 }
+        var shares: [ShareKey: Int] = [:]
+        shares.reserveCapacity(entries.count)
+        for entry in entries { shares[entry.key] = entry.share }
         return shares
     }
 }

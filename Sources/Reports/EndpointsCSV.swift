@@ -64,57 +64,76 @@ public enum EndpointsCSV {
         try writer.close()
     }
 
+    /// The cells of one row. Appended one by one into a row sized once: built from small
+    /// arrays joined together, the cells' copies cost more than their text.
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
-        var row = [
-            endpoint, direction.rawValue, HTTPProtocol.joined(figures.protocols), String(figures.records),
-            String(figures.unpaired),
-            String(figures.incomplete), String(figures.unmeasured), String(figures.wireBytes),
-        ]
+        var row: [String] = []
+        row.reserveCapacity(
+            countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
+                + layerColumns.count)
+        row.append(endpoint)
+        row.append(direction.rawValue)
+        row.append(HTTPProtocol.joined(figures.protocols))
+        row.append(String(figures.records))
+        row.append(String(figures.unpaired))
+        row.append(String(figures.incomplete))
+        row.append(String(figures.unmeasured))
+        row.append(String(figures.wireBytes))
         // Sorted values: means then do not depend on the order records arrived in.
         for estimator in figures.orderFree.estimators {
-            row += [String(estimator.count), String(estimator.unestimated)]
+            row.append(String(estimator.count))
+            row.append(String(estimator.unestimated))
             guard estimator.count > 0 else {
                 // Nothing counted: sums and errors are undefined, not zero.
-                row += Array(repeating: "", count: figureColumns.count - 2)
+                for _ in 2..<figureColumns.count { row.append("") }
                 continue
             }
-            row += [
-                String(estimator.wire), String(estimator.estimated), String(estimator.error),
-                Format.percent(estimator.errorPercent),
-                Format.ratio(estimator.meanAbsoluteRelativeError),
-                Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)),
-                Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)),
-                Format.ratio(estimator.maxAbsoluteRelativeError),
-            ]
+            row.append(String(estimator.wire))
+            row.append(String(estimator.estimated))
+            row.append(String(estimator.error))
+            row.append(Format.percent(estimator.errorPercent))
+            row.append(Format.ratio(estimator.meanAbsoluteRelativeError))
+            row.append(Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)))
+            row.append(Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)))
+            row.append(Format.ratio(estimator.maxAbsoluteRelativeError))
             // No record split into components: their errors are unknown, not zero.
-            row +=
-                estimator.splitCount == 0
-                ? ["", "", ""]
-                : [String(estimator.lineError), String(estimator.headersError), String(estimator.bodyError)]
+            let split = estimator.splitCount > 0
+            row.append(split ? String(estimator.lineError) : "")
+            row.append(split ? String(estimator.headersError) : "")
+            row.append(split ? String(estimator.bodyError) : "")
         }
-        row += layerCells(figures.layers)
-        for estimator in figures.estimators { row += layerErrorCells(estimator.layers) }
+        appendLayerCells(figures.layers, to: &row)
+        for estimator in figures.estimators { appendLayerErrorCells(estimator.layers, to: &row) }
         return row
     }
 
     /// `layerColumns`: a sum over no record is empty, not 0.
-    static func layerCells(_ layers: LayerFigures) -> [String] {
+    static func appendLayerCells(_ layers: LayerFigures, to row: inout [String]) {
         let tls = layers.tlsRecords > 0
         let lower = layers.lowerRecords > 0
-        return [
-            tls ? String(layers.tls) : "", String(layers.tlsRecords), lower ? String(layers.tcp) : "",
-            lower ? String(layers.ip) : "", lower ? String(layers.frame) : "", String(layers.lowerRecords),
-            String(layers.lowerBoundRecords), lower ? String(layers.ipShare) : "",
-        ]
+        row.append(tls ? String(layers.tls) : "")
+        row.append(String(layers.tlsRecords))
+        row.append(lower ? String(layers.tcp) : "")
+        row.append(lower ? String(layers.ip) : "")
+        row.append(lower ? String(layers.frame) : "")
+        row.append(String(layers.lowerRecords))
+        row.append(String(layers.lowerBoundRecords))
+        row.append(lower ? String(layers.ipShare) : "")
     }
 
     /// `layerErrorColumns` of one estimator.
-    static func layerErrorCells(_ errors: LayerErrors) -> [String] {
-        func pair(_ layer: CostLayer) -> [String] {
-            [errors.error(layer).map(String.init) ?? "", Format.percent(errors.errorPercent(layer))]
+    static func appendLayerErrorCells(_ errors: LayerErrors, to row: inout [String]) {
+        func pair(_ layer: CostLayer) {
+            row.append(errors.error(layer).map { String($0) } ?? "")
+            row.append(Format.percent(errors.errorPercent(layer)))
         }
-        return [String(errors.tlsCount)] + pair(.tls) + [String(errors.lowerCount)] + pair(.tcp) + pair(.ip)
-            + pair(.frame) + pair(.ipShare)
+        row.append(String(errors.tlsCount))
+        pair(.tls)
+        row.append(String(errors.lowerCount))
+        pair(.tcp)
+        pair(.ip)
+        pair(.frame)
+        pair(.ipShare)
     }
 }
 

@@ -352,8 +352,11 @@ struct PrettyJSONWriter {
     private let bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
     private let sink: ([UInt8]) -> Void
-    /// Per open container: whether it is still empty.
-    private var empty: [Bool] = []
+    /// How many containers are open: the indentation of their members.
+    private var depth = 0
+    /// Whether the innermost open container has a member yet (a comma goes before the next).
+    /// A closed container is a member of its parent, so no stack of these is needed.
+    private var hasMembers = false
 
     init(sink: @escaping ([UInt8]) -> Void) {
         self.sink = sink
@@ -414,29 +417,30 @@ struct PrettyJSONWriter {
 
     /// Starts the next member: a comma after the previous one, a new line, the indentation.
     private mutating func nextMember() {
-        if empty.last == false { put(byte: UInt8(ascii: ",")) }
-        if !empty.isEmpty { empty[empty.count - 1] = false }
+        if hasMembers { put(byte: UInt8(ascii: ",")) }
+        hasMembers = true
         put(byte: 10)
-        indent(empty.count)
+        indent(depth)
     }
 
-    mutating func beginObject() {
-        put(byte: UInt8(ascii: "{"))
-        empty.append(true)
-    }
-    mutating func beginArray() {
-        put(byte: UInt8(ascii: "["))
-        empty.append(true)
-    }
+    mutating func beginObject() { open(UInt8(ascii: "{")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
     mutating func endObject() { close(UInt8(ascii: "}")) }
     mutating func endArray() { close(UInt8(ascii: "]")) }
 
-    private mutating func close(_ bracket: UInt8) {
-        let wasEmpty = empty.removeLast()
-        if wasEmpty { put(byte: 10) }
-        put(byte: 10)
-        indent(empty.count)
+    private mutating func open(_ bracket: UInt8) {
         put(byte: bracket)
+        depth += 1
+        hasMembers = false
+    }
+
+    private mutating func close(_ bracket: UInt8) {
+        if !hasMembers { put(byte: 10) }
+        put(byte: 10)
+        depth -= 1
+        indent(depth)
+        put(byte: bracket)
+        hasMembers = true
     }
 
     /// An object's next key; its value follows.
@@ -446,12 +450,41 @@ struct PrettyJSONWriter {
         put(" : " as StaticString)
     }
 
-    /// A key of the schema (ASCII, nothing to escape), written from its bytes.
+    /// A key of the schema (ASCII, nothing to escape), written from its bytes: the most
+    /// frequent call, so the comma, line, indentation, key and separator are written after a
+    /// single check for room.
     mutating func key(_ name: StaticString) {
-        nextMember()
-        put(byte: UInt8(ascii: "\""))
-        put(name)
-        put("\" : " as StaticString)
+        let spaces = 2 * depth
+        let length = name.utf8CodeUnitCount
+        let needed = 2 + spaces + 1 + length + 4
+        guard needed <= Self.capacity else {
+            nextMember()
+            put(byte: UInt8(ascii: "\""))
+            put(name)
+            put("\" : " as StaticString)
+            return
+        }
+        reserve(needed)
+        var end = bytes + count
+        if hasMembers {
+            end.pointee = UInt8(ascii: ",")
+            end += 1
+        }
+        hasMembers = true
+        end.pointee = 10
+        end += 1
+        end.initialize(repeating: 32, count: spaces)
+        end += spaces
+        end.pointee = UInt8(ascii: "\"")
+        end += 1
+        end.update(from: name.utf8Start, count: length)
+        end += length
+        end.pointee = UInt8(ascii: "\"")
+        end[1] = 32
+        end[2] = UInt8(ascii: ":")
+        end[3] = 32
+        end += 4
+        count = end - bytes
     }
 
     /// An array's next element; its value follows.
@@ -482,9 +515,62 @@ struct PrettyJSONWriter {
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
     mutating func double(_ value: Double?) {
         guard let value else { return put("null" as StaticString) }
+        if let millionths = Self.millionths(value) { return decimal(millionths) }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         put(text)
+    }
+
+    /// `value` as a whole number of millionths, when its shortest round-trip text is that
+    /// number with the point six places from the right (trailing zeros dropped), as for the
+    /// report's fractions, rounded to 6 decimals: `value` is the double nearest to
+    /// millionths / 10^6, a decimal of at most 15 significant digits, and doubles tell all
+    /// such decimals apart, so no other decimal as short or shorter gives `value` back.
+    /// Nil where Swift writes an exponent (under 10^-4, 2^53 and over) or the value is not
+    /// such a decimal.
+    static func millionths(_ value: Double) -> Int? {
+        let magnitude = value.magnitude
+        if magnitude == 0 { return value.sign == .plus ? 0 : nil } // -0 is written "-0"
+        guard magnitude >= 1e-4, magnitude < 1e9 else { return nil }
+        let scaled = (value * 1_000_000).rounded()
+        guard scaled / 1_000_000 == value else { return nil }
+        return Int(scaled)
+    }
+
+    /// millionths / 10^6 in decimal: the whole part, then a point and the decimals without
+    /// trailing zeros, if any are left.
+    private mutating func decimal(_ millionths: Int) {
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var position = scratch.count
+            var rest = millionths.magnitude
+            var fraction = rest % 1_000_000
+            rest /= 1_000_000
+            if fraction != 0 {
+                var places = 6
+                while fraction % 10 == 0 {
+                    fraction /= 10
+                    places -= 1
+                }
+                for _ in 0..<places {
+                    position -= 1
+                    scratch[position] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                    fraction /= 10
+                }
+                position -= 1
+                scratch[position] = UInt8(ascii: ".")
+            }
+            repeat {
+                position -= 1
+                scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if millionths < 0 {
+                position -= 1
+                scratch[position] = UInt8(ascii: "-")
+            }
+            put(UnsafeBufferPointer(rebasing: scratch.bindMemory(to: UInt8.self)[position...]))
+        }
     }
 
     mutating func string(_ value: String?) {
@@ -529,7 +615,7 @@ struct PrettyJSONWriter {
         var previous: UInt8 = 0
         for byte in text {
             // Blank lines (inside an empty container) stay without indentation.
-            if previous == 10 && byte != 10 { indent(empty.count) }
+            if previous == 10 && byte != 10 { indent(depth) }
             put(byte: byte)
             previous = byte
         }

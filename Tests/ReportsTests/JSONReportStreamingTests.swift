@@ -51,6 +51,40 @@ final class JSONReportStreamingTests: XCTestCase {
         XCTAssertEqual(writer(values), String(decoding: try! encoder.encode(values), as: UTF8.self))
     }
 
+    func testFractionsOfMillionthsAreWrittenAsSwiftDescribesThem() {
+        // The writer spells a fraction rounded to 6 decimals from its digits; Swift's shortest
+        // round-trip text (without ".0") is the oracle, over every magnitude it writes plainly
+        // and the edges where it turns to exponents (under 1e-4) or the writer falls back.
+        func written(_ value: Double) -> String {
+            var text: [UInt8] = []
+            var json = PrettyJSONWriter { text.append(contentsOf: $0) }
+            json.double(value)
+            json.flush()
+            return String(decoding: text, as: UTF8.self)
+        }
+        func described(_ value: Double) -> String {
+            let text = value.description
+            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        }
+        var generator = SystemRandomNumberGenerator()
+        var values: [Double] = [
+            0, -0.0, 0.0001, -0.0001, 0.000099, 0.00001, 1e-06, 0.000123, 0.1, 0.3, 1, 10, 100.5, 999_999_999.999999,
+            1e9, 1e15, 12_345_678.123456, 4031.984848, -63.693851, 0.444444, 1.14, 2.5e-05, .infinity,
+        ]
+        for digits in 1...15 {
+            var limit = 1
+            for _ in 0..<digits { limit *= 10 }
+            for _ in 0..<2_000 {
+                let millionths = Int.random(in: -limit..<limit, using: &generator)
+                values.append(Double(millionths) / 1_000_000)
+                values.append(Double.random(in: -Double(limit)..<Double(limit), using: &generator) / 1_000_000)
+            }
+        }
+        for value in values {
+            XCTAssertEqual(written(value), described(value), "\(value)")
+        }
+    }
+
     func testLargeRunIsWrittenInPiecesWithTheSameBytes() throws {
         // Hundreds of endpoints: the writer hands the file many 64 KiB pieces.
         var records = ReportFixture.records

@@ -6,36 +6,6 @@ import Mustache
 /// escapes, and charts as SVG that `SVG` escaped. Built from a `RunReport` in one place, so the
 /// template only lays it out.
 struct HTMLPage {
-    struct Cell {
-        var text: String
-        var numeric: Bool
-    }
-
-    struct Row {
-        var cells: [Cell]
-    }
-
-    /// A row of a large table: its leading text cells, then its figures (right-aligned). The
-    /// totals, endpoint and input tables have their text columns first, so the template walks
-    /// two plain string arrays instead of looking up each cell's text and kind.
-    struct FlatRow {
-        var texts: [CellText]
-        var figures: [CellText]
-
-        init(_ cells: [String], leadingTexts: Int) {
-            texts = cells.prefix(leadingTexts).map(CellText.init)
-            figures = cells.dropFirst(leadingTexts).map(CellText.init)
-        }
-    }
-
-    /// A cell's text, which the template escapes like any value: as a custom renderable,
-    /// swift-mustache takes it after two type checks instead of six and a `String(describing:)`.
-    struct CellText: MustacheCustomRenderable {
-        var text: String
-        var renderText: String { text }
-        var isNull: Bool { false }
-    }
-
     struct ChartView {
         var title: String
         var svg: String
@@ -49,35 +19,9 @@ struct HTMLPage {
         var charts: [ChartView]
     }
 
-    /// Stored flags, not computed ones: the templates see stored properties only (Mirror).
-    struct Explanation {
-        var head: String
-        var causes: [String]
-        var hasCauses: Bool
-
-        init(head: String, causes: [String]) {
-            self.head = head
-            self.causes = causes
-            hasCauses = !causes.isEmpty
-        }
-    }
-
-    struct EndpointRow {
-        var endpoint: String
-        /// Every column of endpoints.csv after `endpoint`: direction and protocol, then figures.
-        var cells: FlatRow
-        var explanations: [Explanation]
-    }
-
     struct ColumnGroup {
         var name: String
         var span: Int
-    }
-
-    struct QualityRow {
-        var what: String
-        var count: String
-        var detail: String
     }
 
     var title = "MeterAudit report"
@@ -88,7 +32,7 @@ struct HTMLPage {
     var totalsHeader = [
         "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
     ]
-    var totalsRows: [FlatRow] = []
+    var totalsRows = ""
     var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
     var settingsLine: [String] = []
@@ -96,20 +40,20 @@ struct HTMLPage {
     var endpointsIntro = ""
     var endpointGroups: [ColumnGroup] = []
     var endpointHeader: [String] = []
-    var endpointRows: [EndpointRow] = []
-    var endpointTotals: [EndpointRow] = []
+    var endpointRows = ""
+    var endpointTotals = ""
     var inputsHeader = [
         "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim", "incomplete",
         "unpaired", "gaps", "errors",
     ]
-    var inputRows: [FlatRow] = []
+    var inputRows = ""
     var inputErrors: [String] = []
     var hasInputErrors = false
-    var quality: [QualityRow] = []
+    var quality = ""
     /// The cost-layers section: its chart and report.md's table of the same parts.
     var costLayers: [ChartView] = []
     var costHeader: [String] = []
-    var costRows: [Row] = []
+    var costRows = ""
     var hasCostRows = false
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
@@ -149,20 +93,21 @@ struct HTMLPage {
         guard !sides.isEmpty else { return }
         costHeader = ["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] }
         let names = sides[0].figures.parts.map(\.name) + ["frame bytes (all)"]
+        var rows = HTMLRows()
         for (position, name) in names.enumerated() {
-            var cells = [Cell(text: name, numeric: false)]
+            rows.markup("<tr>")
+            rows.cell(name, numeric: false)
             for (_, figures) in sides {
                 let total = figures.frameTotal
                 let bytes = position < figures.parts.count ? figures.parts[position].bytes : total
-                cells.append(Cell(text: TextFormat.bytes(bytes), numeric: true))
-                cells.append(
-                    Cell(
-                        text: total == 0
-                            ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
-                        numeric: true))
+                rows.cell(TextFormat.bytes(bytes), numeric: true)
+                rows.cell(
+                    total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
+                    numeric: true)
             }
-            costRows.append(Row(cells: cells))
+            rows.markup("</tr>\n")
         }
+        costRows = rows.html
         hasCostRows = true
     }
 
@@ -197,30 +142,29 @@ struct HTMLPage {
         return lines
     }
 
-    static func totals(_ run: RunReport) -> [FlatRow] {
-        var rows: [FlatRow] = []
+    static func totals(_ run: RunReport) -> String {
+        var rows = HTMLRows()
         let names = run.aggregation.estimatorNames
         for (direction, figures) in run.totals {
             for (position, index) in run.estimatorOrder.enumerated() {
                 let estimator = figures.estimators[index]
                 let counted = estimator.count > 0
-                rows.append(
-                    FlatRow(
-                        [
-                            position == 0 ? direction.label : "",
-                            names[index],
-                            TextFormat.bytes(estimator.count),
-                            counted ? TextFormat.bytes(estimator.wire) : "n/a",
-                            counted ? TextFormat.bytes(estimator.estimated) : "n/a",
-                            counted ? TextFormat.signedBytes(estimator.error) : "n/a",
-                            TextFormat.signedPercent(estimator.errorPercent),
-                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                            TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                            TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
-                        ], leadingTexts: 2))
+                rows.row(
+                    [
+                        position == 0 ? direction.label : "",
+                        names[index],
+                        TextFormat.bytes(estimator.count),
+                        counted ? TextFormat.bytes(estimator.wire) : "n/a",
+                        counted ? TextFormat.bytes(estimator.estimated) : "n/a",
+                        counted ? TextFormat.signedBytes(estimator.error) : "n/a",
+                        TextFormat.signedPercent(estimator.errorPercent),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
+                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
+                        TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
+                    ], leadingTexts: 2)
             }
         }
-        return rows
+        return rows.html
     }
 
     // MARK: - Charts
@@ -254,26 +198,52 @@ struct HTMLPage {
         let columns = EndpointsCSV.columns(estimators: names)
         endpointHeader = columns
         endpointGroups = EndpointsCSV.columnGroups(estimators: names).map { ColumnGroup(name: $0.name, span: $0.span) }
+        var rows = HTMLRows()
         var shown = 0
         for place in ranking {
             guard shown < maximumRows else { break }
             for (direction, figures) in run.figures(of: place) {
-                // The row endpoints.csv writes for this endpoint and direction.
+                // The row endpoints.csv writes for this endpoint and direction, under the
+                // endpoint's name a disclosure of where each estimator's error comes from.
                 let csv = EndpointsCSV.row(endpoint: place.endpoint, direction: direction, figures)
-                let explanations = run.estimatorOrder.map { index -> Explanation in
+                rows.markup("<tr>\n<td class=\"endpoint\"><details><summary>")
+                rows.text(csv[0])
+                rows.markup("</summary>\n")
+                for index in run.estimatorOrder {
                     let explanation = MarkdownReport.causeExplanation(
                         name: names[index], figures.estimators[index], direction: direction, quote: { $0 })
-                    return Explanation(head: explanation.head, causes: explanation.causes)
+                    rows.markup("<p class=\"cause-head\">")
+                    rows.text(explanation.head)
+                    rows.markup("</p>")
+                    if !explanation.causes.isEmpty {
+                        rows.markup("<ul>")
+                        for cause in explanation.causes {
+                            rows.markup("<li>")
+                            rows.text(cause)
+                            rows.markup("</li>")
+                        }
+                        rows.markup("</ul>")
+                    }
+                    rows.markup("\n")
                 }
-                endpointRows.append(
-                    EndpointRow(endpoint: csv[0], cells: Self.cells(csv.dropFirst()), explanations: explanations))
+                rows.markup("</details></td>")
+                // Direction and protocol are text, the rest figures.
+                rows.flatCells(csv.dropFirst(), leadingTexts: 2)
+                rows.markup("</tr>\n")
             }
             shown += 1
         }
+        endpointRows = rows.html
+        var totals = HTMLRows()
         for (direction, figures) in run.aggregation.sortedTotals {
             let csv = EndpointsCSV.row(endpoint: "*", direction: direction, figures)
-            endpointTotals.append(EndpointRow(endpoint: csv[0], cells: Self.cells(csv.dropFirst()), explanations: []))
+            totals.markup("<tr><td class=\"endpoint\">")
+            totals.text(csv[0])
+            totals.markup("</td>")
+            totals.flatCells(csv.dropFirst(), leadingTexts: 2)
+            totals.markup("</tr>\n")
         }
+        endpointTotals = totals.html
         var intro =
             "\(TextFormat.count(ranking.count, "endpoint")) and direction rows, largest error of the ranking estimator"
             + " first; the * rows at the foot are the totals."
@@ -284,26 +254,22 @@ struct HTMLPage {
         endpointsIntro = intro
     }
 
-    /// endpoints.csv's cells after the endpoint; the direction and protocol are text, the rest figures.
-    static func cells(_ values: ArraySlice<String>) -> FlatRow {
-        FlatRow(Array(values), leadingTexts: 2)
-    }
-
     // MARK: - Inputs and data quality
 
     mutating func fillInputs(_ run: RunReport) {
-        func cells(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) -> FlatRow {
-            let texts = MarkdownReport.inputCells(name, format, d, errors: errors)
-            return FlatRow(texts, leadingTexts: 2)
+        var rows = HTMLRows()
+        func row(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) {
+            rows.row(MarkdownReport.inputCells(name, format, d, errors: errors), leadingTexts: 2)
         }
         for input in run.inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
-            inputRows.append(cells(input.source, input.format.isEmpty ? "n/a" : input.format, input, errors: errors))
+            row(input.source, input.format.isEmpty ? "n/a" : input.format, input, errors: errors)
         }
         if run.inputs.count > 1 {
             let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
-            inputRows.append(cells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount)))
+            row("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))
         }
+        inputRows = rows.html
         for input in run.inputs where input.error != nil || !input.readable {
             let error = input.error ?? "could not be read"
             inputErrors.append(error.hasPrefix(input.source) ? error : input.source + ": " + error)
@@ -313,9 +279,18 @@ struct HTMLPage {
 
     /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it
     /// came from.
-    static func quality(_ run: RunReport) -> [QualityRow] {
+    static func quality(_ run: RunReport) -> String {
         let inputs = run.inputs
-        var rows: [QualityRow] = []
+        var rows = HTMLRows()
+        func row(what: String, count: String, detail: String) {
+            rows.markup("<tr><th scope=\"row\">")
+            rows.text(what)
+            rows.markup("</th><td class=\"n\">")
+            rows.text(count)
+            rows.markup("</td><td>")
+            rows.text(detail)
+            rows.markup("</td></tr>\n")
+        }
         func add(_ what: String, bytes: Bool = false, always: Bool = false, _ value: (InputDiagnostics) -> Int) {
             let total = inputs.reduce(0) { $0 + value($1) }
             guard total > 0 || always else { return }
@@ -324,15 +299,14 @@ struct HTMLPage {
                 inputs.count > 1
                 ? perInput.prefix(10).map { "\($0.source) \(TextFormat.bytes(value($0)))" }.joined(separator: ", ")
                     + (perInput.count > 10 ? ", \(perInput.count - 10) more inputs" : "") : ""
-            rows.append(QualityRow(what: what, count: TextFormat.bytes(total) + (bytes ? " B" : ""), detail: detail))
+            row(what: what, count: TextFormat.bytes(total) + (bytes ? " B" : ""), detail: detail)
         }
         add("Unpaired messages (a request without a response or the reverse)", always: true) { $0.records.unpaired }
         add("Incomplete messages (the end is not in the capture)", always: true) { $0.records.incomplete }
         let unmeasured = run.totals.reduce(0) { $0 + $1.figures.unmeasured }
-        rows.append(
-            QualityRow(
-                what: "Unmeasured messages (no known wire size, left out of every byte figure)",
-                count: TextFormat.bytes(unmeasured), detail: ""))
+        row(
+            what: "Unmeasured messages (no known wire size, left out of every byte figure)",
+            count: TextFormat.bytes(unmeasured), detail: "")
         add("Gaps in the captured streams", always: true) { $0.gaps.count }
         add("Bytes missing in gaps", bytes: true) { $0.gaps.bytes }
         add("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
@@ -357,54 +331,73 @@ struct HTMLPage {
         let reasons = Set(inputs.flatMap { $0.packets.skipped.keys }).sorted { $0.rawValue < $1.rawValue }
         for reason in reasons { add("Packets not decoded: \(reason.rawValue)") { $0.packets.skipped[reason] ?? 0 } }
         add("Inputs with errors", always: true) { $0.error != nil || !$0.readable ? 1 : 0 }
-        return rows
+        return rows.html
     }
 }
 
-// The table's cells and rows are many (an endpoint row has over thirty): looked up by name
-// here instead of through reflection (Mirror), which the templates use otherwise and which
-// would dominate the page's rendering time.
-extension HTMLPage.Cell: MustacheParent {
+
+// The template's values looked up by name here rather than through reflection (Mirror), which
+// the template engine uses otherwise: a Mirror of the page per lookup cost more than the lookups.
+extension HTMLPage: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
-        case "text": return text
-        case "numeric": return numeric
+        case "title": return title
+        case "csp": return csp
+        case "style": return style
+        case "script": return script
+        case "summary": return summary
+        case "totalsHeader": return totalsHeader
+        case "totalsRows": return totalsRows
+        case "protocols": return protocols
+        case "estimatorsLine": return estimatorsLine
+        case "settingsLine": return settingsLine
+        case "chartGroups": return chartGroups
+        case "endpointsIntro": return endpointsIntro
+        case "endpointGroups": return endpointGroups
+        case "endpointHeader": return endpointHeader
+        case "endpointRows": return endpointRows
+        case "endpointTotals": return endpointTotals
+        case "inputsHeader": return inputsHeader
+        case "inputRows": return inputRows
+        case "inputErrors": return inputErrors
+        case "hasInputErrors": return hasInputErrors
+        case "quality": return quality
+        case "costLayers": return costLayers
+        case "costHeader": return costHeader
+        case "costRows": return costRows
+        case "hasCostRows": return hasCostRows
         default: return nil
         }
     }
 }
 
-extension HTMLPage.Row: MustacheParent {
-    func child(named name: String) -> Any? { name == "cells" ? cells : nil }
-}
-
-extension HTMLPage.FlatRow: MustacheParent {
+extension HTMLPage.ChartView: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
-        case "texts": return texts
-        case "figures": return figures
+        case "title": return title
+        case "svg": return svg
+        case "note": return note
+        case "size": return size
         default: return nil
         }
     }
 }
 
-extension HTMLPage.EndpointRow: MustacheParent {
+extension HTMLPage.ChartGroup: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
-        case "endpoint": return endpoint
-        case "cells": return cells
-        case "explanations": return explanations
+        case "heading": return heading
+        case "charts": return charts
         default: return nil
         }
     }
 }
 
-extension HTMLPage.Explanation: MustacheParent {
+extension HTMLPage.ColumnGroup: MustacheParent {
     func child(named name: String) -> Any? {
         switch name {
-        case "head": return head
-        case "causes": return causes
-        case "hasCauses": return hasCauses
+        case "name": return self.name
+        case "span": return span
         default: return nil
         }
     }

@@ -59,18 +59,32 @@ struct HTMLByteEscaping: MustacheContentType {
             guard bytes.contains(where: Self.needsEscape) else { return nil }
             var escaped: [UInt8] = []
             escaped.reserveCapacity(bytes.count + 32)
-            for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "&"): escaped.append(contentsOf: "&amp;".utf8)
-                case UInt8(ascii: "<"): escaped.append(contentsOf: "&lt;".utf8)
-                case UInt8(ascii: ">"): escaped.append(contentsOf: "&gt;".utf8)
-                case UInt8(ascii: "\""): escaped.append(contentsOf: "&quot;".utf8)
-                case UInt8(ascii: "'"): escaped.append(contentsOf: "&#39;".utf8)
-                default: escaped.append(byte)
-                }
-            }
+            Self.escape(bytes, into: &escaped)
             return String(decoding: escaped, as: UTF8.self)
         } ?? text
+    }
+
+    /// `text` escaped, appended to `escaped`: what `escapeText` gives, without a String between.
+    static func escape(_ text: String, into escaped: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { escape($0, into: &escaped) }
+    }
+
+    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into escaped: inout [UInt8]) {
+        guard bytes.contains(where: needsEscape) else {
+            escaped.append(contentsOf: bytes)
+            return
+        }
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "&"): escaped.append(contentsOf: "&amp;".utf8)
+            case UInt8(ascii: "<"): escaped.append(contentsOf: "&lt;".utf8)
+            case UInt8(ascii: ">"): escaped.append(contentsOf: "&gt;".utf8)
+            case UInt8(ascii: "\""): escaped.append(contentsOf: "&quot;".utf8)
+            case UInt8(ascii: "'"): escaped.append(contentsOf: "&#39;".utf8)
+            default: escaped.append(byte)
+            }
+        }
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {

@@ -1,8 +1,8 @@
 /// report.html's templates, style and script: Mustache text rendered over `HTMLPage`.
 /// `{{name}}` escapes its value for HTML (every text from the run goes through it, by
 /// `HTMLByteEscaping`, which the first tag selects);
-/// `{{{name}}}` is used only for SVG that `SVG` built and escaped itself, and for this file's
-/// own constants.
+/// `{{{name}}}` is used only for SVG that `SVG` built and escaped itself, for table rows that
+/// `HTMLRows` built and escaped the same way, and for this file's own constants.
 enum HTMLTemplates {
     static let page = """
         {{% CONTENT_TYPE:HTMLBYTES}}<!DOCTYPE html>
@@ -28,9 +28,7 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures">
         <thead><tr>{{#totalsHeader}}<th>{{.}}</th>{{/totalsHeader}}</tr></thead>
         <tbody>
-        {{#totalsRows}}<tr>{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}</tr>
-        {{/totalsRows}}
-        </tbody>
+        {{{totalsRows}}}</tbody>
         </table></div>
         {{#estimatorsLine}}<p>{{.}}</p>{{/estimatorsLine}}
         {{#settingsLine}}<p>{{.}}</p>{{/settingsLine}}
@@ -42,9 +40,7 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures">
         <thead><tr>{{#splitHeader}}<th>{{.}}</th>{{/splitHeader}}</tr></thead>
         <tbody>
-        {{#splitRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
-        {{/splitRows}}
-        </tbody>
+        {{{splitRows}}}</tbody>
         </table></div>
         {{#hasHTTP2}}
         <h3 id="http2-headers">HTTP/2 headers: the meter against HPACK</h3>
@@ -53,13 +49,9 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures" id="http2-table">
         <thead><tr>{{#http2Header}}<th>{{.}}</th>{{/http2Header}}</tr></thead>
         <tbody>
-        {{#http2Rows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
-        {{/http2Rows}}
-        </tbody>
+        {{{http2Rows}}}</tbody>
         <tfoot>
-        {{#http2Totals}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
-        {{/http2Totals}}
-        </tfoot>
+        {{{http2Totals}}}</tfoot>
         </table></div>
         {{/hasHTTP2}}
         </section>
@@ -88,16 +80,9 @@ enum HTMLTemplates {
         <tr>{{#endpointHeader}}<th>{{.}}</th>{{/endpointHeader}}</tr>
         </thead>
         <tbody>
-        {{#endpointRows}}<tr>
-        <td class="endpoint"><details><summary>{{endpoint}}</summary>
-        {{#explanations}}<p class="cause-head">{{head}}</p>{{#hasCauses}}<ul>{{#causes}}<li>{{.}}</li>{{/causes}}</ul>{{/hasCauses}}
-        {{/explanations}}</details></td>{{#cells}}{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}{{/cells}}</tr>
-        {{/endpointRows}}
-        </tbody>
+        {{{endpointRows}}}</tbody>
         <tfoot>
-        {{#endpointTotals}}<tr><td class="endpoint">{{endpoint}}</td>{{#cells}}{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}{{/cells}}</tr>
-        {{/endpointTotals}}
-        </tfoot>
+        {{{endpointTotals}}}</tfoot>
         </table></div>
         </section>
         <section id="cost-layers">
@@ -114,9 +99,7 @@ enum HTMLTemplates {
         {{#hasCostRows}}<div class="scroll"><table class="figures">
         <thead><tr>{{#costHeader}}<th>{{.}}</th>{{/costHeader}}</tr></thead>
         <tbody>
-        {{#costRows}}<tr>{{#cells}}<td{{#numeric}} class="n"{{/numeric}}>{{text}}</td>{{/cells}}</tr>
-        {{/costRows}}
-        </tbody>
+        {{{costRows}}}</tbody>
         </table></div>{{/hasCostRows}}
         </section>
         <section id="inputs">
@@ -124,9 +107,7 @@ enum HTMLTemplates {
         <div class="scroll"><table class="figures">
         <thead><tr>{{#inputsHeader}}<th>{{.}}</th>{{/inputsHeader}}</tr></thead>
         <tbody>
-        {{#inputRows}}<tr>{{#texts}}<td>{{.}}</td>{{/texts}}{{#figures}}<td class="n">{{.}}</td>{{/figures}}</tr>
-        {{/inputRows}}
-        </tbody>
+        {{{inputRows}}}</tbody>
         </table></div>
         {{#hasInputErrors}}<h3>Errors</h3>
         <ul>{{#inputErrors}}<li>{{.}}</li>{{/inputErrors}}</ul>{{/hasInputErrors}}
@@ -135,9 +116,7 @@ enum HTMLTemplates {
         <h2>Data quality</h2>
         <table class="figures quality">
         <tbody>
-        {{#quality}}<tr><th scope="row">{{what}}</th><td class="n">{{count}}</td><td>{{detail}}</td></tr>
-        {{/quality}}
-        </tbody>
+        {{{quality}}}</tbody>
         </table>
         </section>
         </main>

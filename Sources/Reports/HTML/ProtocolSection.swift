@@ -1,4 +1,5 @@
 import Analysis
+import Mustache
 
 extension HTMLPage {
     /// report.html's protocol split and HTTP/2 headers table: the figures of report.md's
@@ -7,19 +8,19 @@ extension HTMLPage {
         var splitHeader = [
             "protocol", "direction", "records", "incomplete", "wire B", "estimator", "estimate B", "error B", "error %",
         ]
-        var splitRows: [Row] = []
+        var splitRows = ""
         var hasHTTP2 = false
         var http2Lines: [String] = []
         var http2Header: [String] = []
-        var http2Rows: [Row] = []
-        var http2Totals: [Row] = []
+        var http2Rows = ""
+        var http2Totals = ""
 
         init() {}
 
         init(_ run: RunReport, endpointRows maximumRows: Int) {
-            splitRows = MarkdownReport.protocolRows(run).map { cells in
-                Row(cells: cells.map { Cell(text: $0.text, numeric: $0.numeric) })
-            }
+            var split = HTMLRows()
+            for cells in MarkdownReport.protocolRows(run) { split.row(cells) }
+            splitRows = split.html
             let totals = run.headerCompressionTotals
             guard !totals.isEmpty else { return }
             hasHTTP2 = true
@@ -43,22 +44,42 @@ extension HTMLPage {
                     "\(TextFormat.count(leftOut, "HTTP/2 record")) left out (unmeasured, fields unknown or not estimated)."
                 )
             }
-            func row(_ first: [String], _ figures: HeaderCompressionFigures) -> Row {
+            // The rank and the figures are right-aligned; endpoint and direction are text.
+            func row(_ rows: inout HTMLRows, _ first: [String], _ figures: HeaderCompressionFigures) {
                 let texts = first + MarkdownReport.http2HeaderCells(run, figures)
-                return Row(
-                    cells: texts.enumerated().map { Cell(text: $0.element, numeric: $0.offset == 0 || $0.offset > 2) })
+                rows.row(texts.enumerated().map { ($0.element, $0.offset == 0 || $0.offset > 2) })
             }
+            var endpointRows = HTMLRows()
             for endpoint in run.headerCompressionEndpoints().prefix(maximumRows) {
                 for (position, (direction, figures)) in endpoint.directions.enumerated() {
-                    http2Rows.append(
-                        row(
-                            [
-                                position == 0 ? String(endpoint.rank) : "", position == 0 ? endpoint.endpoint : "",
-                                direction.rawValue,
-                            ], figures))
+                    row(
+                        &endpointRows,
+                        [
+                            position == 0 ? String(endpoint.rank) : "", position == 0 ? endpoint.endpoint : "",
+                            direction.rawValue,
+                        ], figures)
                 }
             }
-            http2Totals = totals.map { row(["", "all", $0.direction.rawValue], $0.figures) }
+            http2Rows = endpointRows.html
+            var totalRows = HTMLRows()
+            for total in totals { row(&totalRows, ["", "all", total.direction.rawValue], total.figures) }
+            http2Totals = totalRows.html
+        }
+    }
+}
+
+// Looked up by name, not through reflection (see HTMLPage's conformance).
+extension HTMLPage.ProtocolSection: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "splitHeader": return splitHeader
+        case "splitRows": return splitRows
+        case "hasHTTP2": return hasHTTP2
+        case "http2Lines": return http2Lines
+        case "http2Header": return http2Header
+        case "http2Rows": return http2Rows
+        case "http2Totals": return http2Totals
+        default: return nil
         }
     }
 }

@@ -54,63 +54,78 @@ struct SVG {
         return FixedDecimal.format(rounded, decimals: 1)
     }
 
-    private static func attributes(_ pairs: [(String, String)]) -> String {
-        var text = ""
-        text.reserveCapacity(16 * pairs.count)
-        for (name, value) in pairs {
-            text += " "
-            text += name
-            text += "=\""
-            text += escape(value)
-            text += "\""
-        }
-        return text
+    /// ` name="value"`, the value escaped, appended to an element's text: elements are built
+    /// in place (thousands of scatter points), not from lists of pairs.
+    private static func attribute(_ name: String, _ value: String, to element: inout String) {
+        element += " "
+        element += name
+        element += "=\""
+        element += escape(value)
+        element += "\""
     }
 
-    /// `tooltip` becomes a `<title>` child: the browser shows it on hover.
+    /// The element's end: a `<title>` child holding `tooltip` (the browser shows it on hover),
+    /// or none.
+    private mutating func close(_ element: inout String, name: String, tooltip: String?) {
+        if let tooltip {
+            element += "><title>"
+            element += Self.escape(tooltip)
+            element += "</title></"
+            element += name
+            element += ">"
+        } else {
+            element += "/>"
+        }
+        body.append(element)
+    }
+
     mutating func rect(
         x: Double, y: Double, width: Double, height: Double, fill: String, tooltip: String? = nil,
         extra: [(String, String)] = []
     ) {
-        let attributes = Self.attributes(
-            [
-                ("x", Self.number(x)), ("y", Self.number(y)), ("width", Self.number(max(width, 0))),
-                ("height", Self.number(max(height, 0))), ("fill", fill),
-            ] + extra)
-        if let tooltip {
-            body.append("<rect\(attributes)><title>\(Self.escape(tooltip))</title></rect>")
-        } else {
-            body.append("<rect\(attributes)/>")
-        }
+        var element = "<rect"
+        Self.attribute("x", Self.number(x), to: &element)
+        Self.attribute("y", Self.number(y), to: &element)
+        Self.attribute("width", Self.number(max(width, 0)), to: &element)
+        Self.attribute("height", Self.number(max(height, 0)), to: &element)
+        Self.attribute("fill", fill, to: &element)
+        for (name, value) in extra { Self.attribute(name, value, to: &element) }
+        close(&element, name: "rect", tooltip: tooltip)
     }
 
     mutating func line(
         x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
     ) {
-        var pairs = [
-            ("x1", Self.number(x1)), ("y1", Self.number(y1)), ("x2", Self.number(x2)), ("y2", Self.number(y2)),
-            ("stroke", stroke), ("stroke-width", Self.number(width)),
-        ]
-        if let dash { pairs.append(("stroke-dasharray", dash)) }
-        body.append("<line\(Self.attributes(pairs))/>")
+        var element = "<line"
+        Self.attribute("x1", Self.number(x1), to: &element)
+        Self.attribute("y1", Self.number(y1), to: &element)
+        Self.attribute("x2", Self.number(x2), to: &element)
+        Self.attribute("y2", Self.number(y2), to: &element)
+        Self.attribute("stroke", stroke, to: &element)
+        Self.attribute("stroke-width", Self.number(width), to: &element)
+        if let dash { Self.attribute("stroke-dasharray", dash, to: &element) }
+        close(&element, name: "line", tooltip: nil)
     }
 
     mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil) {
-        var pairs = [("cx", Self.number(cx)), ("cy", Self.number(cy)), ("r", Self.number(r)), ("fill", fill)]
-        if opacity < 1 { pairs.append(("fill-opacity", FixedDecimal.format(opacity, decimals: 2))) }
-        if let tooltip {
-            body.append("<circle\(Self.attributes(pairs))><title>\(Self.escape(tooltip))</title></circle>")
-        } else {
-            body.append("<circle\(Self.attributes(pairs))/>")
-        }
+        var element = "<circle"
+        Self.attribute("cx", Self.number(cx), to: &element)
+        Self.attribute("cy", Self.number(cy), to: &element)
+        Self.attribute("r", Self.number(r), to: &element)
+        Self.attribute("fill", fill, to: &element)
+        if opacity < 1 { Self.attribute("fill-opacity", FixedDecimal.format(opacity, decimals: 2), to: &element) }
+        close(&element, name: "circle", tooltip: tooltip)
     }
 
     /// A polyline through `points`.
     mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 1.5) {
         let coordinates = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
-        body.append(
-            "<polyline\(Self.attributes([("points", coordinates), ("fill", "none"), ("stroke", stroke), ("stroke-width", Self.number(width))]))/>"
-        )
+        var element = "<polyline"
+        Self.attribute("points", coordinates, to: &element)
+        Self.attribute("fill", "none", to: &element)
+        Self.attribute("stroke", stroke, to: &element)
+        Self.attribute("stroke-width", Self.number(width), to: &element)
+        close(&element, name: "polyline", tooltip: nil)
     }
 
     enum Anchor: String { case start, middle, end }
@@ -119,16 +134,26 @@ struct SVG {
         _ content: String, x: Double, y: Double, anchor: Anchor = .start, size: Double = 11,
         weight: String? = nil, fill: String = "#222", rotate: Double? = nil, tooltip: String? = nil
     ) {
-        var pairs = [
-            ("x", Self.number(x)), ("y", Self.number(y)), ("text-anchor", anchor.rawValue),
-            ("font-size", Self.number(size)), ("fill", fill),
-        ]
-        if let weight { pairs.append(("font-weight", weight)) }
+        var element = "<text"
+        Self.attribute("x", Self.number(x), to: &element)
+        Self.attribute("y", Self.number(y), to: &element)
+        Self.attribute("text-anchor", anchor.rawValue, to: &element)
+        Self.attribute("font-size", Self.number(size), to: &element)
+        Self.attribute("fill", fill, to: &element)
+        if let weight { Self.attribute("font-weight", weight, to: &element) }
         if let rotate {
-            pairs.append(("transform", "rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))"))
+            Self.attribute(
+                "transform", "rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))", to: &element)
         }
-        let title = tooltip.map { "<title>\(Self.escape($0))</title>" } ?? ""
-        body.append("<text\(Self.attributes(pairs))>\(title)\(Self.escape(content))</text>")
+        element += ">"
+        if let tooltip {
+            element += "<title>"
+            element += Self.escape(tooltip)
+            element += "</title>"
+        }
+        element += Self.escape(content)
+        element += "</text>"
+        body.append(element)
     }
 
     /// A legend row at (`x`, `y`): a swatch and a label per entry, left to right.
