@@ -313,7 +313,14 @@ public struct Aggregation: Sendable, Equatable {
     /// Groups in output order.
     public var sortedGroups: [(key: GroupKey, figures: GroupFigures)] {
         // The keys alone are sorted: moving the figures (arrays inside) costs more than finding them.
-        groups.keys.sorted().map { (key: $0, figures: groups[$0]!) }
+        // In `GroupKey`'s order, each endpoint's ASCII-ness found once rather than per comparison.
+        let keys = groups.keys.map { (key: $0, ascii: $0.endpoint.isASCII) }
+        return keys.sorted { a, b in
+            let order = a.key.endpoint.utf8Compare(b.key.endpoint)
+            if order != 0 && ((a.ascii && b.ascii) || a.key.endpoint != b.key.endpoint) { return order < 0 }
+            return a.key.direction < b.key.direction
+        }
+        .map { (key: $0.key, figures: groups[$0.key]!) }
     }
 
     /// Totals in direction order.
@@ -350,15 +357,26 @@ extension String {
     /// The order of the two strings' UTF-8 bytes (what `utf8.lexicographicallyPrecedes`
     /// decides), through `memcmp`: sorting thousands of endpoints compares them often.
     public func utf8Order(_ other: String) -> (value: Int, bothASCII: Bool) {
+        let result = utf8Compare(other)
+        return (result, result != 0 && isASCII && other.isASCII)
+    }
+
+    /// Whether every byte is ASCII.
+    public var isASCII: Bool {
+        var text = self
+        return text.withUTF8 { !$0.contains { $0 >= 0x80 } }
+    }
+
+    /// Negative, zero or positive as the UTF-8 bytes of `self` come before, equal or after
+    /// those of `other`.
+    public func utf8Compare(_ other: String) -> Int {
         var left = self
         var right = other
         return left.withUTF8 { l in
             right.withUTF8 { r in
                 let common = Swift.min(l.count, r.count)
-                var result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
-                if result == 0 { result = l.count - r.count }
-                let ascii = result != 0 && !l.contains(where: { $0 >= 0x80 }) && !r.contains(where: { $0 >= 0x80 })
-                return (result, ascii)
+                let result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
+                return result != 0 ? result : l.count - r.count
             }
         }
     }

@@ -38,7 +38,8 @@ public final class CSVWriter {
         buffer.append(10)
     }
 
-    private static func append(_ field: String, to row: inout [UInt8]) {
+    /// One field, quoted when it must be (endpoints.csv writes its rows through it too).
+    static func append(_ field: String, to row: inout [UInt8]) {
         // Through the contiguous bytes: the generic UTF-8 view cost more than the rest of a row.
         var field = field
         field.withUTF8 { bytes in

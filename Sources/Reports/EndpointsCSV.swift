@@ -41,99 +41,169 @@ public enum EndpointsCSV {
     }
 
     /// Hands on the header, a row per endpoint and direction, then the `*` totals, one row at a
-    /// time, so writing the file holds one row, not the whole table.
-    public static func forEachRow(_ aggregation: Aggregation, _ body: ([String]) -> Void) {
-        body(columns(estimators: aggregation.estimatorNames))
+    /// time as CSV text (its line end included), so writing the file holds one row, not the whole table.
+    static func forEachRow(_ aggregation: Aggregation, _ body: ([UInt8]) -> Void) {
+        var line = CSVLine()
+        for column in columns(estimators: aggregation.estimatorNames) { line.text(column) }
+        body(line.end())
         for (key, figures) in aggregation.sortedGroups {
-            body(row(endpoint: key.endpoint, direction: key.direction, figures))
+            cells(endpoint: key.endpoint, direction: key.direction, figures, into: &line)
+            body(line.end())
         }
         for (direction, figures) in aggregation.sortedTotals {
-            body(row(endpoint: "*", direction: direction, figures))
+            cells(endpoint: "*", direction: direction, figures, into: &line)
+            body(line.end())
         }
     }
 
     public static func render(_ aggregation: Aggregation) -> String {
-        var rows: [[String]] = []
-        forEachRow(aggregation) { rows.append($0) }
-        return CSVWriter.text(rows)
+        var text: [UInt8] = []
+        forEachRow(aggregation) { text.append(contentsOf: $0) }
+        return String(decoding: text, as: UTF8.self)
     }
 
     public static func write(_ aggregation: Aggregation, to path: String) throws {
-        let writer = try CSVWriter(path: path)
-        forEachRow(aggregation) { writer.writeRow($0) }
-        try writer.close()
+        let file = try OutputFile(path: path)
+        forEachRow(aggregation) { file.write($0) }
+        try file.commit()
     }
 
-    /// The cells of one row. Appended one by one into a row sized once: built from small
-    /// arrays joined together, the cells' copies cost more than their text.
+    /// The cells of one row as text (report.html's endpoint table shows them).
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
-        var row: [String] = []
-        row.reserveCapacity(
+        var row = TextCells()
+        row.cells.reserveCapacity(
             countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
                 + layerColumns.count)
-        row.append(endpoint)
-        row.append(direction.rawValue)
-        row.append(HTTPProtocol.joined(figures.protocols))
-        row.append(String(figures.records))
-        row.append(String(figures.unpaired))
-        row.append(String(figures.incomplete))
-        row.append(String(figures.unmeasured))
-        row.append(String(figures.wireBytes))
+        cells(endpoint: endpoint, direction: direction, figures, into: &row)
+        return row.cells
+    }
+
+    /// The one definition of a row's cells, for every form of the table: handed to `sink` one
+    /// by one, whole numbers as numbers (the file writes their digits without a String between).
+    static func cells(endpoint: String, direction: Direction, _ figures: GroupFigures, into sink: inout some CellSink) {
+        sink.text(endpoint)
+        sink.text(direction.rawValue)
+        sink.text(HTTPProtocol.joined(figures.protocols))
+        sink.integer(figures.records)
+        sink.integer(figures.unpaired)
+        sink.integer(figures.incomplete)
+        sink.integer(figures.unmeasured)
+        sink.integer(figures.wireBytes)
         // Sorted values: means then do not depend on the order records arrived in.
         for estimator in figures.orderFree.estimators {
-            row.append(String(estimator.count))
-            row.append(String(estimator.unestimated))
+            sink.integer(estimator.count)
+            sink.integer(estimator.unestimated)
             guard estimator.count > 0 else {
                 // Nothing counted: sums and errors are undefined, not zero.
-                for _ in 2..<figureColumns.count { row.append("") }
+                for _ in 2..<figureColumns.count { sink.text("") }
                 continue
             }
-            row.append(String(estimator.wire))
-            row.append(String(estimator.estimated))
-            row.append(String(estimator.error))
-            row.append(Format.percent(estimator.errorPercent))
-            row.append(Format.ratio(estimator.meanAbsoluteRelativeError))
-            row.append(Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)))
-            row.append(Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)))
-            row.append(Format.ratio(estimator.maxAbsoluteRelativeError))
+            sink.integer(estimator.wire)
+            sink.integer(estimator.estimated)
+            sink.integer(estimator.error)
+            sink.text(Format.percent(estimator.errorPercent))
+            sink.text(Format.ratio(estimator.meanAbsoluteRelativeError))
+            sink.text(Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)))
+            sink.text(Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)))
+            sink.text(Format.ratio(estimator.maxAbsoluteRelativeError))
             // No record split into components: their errors are unknown, not zero.
             let split = estimator.splitCount > 0
-            row.append(split ? String(estimator.lineError) : "")
-            row.append(split ? String(estimator.headersError) : "")
-            row.append(split ? String(estimator.bodyError) : "")
+            sink.integer(split ? estimator.lineError : nil)
+            sink.integer(split ? estimator.headersError : nil)
+            sink.integer(split ? estimator.bodyError : nil)
         }
-        appendLayerCells(figures.layers, to: &row)
-        for estimator in figures.estimators { appendLayerErrorCells(estimator.layers, to: &row) }
-        return row
+        layerCells(figures.layers, into: &sink)
+        for estimator in figures.estimators { layerErrorCells(estimator.layers, into: &sink) }
     }
 
     /// `layerColumns`: a sum over no record is empty, not 0.
-    static func appendLayerCells(_ layers: LayerFigures, to row: inout [String]) {
+    static func layerCells(_ layers: LayerFigures, into sink: inout some CellSink) {
         let tls = layers.tlsRecords > 0
         let lower = layers.lowerRecords > 0
-        row.append(tls ? String(layers.tls) : "")
-        row.append(String(layers.tlsRecords))
-        row.append(lower ? String(layers.tcp) : "")
-        row.append(lower ? String(layers.ip) : "")
-        row.append(lower ? String(layers.frame) : "")
-        row.append(String(layers.lowerRecords))
-        row.append(String(layers.lowerBoundRecords))
-        row.append(lower ? String(layers.ipShare) : "")
+        sink.integer(tls ? layers.tls : nil)
+        sink.integer(layers.tlsRecords)
+        sink.integer(lower ? layers.tcp : nil)
+        sink.integer(lower ? layers.ip : nil)
+        sink.integer(lower ? layers.frame : nil)
+        sink.integer(layers.lowerRecords)
+        sink.integer(layers.lowerBoundRecords)
+        sink.integer(lower ? layers.ipShare : nil)
     }
 
     /// `layerErrorColumns` of one estimator.
-    static func appendLayerErrorCells(_ errors: LayerErrors, to row: inout [String]) {
+    static func layerErrorCells(_ errors: LayerErrors, into sink: inout some CellSink) {
         func pair(_ layer: CostLayer) {
-            row.append(errors.error(layer).map { String($0) } ?? "")
-            row.append(Format.percent(errors.errorPercent(layer)))
+            sink.integer(errors.error(layer))
+            sink.text(Format.percent(errors.errorPercent(layer)))
         }
-        row.append(String(errors.tlsCount))
+        sink.integer(errors.tlsCount)
         pair(.tls)
-        row.append(String(errors.lowerCount))
+        sink.integer(errors.lowerCount)
         pair(.tcp)
         pair(.ip)
         pair(.frame)
         pair(.ipShare)
+    }
+
+    /// Where a row's cells go, in column order. An undefined number (nil) is an empty cell.
+    protocol CellSink {
+        mutating func text(_ text: String)
+        mutating func integer(_ value: Int?)
+    }
+
+    /// The cells as strings.
+    struct TextCells: CellSink {
+        var cells: [String] = []
+        mutating func text(_ text: String) { cells.append(text) }
+        mutating func integer(_ value: Int?) { cells.append(value.map { String($0) } ?? "") }
+    }
+
+    /// A row of the file: RFC 4180 fields as `CSVWriter` quotes them, digits written in place.
+    struct CSVLine: CellSink {
+        private var bytes: [UInt8] = []
+        private var first = true
+
+        private mutating func separate() {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+        }
+
+        mutating func text(_ text: String) {
+            separate()
+            CSVWriter.append(text, to: &bytes)
+        }
+
+        mutating func integer(_ value: Int?) {
+            separate()
+            guard let value else { return }
+            // Digits from the end of a 20-byte scratch: Int.min has 19 digits and a sign.
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &digits) { scratch in
+                var position = scratch.count
+                var rest = value.magnitude
+                repeat {
+                    position -= 1
+                    scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                } while rest > 0
+                if value < 0 {
+                    position -= 1
+                    scratch[position] = UInt8(ascii: "-")
+                }
+                bytes.append(contentsOf: scratch[position...])
+            }
+        }
+
+        /// The row's text with its CRLF; the line starts empty again.
+        mutating func end() -> [UInt8] {
+            bytes.append(13)
+            bytes.append(10)
+            defer {
+                bytes.removeAll(keepingCapacity: true)
+                first = true
+            }
+            return bytes
+        }
     }
 }
 

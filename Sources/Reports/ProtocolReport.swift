@@ -187,6 +187,7 @@ extension JSONReport {
     /// `http2_headers`: the totals by direction and the endpoints with HTTP/2 records, in rank
     /// order (docs/REPORT-JSON.md).
     static func writeHTTP2Headers(_ run: RunReport, names: [String], _ json: inout PrettyJSONWriter) {
+        let keys = EstimatorKeys(names)
         json.beginObject()
         json.key("endpoints")
         json.beginArray()
@@ -197,7 +198,7 @@ extension JSONReport {
             json.beginObject()
             for (direction, figures) in sortedByKey(endpoint.directions.map { ($0.direction.rawValue, $0.figures) }) {
                 json.key(named: direction)
-                headerCompression(figures, names: names, &json)
+                headerCompression(figures, keys: keys, &json)
             }
             json.endObject()
             json.key("endpoint")
@@ -212,19 +213,19 @@ extension JSONReport {
         for (direction, figures) in sortedByKey(run.headerCompressionTotals.map { ($0.direction.rawValue, $0.figures) })
         {
             json.key(named: direction)
-            headerCompression(figures, names: names, &json)
+            headerCompression(figures, keys: keys, &json)
         }
         json.endObject()
         json.endObject()
     }
 
     private static func headerCompression(
-        _ figures: HeaderCompressionFigures, names: [String], _ json: inout PrettyJSONWriter
+        _ figures: HeaderCompressionFigures, keys: EstimatorKeys, _ json: inout PrettyJSONWriter
     ) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
-        for (name, index) in sortedByKey(names.enumerated().map { ($0.element, $0.offset) }) {
+        for (name, index) in keys.sorted {
             json.key(named: name)
             json.beginObject()
             json.key("headers")

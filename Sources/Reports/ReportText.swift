@@ -5,14 +5,28 @@ import Foundation
 public enum TextFormat {
     /// Whole bytes with `,` between thousands: `54,425`, `-9,167`.
     public static func bytes(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        grouped.reserveCapacity(digits.count + digits.count / 3 + 1)
-        for (offset, digit) in digits.enumerated() {
-            if offset > 0, (digits.count - offset) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
+        // Digits from the end, a comma before every third: by bytes, not by Character (the
+        // reports format thousands of figures). Int.min has 19 digits, 6 commas and a sign.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
+            var position = text.count
+            var rest = value.magnitude
+            var digits = 0
+            repeat {
+                if digits > 0 && digits % 3 == 0 {
+                    position -= 1
+                    text[position] = UInt8(ascii: ",")
+                }
+                position -= 1
+                text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                digits += 1
+            } while rest > 0
+            if value < 0 {
+                position -= 1
+                text[position] = UInt8(ascii: "-")
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: text[position...]), as: UTF8.self)
         }
-        return value < 0 ? "-" + grouped : grouped
     }
 
     /// Bytes with their sign: `+7,728`, `-134`, `0`.
