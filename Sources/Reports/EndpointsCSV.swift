@@ -101,11 +101,11 @@ public enum EndpointsCSV {
             sink.integer(estimator.wire)
             sink.integer(estimator.estimated)
             sink.integer(estimator.error)
-            sink.text(Format.percent(estimator.errorPercent))
-            sink.text(Format.ratio(estimator.meanAbsoluteRelativeError))
-            sink.text(Format.ratio(estimator.absoluteRelativeError(quantile: 0.5)))
-            sink.text(Format.ratio(estimator.absoluteRelativeError(quantile: 0.95)))
-            sink.text(Format.ratio(estimator.maxAbsoluteRelativeError))
+            sink.fixed(estimator.errorPercent, decimals: 2)
+            sink.fixed(estimator.meanAbsoluteRelativeError, decimals: 6)
+            sink.fixed(estimator.absoluteRelativeError(quantile: 0.5), decimals: 6)
+            sink.fixed(estimator.absoluteRelativeError(quantile: 0.95), decimals: 6)
+            sink.fixed(estimator.maxAbsoluteRelativeError, decimals: 6)
             // No record split into components: their errors are unknown, not zero.
             let split = estimator.splitCount > 0
             sink.integer(split ? estimator.lineError : nil)
@@ -134,7 +134,7 @@ public enum EndpointsCSV {
     static func layerErrorCells(_ errors: LayerErrors, into sink: inout some CellSink) {
         func pair(_ layer: CostLayer) {
             sink.integer(errors.error(layer))
-            sink.text(Format.percent(errors.errorPercent(layer)))
+            sink.fixed(errors.errorPercent(layer), decimals: 2)
         }
         sink.integer(errors.tlsCount)
         pair(.tls)
@@ -145,10 +145,12 @@ public enum EndpointsCSV {
         pair(.ipShare)
     }
 
-    /// Where a row's cells go, in column order. An undefined number (nil) is an empty cell.
+    /// Where a row's cells go, in column order. An undefined number (nil) is an empty cell;
+    /// fractions have fixed decimals (`Format`: percentages 2, ratios 6).
     protocol CellSink {
         mutating func text(_ text: String)
         mutating func integer(_ value: Int?)
+        mutating func fixed(_ value: Double?, decimals: Int)
     }
 
     /// The cells as strings.
@@ -156,6 +158,9 @@ public enum EndpointsCSV {
         var cells: [String] = []
         mutating func text(_ text: String) { cells.append(text) }
         mutating func integer(_ value: Int?) { cells.append(value.map { String($0) } ?? "") }
+        mutating func fixed(_ value: Double?, decimals: Int) {
+            cells.append(value.map { FixedDecimal.format($0, decimals: decimals) } ?? "")
+        }
     }
 
     /// A row of the file: RFC 4180 fields as `CSVWriter` quotes them, digits written in place.
@@ -190,8 +195,14 @@ public enum EndpointsCSV {
                     position -= 1
                     scratch[position] = UInt8(ascii: "-")
                 }
-                bytes.append(contentsOf: scratch[position...])
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[position...]))
             }
+        }
+
+        mutating func fixed(_ value: Double?, decimals: Int) {
+            separate()
+            guard let value else { return }
+            FixedDecimal.append(value, decimals: decimals, to: &bytes)
         }
 
         /// The row's text with its CRLF; the line starts empty again.

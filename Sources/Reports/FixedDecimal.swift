@@ -10,10 +10,22 @@ enum FixedDecimal {
     private static let powersOfTen: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
 
     static func format(_ value: Double, decimals: Int) -> String {
+        withText(value, decimals: decimals) { String(decoding: $0, as: UTF8.self) }
+            ?? String(format: "%.\(decimals)f", value)
+    }
+
+    /// The text of `format`, appended to `bytes` without a String between (endpoints.csv).
+    static func append(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
+        let written: Void? = withText(value, decimals: decimals) { bytes.append(contentsOf: $0) }
+        if written == nil { bytes.append(contentsOf: String(format: "%.\(decimals)f", value).utf8) }
+    }
+
+    /// `body` of the text, written in a scratch buffer; nil for the values this path does not cover.
+    private static func withText<Result>(
+        _ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result? {
         let magnitude = value.magnitude
-        guard value.isFinite, decimals >= 0, decimals < powersOfTen.count, magnitude < 0x1p43 else {
-            return String(format: "%.\(decimals)f", value)
-        }
+        guard value.isFinite, decimals >= 0, decimals < powersOfTen.count, magnitude < 0x1p43 else { return nil }
         let scale = powersOfTen[decimals]
         var scaled: UInt64 = 0 // round(|value| · 10^decimals), half to even
         if magnitude != 0 {
@@ -32,7 +44,7 @@ enum FixedDecimal {
         }
         // Digits written from the end: the decimals, the point, the whole part, the sign.
         let negative = value.sign == .minus
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> String in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> Result in
             var start = text.count
             var rest = scaled
             for _ in 0..<decimals {
@@ -53,7 +65,7 @@ enum FixedDecimal {
                 start -= 1
                 text[start] = UInt8(ascii: "-")
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: text[start...]), as: UTF8.self)
+            return body(UnsafeBufferPointer(rebasing: text[start...]))
         }
     }
 

@@ -339,7 +339,7 @@ public enum JSONReport: RunReporter {
 /// JSON text in the layout of JSONEncoder's `[.prettyPrinted, .sortedKeys,
 /// .withoutEscapingSlashes]`, written as it is produced: two-space indentation, `"key" : value`,
 /// an empty container as its brackets around a blank line. The caller writes keys in sorted
-/// order. Text goes to `sink` in pieces of about 64 KiB.
+/// order. Text goes to `sink` in pieces of about 64 KiB, lent for the call (no copy is made).
 ///
 /// A struct used through `inout`, writing into a fixed raw buffer: as a class, or through an
 /// Array's appends, every byte paid exclusivity and capacity checks, most of report.json's time
@@ -355,21 +355,21 @@ struct PrettyJSONWriter {
     private let storage = Storage()
     private let bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
-    private let sink: ([UInt8]) -> Void
+    private let sink: (UnsafeRawBufferPointer) -> Void
     /// How many containers are open: the indentation of their members.
     private var depth = 0
     /// Whether the innermost open container has a member yet (a comma goes before the next).
     /// A closed container is a member of its parent, so no stack of these is needed.
     private var hasMembers = false
 
-    init(sink: @escaping ([UInt8]) -> Void) {
+    init(sink: @escaping (UnsafeRawBufferPointer) -> Void) {
         self.sink = sink
         bytes = storage.bytes
     }
 
     mutating func flush() {
         guard count > 0 else { return }
-        sink(Array(UnsafeBufferPointer(start: bytes, count: count)))
+        sink(UnsafeRawBufferPointer(start: bytes, count: count))
         count = 0
     }
 
@@ -391,7 +391,7 @@ struct PrettyJSONWriter {
         guard raw.count <= Self.capacity else {
             // Longer than the buffer: handed on as it is, after what is buffered.
             flush()
-            sink(Array(raw))
+            sink(UnsafeRawBufferPointer(raw))
             return
         }
         reserve(raw.count)

@@ -71,6 +71,15 @@ public final class OutputFile {
 
     public func write(_ text: String) { write(text.utf8) }
 
+    /// Appends bytes borrowed for the call. A large piece (report.json's writer hands 64 KiB
+    /// ones) goes to the file at once when nothing is buffered, without a copy.
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        if buffer.isEmpty && bytes.count >= Self.bufferSize / 2 { return writeOut(bytes) }
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= Self.bufferSize { flush() }
+    }
+
     /// Appends one byte.
     public func write(byte: UInt8) {
         guard failure == nil else { return }
@@ -84,17 +93,20 @@ public final class OutputFile {
     private func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }
         guard failure == nil, !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { bytes in
-            var rest = bytes
-            while !rest.isEmpty {
-                let written = systemWrite(descriptor, rest.baseAddress, rest.count)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(written))
+        buffer.withUnsafeBytes { writeOut($0) }
+    }
+
+    /// Writes `bytes` to the file, all of them unless a write fails.
+    private func writeOut(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes
+        while !rest.isEmpty {
+            let written = systemWrite(descriptor, rest.baseAddress, rest.count)
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                return
             }
+            rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(written))
         }
     }
 

@@ -63,6 +63,8 @@ public enum TextFormat {
     /// `value` with `decimals` decimals, thousands grouped, never `-0.00`.
     static func fixed(_ value: Double, decimals: Int) -> String {
         var text = FixedDecimal.format(value, decimals: decimals)
+        // The usual case by bytes: a sign, at most 18 whole digits (an Int), the decimals.
+        if let grouped = groupedByBytes(text) { return grouped }
         if text.hasPrefix("-"), !text.contains(where: { $0 >= "1" && $0 <= "9" }) { text.removeFirst() }
         let negative = text.hasPrefix("-")
         if negative { text.removeFirst() }
@@ -70,6 +72,42 @@ public enum TextFormat {
         let whole = Int(parts[0]).map(bytes) ?? String(parts[0])
         let joined = parts.count > 1 ? whole + "." + parts[1] : whole
         return negative ? "-" + joined : joined
+    }
+
+    /// `fixed`'s grouping of `text` (`-1234.50` → `-1,234.50`, `-0.00` → `0.00`), done on its
+    /// bytes; nil for text of another shape, which `fixed` treats the slow way.
+    private static func groupedByBytes(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            var start = 0
+            let negative = bytes.first == UInt8(ascii: "-")
+            if negative { start = 1 }
+            var point = start
+            while point < bytes.count && bytes[point] != UInt8(ascii: ".") {
+                guard bytes[point] >= UInt8(ascii: "0") && bytes[point] <= UInt8(ascii: "9") else { return nil }
+                point += 1
+            }
+            let wholeDigits = point - start
+            guard wholeDigits > 0, wholeDigits <= 18 else { return nil }
+            for index in point..<bytes.count where index > point {
+                guard bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") else { return nil }
+            }
+            // `-0.00` is `0.00`: a minus only before a digit that is not 0.
+            let keepsSign = negative && bytes[start...].contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
+            var grouped: [UInt8] = []
+            grouped.reserveCapacity(bytes.count + wholeDigits / 3 + 1)
+            if keepsSign { grouped.append(UInt8(ascii: "-")) }
+            // Int(whole) drops leading zeros before grouping: "007" is 7.
+            var first = start
+            while first < point - 1 && bytes[first] == UInt8(ascii: "0") { first += 1 }
+            for index in first..<point {
+                let left = point - index
+                if index > first && left % 3 == 0 { grouped.append(UInt8(ascii: ",")) }
+                grouped.append(bytes[index])
+            }
+            grouped.append(contentsOf: bytes[point...])
+            return String(decoding: grouped, as: UTF8.self)
+        }
     }
 }
 

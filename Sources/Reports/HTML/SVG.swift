@@ -9,7 +9,8 @@ struct SVG {
     let height: Double
     /// Describes the chart for screen readers (`<title>` inside the `<svg>`).
     let label: String
-    private var body: [String] = []
+    /// The elements' text so far, as UTF-8.
+    private var body: [UInt8] = []
 
     init(width: Double, height: Double, label: String) {
         self.width = width
@@ -54,78 +55,96 @@ struct SVG {
         return FixedDecimal.format(rounded, decimals: 1)
     }
 
-    /// ` name="value"`, the value escaped, appended to an element's text: elements are built
-    /// in place (thousands of scatter points), not from lists of pairs.
-    private static func attribute(_ name: String, _ value: String, to element: inout String) {
-        element += " "
-        element += name
-        element += "=\""
-        element += escape(value)
-        element += "\""
+    /// Markup of the builder's own, written as it is.
+    private mutating func put(_ markup: StaticString) {
+        markup.withUTF8Buffer { body.append(contentsOf: $0) }
     }
 
-    /// The element's end: a `<title>` child holding `tooltip` (the browser shows it on hover),
-    /// or none.
-    private mutating func close(_ element: inout String, name: String, tooltip: String?) {
-        if let tooltip {
-            element += "><title>"
-            element += Self.escape(tooltip)
-            element += "</title></"
-            element += name
-            element += ">"
-        } else {
-            element += "/>"
-        }
-        body.append(element)
+    /// Text from the run, escaped.
+    private mutating func put(escaping text: String) {
+        var escaped = Self.escape(text)
+        escaped.withUTF8 { body.append(contentsOf: $0) }
+    }
+
+    /// ` name="value"`, the value escaped. Elements are written straight into the body
+    /// (the scatter charts have thousands), not assembled from strings first.
+    private mutating func attribute(_ name: StaticString, _ value: String) {
+        put(" ")
+        put(name)
+        put("=\"")
+        put(escaping: value)
+        put("\"")
+    }
+
+    /// ` name="number"`: a coordinate as `number` writes it.
+    private mutating func attribute(_ name: StaticString, number value: Double) {
+        attribute(name, Self.number(value))
+    }
+
+    /// The element's end: a `<title>` child holding `tooltip` (the browser shows it on hover)
+    /// and the closing tag `</name>`, or `/>` without a tooltip.
+    private mutating func close(_ name: StaticString, tooltip: String?) {
+        guard let tooltip else { return put("/>") }
+        put("><title>")
+        put(escaping: tooltip)
+        put("</title></")
+        put(name)
+        put(">")
     }
 
     mutating func rect(
         x: Double, y: Double, width: Double, height: Double, fill: String, tooltip: String? = nil,
         extra: [(String, String)] = []
     ) {
-        var element = "<rect"
-        Self.attribute("x", Self.number(x), to: &element)
-        Self.attribute("y", Self.number(y), to: &element)
-        Self.attribute("width", Self.number(max(width, 0)), to: &element)
-        Self.attribute("height", Self.number(max(height, 0)), to: &element)
-        Self.attribute("fill", fill, to: &element)
-        for (name, value) in extra { Self.attribute(name, value, to: &element) }
-        close(&element, name: "rect", tooltip: tooltip)
+        put("<rect")
+        attribute("x", number: x)
+        attribute("y", number: y)
+        attribute("width", number: max(width, 0))
+        attribute("height", number: max(height, 0))
+        attribute("fill", fill)
+        for (name, value) in extra {
+            put(" ")
+            body.append(contentsOf: name.utf8)
+            put("=\"")
+            put(escaping: value)
+            put("\"")
+        }
+        close("rect", tooltip: tooltip)
     }
 
     mutating func line(
         x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dash: String? = nil
     ) {
-        var element = "<line"
-        Self.attribute("x1", Self.number(x1), to: &element)
-        Self.attribute("y1", Self.number(y1), to: &element)
-        Self.attribute("x2", Self.number(x2), to: &element)
-        Self.attribute("y2", Self.number(y2), to: &element)
-        Self.attribute("stroke", stroke, to: &element)
-        Self.attribute("stroke-width", Self.number(width), to: &element)
-        if let dash { Self.attribute("stroke-dasharray", dash, to: &element) }
-        close(&element, name: "line", tooltip: nil)
+        put("<line")
+        attribute("x1", number: x1)
+        attribute("y1", number: y1)
+        attribute("x2", number: x2)
+        attribute("y2", number: y2)
+        attribute("stroke", stroke)
+        attribute("stroke-width", number: width)
+        if let dash { attribute("stroke-dasharray", dash) }
+        close("line", tooltip: nil)
     }
 
     mutating func circle(cx: Double, cy: Double, r: Double, fill: String, opacity: Double = 1, tooltip: String? = nil) {
-        var element = "<circle"
-        Self.attribute("cx", Self.number(cx), to: &element)
-        Self.attribute("cy", Self.number(cy), to: &element)
-        Self.attribute("r", Self.number(r), to: &element)
-        Self.attribute("fill", fill, to: &element)
-        if opacity < 1 { Self.attribute("fill-opacity", FixedDecimal.format(opacity, decimals: 2), to: &element) }
-        close(&element, name: "circle", tooltip: tooltip)
+        put("<circle")
+        attribute("cx", number: cx)
+        attribute("cy", number: cy)
+        attribute("r", number: r)
+        attribute("fill", fill)
+        if opacity < 1 { attribute("fill-opacity", FixedDecimal.format(opacity, decimals: 2)) }
+        close("circle", tooltip: tooltip)
     }
 
     /// A polyline through `points`.
     mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 1.5) {
         let coordinates = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
-        var element = "<polyline"
-        Self.attribute("points", coordinates, to: &element)
-        Self.attribute("fill", "none", to: &element)
-        Self.attribute("stroke", stroke, to: &element)
-        Self.attribute("stroke-width", Self.number(width), to: &element)
-        close(&element, name: "polyline", tooltip: nil)
+        put("<polyline")
+        attribute("points", coordinates)
+        attribute("fill", "none")
+        attribute("stroke", stroke)
+        attribute("stroke-width", number: width)
+        close("polyline", tooltip: nil)
     }
 
     enum Anchor: String { case start, middle, end }
@@ -134,26 +153,24 @@ struct SVG {
         _ content: String, x: Double, y: Double, anchor: Anchor = .start, size: Double = 11,
         weight: String? = nil, fill: String = "#222", rotate: Double? = nil, tooltip: String? = nil
     ) {
-        var element = "<text"
-        Self.attribute("x", Self.number(x), to: &element)
-        Self.attribute("y", Self.number(y), to: &element)
-        Self.attribute("text-anchor", anchor.rawValue, to: &element)
-        Self.attribute("font-size", Self.number(size), to: &element)
-        Self.attribute("fill", fill, to: &element)
-        if let weight { Self.attribute("font-weight", weight, to: &element) }
+        put("<text")
+        attribute("x", number: x)
+        attribute("y", number: y)
+        attribute("text-anchor", anchor.rawValue)
+        attribute("font-size", number: size)
+        attribute("fill", fill)
+        if let weight { attribute("font-weight", weight) }
         if let rotate {
-            Self.attribute(
-                "transform", "rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))", to: &element)
+            attribute("transform", "rotate(\(Self.number(rotate)) \(Self.number(x)) \(Self.number(y)))")
         }
-        element += ">"
+        put(">")
         if let tooltip {
-            element += "<title>"
-            element += Self.escape(tooltip)
-            element += "</title>"
+            put("<title>")
+            put(escaping: tooltip)
+            put("</title>")
         }
-        element += Self.escape(content)
-        element += "</text>"
-        body.append(element)
+        put(escaping: content)
+        put("</text>")
     }
 
     /// A legend row at (`x`, `y`): a swatch and a label per entry, left to right.
@@ -170,7 +187,7 @@ struct SVG {
     var rendered: String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\""
             + " role=\"img\" font-family=\"system-ui, sans-serif\">"
-            + "<title>\(Self.escape(label))</title>" + body.joined() + "</svg>"
+            + "<title>\(Self.escape(label))</title>" + String(decoding: body, as: UTF8.self) + "</svg>"
     }
 }
 
