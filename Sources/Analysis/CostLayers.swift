@@ -331,12 +331,12 @@ public struct OverheadSharing: Sendable {
                 let own = connection.weights[side] ?? [:]
                 let other = connection.weights[side == .up ? .down : .up] ?? [:]
                 let weights = own.values.contains { $0 > 0 } ? own : other
-                guard let shares = Self.largestRemainder(overhead, weights: weights) else {
+                guard let shares = Self.shares(overhead, weights: weights) else {
                     result.unshared[side] = saturatingSum(result.unshared[side] ?? 0, overhead)
                     continue
                 }
-                for (key, share) in shares where share > 0 {
-                    result.shares[key] = saturatingSum(result.shares[key] ?? 0, share)
+                for (key, share, _) in shares where share > 0 {
+                    result.shares[key, default: 0].addSaturating(share)
                 }
             }
         }
@@ -350,6 +350,16 @@ public struct OverheadSharing: Sendable {
     /// Keys are compared only where remainders tie at the last place that gets a byte: sorting
     /// every key (an endpoint's text each) cost more than the rest of the sharing.
     public static func largestRemainder(_ amount: Int, weights: [ShareKey: Int]) -> [ShareKey: Int]? {
+        guard let entries = shares(amount, weights: weights) else { return nil }
+        var shares: [ShareKey: Int] = [:]
+        shares.reserveCapacity(entries.count)
+        for entry in entries { shares[entry.key] = entry.share }
+        return shares
+    }
+
+    /// `largestRemainder`'s shares as a list (with each key's remainder), for `finish`, which
+    /// adds them up by key anyway.
+    static func shares(_ amount: Int, weights: [ShareKey: Int]) -> [(key: ShareKey, share: Int, remainder: Int)]? {
         // Non-negative terms: the saturating sum does not depend on the order.
         let total = weights.values.reduce(0) { saturatingSum($0, max($1, 0)) }
         guard total > 0, amount >= 0 else { return nil }
@@ -381,10 +391,7 @@ public struct OverheadSharing: Sendable {
             tied.sort { entries[$0].key < entries[$1].key }
             for index in tied.prefix(left - above) { entries[index].share += 1 }
         }
-        var shares: [ShareKey: Int] = [:]
-        shares.reserveCapacity(entries.count)
-        for entry in entries { shares[entry.key] = entry.share }
-        return shares
+        return entries
     }
 }
 

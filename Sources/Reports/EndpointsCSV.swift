@@ -181,22 +181,7 @@ public enum EndpointsCSV {
         mutating func integer(_ value: Int?) {
             separate()
             guard let value else { return }
-            // Digits from the end of a 20-byte scratch: Int.min has 19 digits and a sign.
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            withUnsafeMutableBytes(of: &digits) { scratch in
-                var position = scratch.count
-                var rest = value.magnitude
-                repeat {
-                    position -= 1
-                    scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                } while rest > 0
-                if value < 0 {
-                    position -= 1
-                    scratch[position] = UInt8(ascii: "-")
-                }
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[position...]))
-            }
+            bytes.appendDecimal(value)
         }
 
         mutating func fixed(_ value: Double?, decimals: Int) {

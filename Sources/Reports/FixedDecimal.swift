@@ -98,3 +98,18 @@ enum FixedDecimal {
         return quotient
     }
 }
+
+extension [UInt8] {
+    /// The decimal digits of `value`, after a minus if negative: `String(value)`'s text, without
+    /// a String between (the report files write hundreds of thousands of numbers).
+    mutating func appendDecimal(_ value: Int) {
+        if value < 0 { append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        repeat {
+            append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
+    }
+}

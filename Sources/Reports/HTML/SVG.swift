@@ -76,9 +76,28 @@ struct SVG {
         put("\"")
     }
 
-    /// ` name="number"`: a coordinate as `number` writes it.
+    /// ` name="number"`: a coordinate as `number` writes it, its digits straight into the body
+    /// (digits, a point and a minus need no escaping).
     private mutating func attribute(_ name: StaticString, number value: Double) {
-        attribute(name, Self.number(value))
+        put(" ")
+        put(name)
+        put("=\"")
+        if let whole = Self.wholeNumber(value) {
+            body.appendDecimal(whole)
+        } else if value.isFinite {
+            FixedDecimal.append((value * 10).rounded() / 10, decimals: 1, to: &body)
+        } else {
+            put("0")
+        }
+        put("\"")
+    }
+
+    /// `value` rounded to one decimal, when that is a whole number (written without decimals).
+    private static func wholeNumber(_ value: Double) -> Int? {
+        guard value.isFinite else { return nil }
+        let rounded = (value * 10).rounded() / 10
+        guard rounded == rounded.rounded(), let whole = Int(exactly: rounded) else { return nil }
+        return whole
     }
 
     /// The element's end: a `<title>` child holding `tooltip` (the browser shows it on hover)
