@@ -103,13 +103,22 @@ extension [UInt8] {
     /// The decimal digits of `value`, after a minus if negative: `String(value)`'s text, without
     /// a String between (the report files write hundreds of thousands of numbers).
     mutating func appendDecimal(_ value: Int) {
-        if value < 0 { append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt = 1
-        while magnitude / divisor >= 10 { divisor *= 10 }
-        repeat {
-            append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
-            divisor /= 10
-        } while divisor > 0
+        // Digits from the end of a 24-byte scratch: Int.min has 19 digits and a sign.
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        Swift.withUnsafeMutableBytes(of: &scratch) { raw in
+            let digits = raw.bindMemory(to: UInt8.self)
+            var position = digits.count
+            var rest = value.magnitude
+            repeat {
+                position -= 1
+                digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                position -= 1
+                digits[position] = UInt8(ascii: "-")
+            }
+            append(contentsOf: UnsafeBufferPointer(rebasing: digits[position...]))
+        }
     }
 }

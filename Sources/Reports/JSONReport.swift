@@ -498,22 +498,24 @@ struct PrettyJSONWriter {
 
     mutating func int(_ value: Int?) {
         guard let value else { return put("null" as StaticString) }
-        // Digits from the end of a 20-byte scratch: Int.min has 19 digits and a sign.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var position = scratch.count
-            var rest = value.magnitude
-            repeat {
-                position -= 1
-                scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if value < 0 {
-                position -= 1
-                scratch[position] = UInt8(ascii: "-")
-            }
-            put(UnsafeBufferPointer(rebasing: scratch.bindMemory(to: UInt8.self)[position...]))
+        var magnitude = value.magnitude
+        var digits = 1
+        var power: UInt = 10
+        while digits < 20 && magnitude >= power {
+            digits += 1
+            power = power.multipliedReportingOverflow(by: 10).partialValue
         }
+        // Written in place, from the last digit back: Int.min has 19 digits and a sign.
+        let length = digits + (value < 0 ? 1 : 0)
+        reserve(length)
+        var position = bytes + count + length
+        repeat {
+            position -= 1
+            position.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 { (position - 1).pointee = UInt8(ascii: "-") }
+        count += length
     }
 
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
@@ -544,37 +546,39 @@ struct PrettyJSONWriter {
     /// millionths / 10^6 in decimal: the whole part, then a point and the decimals without
     /// trailing zeros, if any are left.
     private mutating func decimal(_ millionths: Int) {
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var position = scratch.count
-            var rest = millionths.magnitude
-            var fraction = rest % 1_000_000
-            rest /= 1_000_000
-            if fraction != 0 {
-                var places = 6
-                while fraction % 10 == 0 {
-                    fraction /= 10
-                    places -= 1
-                }
-                for _ in 0..<places {
-                    position -= 1
-                    scratch[position] = UInt8(ascii: "0") + UInt8(fraction % 10)
-                    fraction /= 10
-                }
-                position -= 1
-                scratch[position] = UInt8(ascii: ".")
-            }
-            repeat {
-                position -= 1
-                scratch[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if millionths < 0 {
-                position -= 1
-                scratch[position] = UInt8(ascii: "-")
-            }
-            put(UnsafeBufferPointer(rebasing: scratch.bindMemory(to: UInt8.self)[position...]))
+        var whole = millionths.magnitude / 1_000_000
+        var fraction = millionths.magnitude % 1_000_000
+        var places = fraction == 0 ? 0 : 6
+        while places > 0 && fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
         }
+        var wholeDigits = 1
+        var power: UInt = 10
+        while whole >= power {
+            wholeDigits += 1
+            power *= 10 // whole < 10^9 (`millionths`' bound): no overflow
+        }
+        // Written in place, from the last decimal back.
+        let length = (millionths < 0 ? 1 : 0) + wholeDigits + (places > 0 ? 1 + places : 0)
+        reserve(length)
+        var position = bytes + count + length
+        if places > 0 {
+            for _ in 0..<places {
+                position -= 1
+                position.pointee = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            position -= 1
+            position.pointee = UInt8(ascii: ".")
+        }
+        repeat {
+            position -= 1
+            position.pointee = UInt8(ascii: "0") + UInt8(whole % 10)
+            whole /= 10
+        } while whole > 0
+        if millionths < 0 { (position - 1).pointee = UInt8(ascii: "-") }
+        count += length
     }
 
     mutating func string(_ value: String?) {
