@@ -184,8 +184,15 @@ public struct GroupFigures: Sendable, Equatable {
     public var orderFree: GroupFigures {
         if estimators.allSatisfy(\.isOrderFree) { return self }
         var copy = self
-        copy.estimators = estimators.map(\.orderFree)
+        copy.makeOrderFree()
         return copy
+    }
+
+    /// Sorts the relative errors in place (`orderFree` without a copy).
+    mutating func makeOrderFree() {
+        for index in estimators.indices where !estimators[index].isOrderFree {
+            estimators[index].absoluteRelativeErrors.sort()
+        }
     }
 }
 
@@ -312,15 +319,36 @@ public struct Aggregation: Sendable, Equatable {
 
     /// Groups in output order.
     public var sortedGroups: [(key: GroupKey, figures: GroupFigures)] {
-        // The keys alone are sorted: moving the figures (arrays inside) costs more than finding them.
-        // In `GroupKey`'s order, each endpoint's ASCII-ness found once rather than per comparison.
-        let keys = groups.keys.map { (key: $0, ascii: $0.endpoint.isASCII) }
-        return keys.sorted { a, b in
-            let order = a.key.endpoint.utf8Compare(b.key.endpoint)
-            if order != 0 && ((a.ascii && b.ascii) || a.key.endpoint != b.key.endpoint) { return order < 0 }
-            return a.key.direction < b.key.direction
+        // In `GroupKey`'s order, comparing the endpoints' bytes gathered in one buffer, each
+        // one's ASCII-ness found once; positions are sorted, not the keys: comparing Strings
+        // and moving them while sorting cost more than the rest of endpoints.csv.
+        let entries = Array(groups)
+        var text: [UInt8] = []
+        var spans: [(start: Int, count: Int, ascii: Bool)] = []
+        spans.reserveCapacity(entries.count)
+        for entry in entries {
+            var endpoint = entry.key.endpoint
+            endpoint.withUTF8 { bytes in
+                spans.append((text.count, bytes.count, !bytes.contains { $0 >= 0x80 }))
+                text.append(contentsOf: bytes)
+            }
         }
-        .map { (key: $0.key, figures: groups[$0.key]!) }
+        let order = text.withUnsafeBufferPointer { buffer in
+            entries.indices.sorted { a, b in
+                let (left, right) = (spans[a], spans[b])
+                let common = Swift.min(left.count, right.count)
+                var order =
+                    common == 0 ? 0 : Int(memcmp(buffer.baseAddress! + left.start, buffer.baseAddress! + right.start, common))
+                if order == 0 { order = left.count - right.count }
+                // Different bytes are different endpoints, but for canonically equivalent
+                // Unicode (as in `GroupKey.<`).
+                if order != 0 && ((left.ascii && right.ascii) || entries[a].key.endpoint != entries[b].key.endpoint) {
+                    return order < 0
+                }
+                return entries[a].key.direction < entries[b].key.direction
+            }
+        }
+        return order.map { (key: entries[$0].key, figures: entries[$0].value) }
     }
 
     /// Totals in direction order.
@@ -331,10 +359,25 @@ public struct Aggregation: Sendable, Equatable {
     /// The same figures regardless of the order records were added or merged in.
     public var orderFree: Aggregation {
         var copy = self
-        copy.groups = groups.mapValues(\.orderFree)
-        copy.totals = totals.mapValues(\.orderFree)
-        copy.protocolTotals = protocolTotals.mapValues(\.orderFree)
+        copy.makeOrderFree()
         return copy
+    }
+
+    /// `orderFree` in place: a run that is done adding sorts its figures without copying them.
+    public mutating func makeOrderFree() {
+        Self.makeOrderFree(&groups)
+        Self.makeOrderFree(&totals)
+        Self.makeOrderFree(&protocolTotals)
+    }
+
+    /// Each value sorted where it is. Walked by index, not through `values.indices`, which
+    /// would hold a second reference to the storage and make the first change copy all of it.
+    private static func makeOrderFree<Key>(_ figures: inout [Key: GroupFigures]) {
+        var index = figures.values.startIndex
+        while index != figures.values.endIndex {
+            figures.values[index].makeOrderFree()
+            figures.values.formIndex(after: &index)
+        }
     }
 }
 

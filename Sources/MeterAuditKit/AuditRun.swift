@@ -131,10 +131,12 @@ public struct AuditRun {
             }
         }
         let read = monotonicSeconds()
-        // The figures sorted once here, not once per report: every report asks order-free ones.
-        // Ranked once too, for every report that lists the endpoints.
+        // The figures sorted once here (in place: the aggregation is complete), not once per
+        // report: every report asks order-free ones. Ranked once too, for every report that
+        // lists the endpoints.
+        aggregation.makeOrderFree()
         var prepared = RunReport(
-            inputs: diagnostics, aggregation: aggregation.orderFree, settings: options.settings, charts: charts,
+            inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
         prepared.rankEndpoints()
         let report = prepared

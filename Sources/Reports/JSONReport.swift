@@ -592,7 +592,7 @@ struct PrettyJSONWriter {
         var value = value
         value.withUTF8 { text in
             put(byte: UInt8(ascii: "\""))
-            if !text.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+            if !Self.needsEscape(text) {
                 // Nothing to escape, the usual case: one copy.
                 put(text)
             } else {
@@ -616,6 +616,31 @@ struct PrettyJSONWriter {
             }
             put(byte: UInt8(ascii: "\""))
         }
+    }
+
+    /// Whether `text` holds a byte JSON escapes (a control character, `"` or `\`). Looked at
+    /// eight bytes at a time: endpoint names are most of report.json's strings.
+    static func needsEscape(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = text.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte of `word` is 0 exactly when `(word - ones) & ~word & highs` has its high bit.
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var offset = 0
+        while offset + 8 <= text.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(start + offset).loadUnaligned(as: UInt64.self))
+            // A byte under 0x20 (the same borrow test, exact as a yes or no for limits up to
+            // 0x80), then a `"` or a `\`.
+            let control = (word &- 0x20 &* ones) & ~word & highs != 0
+            if control || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)) { return true }
+            offset += 8
+        }
+        while offset < text.count {
+            let byte = text[offset]
+            if byte < 0x20 || byte == 34 || byte == 92 { return true }
+            offset += 1
+        }
+        return false
     }
 
     /// A value JSONEncoder already wrote (pretty-printed, from depth 0), indented to where it goes.

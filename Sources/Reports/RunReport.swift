@@ -84,7 +84,7 @@ public struct RunReport: Sendable {
         places.sort {
             $0.absoluteError != $1.absoluteError
                 ? $0.absoluteError > $1.absoluteError
-                : $0.endpoint.utf8Order($1.endpoint).value < 0
+                : $0.endpoint.utf8Compare($1.endpoint) < 0
         }
         for index in places.indices {
             places[index].rank = index + 1

@@ -85,6 +85,30 @@ final class JSONReportStreamingTests: XCTestCase {
         }
     }
 
+    func testEscapeCheckByWordsAgreesWithOneByteAtATime() {
+        // Every byte value in every position of texts of 0 to 40 bytes (whole words and tails),
+        // against the byte-wise rule: a control character, a quote or a backslash.
+        func byteWise(_ bytes: [UInt8]) -> Bool { bytes.contains { $0 < 0x20 || $0 == 34 || $0 == 92 } }
+        for length in 0...40 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            XCTAssertFalse(plain.withUnsafeBufferPointer { PrettyJSONWriter.needsEscape($0) })
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = plain
+                    bytes[position] = UInt8(value)
+                    XCTAssertEqual(
+                        bytes.withUnsafeBufferPointer { PrettyJSONWriter.needsEscape($0) }, byteWise(bytes),
+                        "byte \(value) at \(position) of \(length)")
+                }
+            }
+        }
+        // Neighbours that borrow from each other: high bytes beside low ones.
+        for pair in [[0xFF, 0x20], [0x20, 0xFF], [0x80, 0x21], [0x00, 0xFF], [0x21, 0x80], [0xA2, 0xDC]] {
+            let bytes = [UInt8](repeating: 0x41, count: 6) + pair.map { UInt8($0) }
+            XCTAssertEqual(bytes.withUnsafeBufferPointer { PrettyJSONWriter.needsEscape($0) }, byteWise(bytes), "\(pair)")
+        }
+    }
+
     func testLargeRunIsWrittenInPiecesWithTheSameBytes() throws {
         // Hundreds of endpoints: the writer hands the file many 64 KiB pieces.
         var records = ReportFixture.records
