@@ -394,9 +394,9 @@ public enum MarkdownReport: RunReporter {
         if estimator.splitCount == 0 {
             head += " line, headers and body unknown (the wire sizes are totals only)"
         } else {
-            head +=
-                " line \(TextFormat.signedBytes(estimator.lineError)) B, headers \(TextFormat.signedBytes(estimator.headersError)) B,"
-                + " body \(TextFormat.signedBytes(estimator.bodyError)) B"
+            let line = TextFormat.signedBytes(estimator.lineError)
+            let headers = TextFormat.signedBytes(estimator.headersError)
+            head += " line \(line) B, headers \(headers) B, body \(TextFormat.signedBytes(estimator.bodyError)) B"
             if estimator.splitCount < estimator.count {
                 head +=
                     " (over the \(TextFormat.count(estimator.splitCount, direction.noun, direction.plural)) of known components)"
@@ -408,11 +408,12 @@ public enum MarkdownReport: RunReporter {
         var lines: [String] = []
         let causes = estimator.sortedCauses
         for cause in causes.prefix(causesShown) {
+            // One interpolation per line: joined pieces would each be a string of their own.
+            let perRecord = TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)
+            let records = TextFormat.count(cause.tally.records, direction.noun, direction.plural)
             lines.append(
-                "\(quote(cause.name)): "
-                    + "\(TextFormat.perRecord(bytes: cause.tally.bytes, records: cause.tally.records)) per \(direction.noun)"
-                    + " (\(TextFormat.count(cause.tally.records, direction.noun, direction.plural))),"
-                    + " \(TextFormat.signedBytes(cause.tally.bytes)) B in all")
+                "\(quote(cause.name)): \(perRecord) per \(direction.noun) (\(records)), \(TextFormat.signedBytes(cause.tally.bytes)) B in all"
+            )
         }
         if causes.count > causesShown {
             let rest = causes.dropFirst(causesShown)

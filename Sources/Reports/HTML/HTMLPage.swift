@@ -19,40 +19,35 @@ struct HTMLPage {
         var charts: [ChartView]
     }
 
-    struct ColumnGroup {
-        var name: String
-        var span: Int
-    }
-
     var title = "MeterAudit report"
     var csp: String
     var style = HTMLTemplates.style
     var script = HTMLTemplates.script
     var summary: [String] = []
-    var totalsHeader = [
+    var totalsHeader = HTMLRows.headings([
         "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
-    ]
+    ])
     var totalsRows = ""
     var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
     var settingsLine: [String] = []
     var chartGroups: [ChartGroup] = []
     var endpointsIntro = ""
-    var endpointGroups: [ColumnGroup] = []
-    var endpointHeader: [String] = []
+    var endpointGroups = ""
+    var endpointHeader = ""
     var endpointRows = ""
     var endpointTotals = ""
-    var inputsHeader = [
+    var inputsHeader = HTMLRows.headings([
         "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim", "incomplete",
         "unpaired", "gaps", "errors",
-    ]
+    ])
     var inputRows = ""
     var inputErrors: [String] = []
     var hasInputErrors = false
     var quality = ""
     /// The cost-layers section: its chart and report.md's table of the same parts.
     var costLayers: [ChartView] = []
-    var costHeader: [String] = []
+    var costHeader = ""
     var costRows = ""
     var hasCostRows = false
 
@@ -91,7 +86,7 @@ struct HTMLPage {
         costLayers = [ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")]
         let sides = CostLayersChart.sides(run)
         guard !sides.isEmpty else { return }
-        costHeader = ["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] }
+        costHeader = HTMLRows.headings(["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] })
         let names = sides[0].figures.parts.map(\.name) + ["frame bytes (all)"]
         var rows = HTMLRows()
         for (position, name) in names.enumerated() {
@@ -195,9 +190,8 @@ struct HTMLPage {
 
     mutating func fillEndpoints(_ run: RunReport, ranking: [EndpointPlace], maximumRows: Int) {
         let names = run.aggregation.estimatorNames
-        let columns = EndpointsCSV.columns(estimators: names)
-        endpointHeader = columns
-        endpointGroups = EndpointsCSV.columnGroups(estimators: names).map { ColumnGroup(name: $0.name, span: $0.span) }
+        endpointHeader = HTMLRows.headings(EndpointsCSV.columns(estimators: names))
+        endpointGroups = HTMLRows.groupHeadings(EndpointsCSV.columnGroups(estimators: names))
         var rows = HTMLRows()
         var shown = 0
         for place in ranking {
@@ -388,16 +382,6 @@ extension HTMLPage.ChartGroup: MustacheParent {
         switch name {
         case "heading": return heading
         case "charts": return charts
-        default: return nil
-        }
-    }
-}
-
-extension HTMLPage.ColumnGroup: MustacheParent {
-    func child(named name: String) -> Any? {
-        switch name {
-        case "name": return self.name
-        case "span": return span
         default: return nil
         }
     }

@@ -46,4 +46,28 @@ struct HTMLRows {
     }
 
     var html: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// `<th>name</th>` for each of `names`: a table's column headings.
+    static func headings(_ names: [String]) -> String {
+        var row = HTMLRows()
+        for name in names {
+            row.markup("<th>")
+            row.text(name)
+            row.markup("</th>")
+        }
+        return row.html
+    }
+
+    /// Headings over groups of columns: each spans its columns (`colspan`).
+    static func groupHeadings(_ groups: [(name: String, span: Int)]) -> String {
+        var row = HTMLRows()
+        for group in groups {
+            row.markup("<th colspan=\"")
+            row.text(String(group.span))
+            row.markup("\" class=\"group\">")
+            row.text(group.name)
+            row.markup("</th>")
+        }
+        return row.html
+    }
 }

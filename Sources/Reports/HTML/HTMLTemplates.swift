@@ -1,8 +1,8 @@
 /// report.html's templates, style and script: Mustache text rendered over `HTMLPage`.
 /// `{{name}}` escapes its value for HTML (every text from the run goes through it, by
 /// `HTMLByteEscaping`, which the first tag selects);
-/// `{{{name}}}` is used only for SVG that `SVG` built and escaped itself, for table rows that
-/// `HTMLRows` built and escaped the same way, and for this file's own constants.
+/// `{{{name}}}` is used only for SVG that `SVG` built and escaped itself, for table rows and
+/// headings that `HTMLRows` built and escaped the same way, and for this file's own constants.
 enum HTMLTemplates {
     static let page = """
         {{% CONTENT_TYPE:HTMLBYTES}}<!DOCTYPE html>
@@ -26,7 +26,7 @@ enum HTMLTemplates {
         <h2>Totals</h2>
         <p>Bytes on the wire against each estimator, up (requests) and down (responses); error = estimate - wire. Median, p95 and max: of the per-record relative error |estimate - wire| / wire.</p>
         <div class="scroll"><table class="figures">
-        <thead><tr>{{#totalsHeader}}<th>{{.}}</th>{{/totalsHeader}}</tr></thead>
+        <thead><tr>{{{totalsHeader}}}</tr></thead>
         <tbody>
         {{{totalsRows}}}</tbody>
         </table></div>
@@ -38,7 +38,7 @@ enum HTMLTemplates {
         <h2>Protocols</h2>
         <p>The totals split by the HTTP each record travelled as: HTTP/1.x or HTTP/2 in a capture, a HAR entry's httpVersion (unknown when it names none); error = estimate - wire.</p>
         <div class="scroll"><table class="figures">
-        <thead><tr>{{#splitHeader}}<th>{{.}}</th>{{/splitHeader}}</tr></thead>
+        <thead><tr>{{{splitHeader}}}</tr></thead>
         <tbody>
         {{{splitRows}}}</tbody>
         </table></div>
@@ -47,7 +47,7 @@ enum HTMLTemplates {
         <p>HTTP/2 sends header fields HPACK-compressed (a repeated field costs a byte or two); an app-layer meter counts them as text. Over the captured HTTP/2 records that are measured, have their fields decoded and have every estimate: wire headers are the HEADERS, CONTINUATION and PUSH_PROMISE frames with their 9-byte headers (wire_headers), the header list is the decoded fields at len(name) + len(value) + 32 each (header_list).</p>
         <ul>{{#http2Lines}}<li>{{.}}</li>{{/http2Lines}}</ul>
         <div class="scroll"><table class="figures" id="http2-table">
-        <thead><tr>{{#http2Header}}<th>{{.}}</th>{{/http2Header}}</tr></thead>
+        <thead><tr>{{{http2Header}}}</tr></thead>
         <tbody>
         {{{http2Rows}}}</tbody>
         <tfoot>
@@ -76,8 +76,8 @@ enum HTMLTemplates {
         <p class="tools" id="table-tools" hidden><label>Filter <input id="endpoint-filter" type="search" placeholder="text in endpoint, direction or protocol"></label> <span id="filter-count"></span> Click a column's title to sort by it.</p>
         <div class="scroll"><table class="figures" id="endpoint-table">
         <thead>
-        <tr>{{#endpointGroups}}<th colspan="{{span}}" class="group">{{name}}</th>{{/endpointGroups}}</tr>
-        <tr>{{#endpointHeader}}<th>{{.}}</th>{{/endpointHeader}}</tr>
+        <tr>{{{endpointGroups}}}</tr>
+        <tr>{{{endpointHeader}}}</tr>
         </thead>
         <tbody>
         {{{endpointRows}}}</tbody>
@@ -97,7 +97,7 @@ enum HTMLTemplates {
         {{/costLayers}}
         </div>
         {{#hasCostRows}}<div class="scroll"><table class="figures">
-        <thead><tr>{{#costHeader}}<th>{{.}}</th>{{/costHeader}}</tr></thead>
+        <thead><tr>{{{costHeader}}}</tr></thead>
         <tbody>
         {{{costRows}}}</tbody>
         </table></div>{{/hasCostRows}}
@@ -105,7 +105,7 @@ enum HTMLTemplates {
         <section id="inputs">
         <h2>Inputs</h2>
         <div class="scroll"><table class="figures">
-        <thead><tr>{{#inputsHeader}}<th>{{.}}</th>{{/inputsHeader}}</tr></thead>
+        <thead><tr>{{{inputsHeader}}}</tr></thead>
         <tbody>
         {{{inputRows}}}</tbody>
         </table></div>

@@ -5,13 +5,13 @@ extension HTMLPage {
     /// report.html's protocol split and HTTP/2 headers table: the figures of report.md's
     /// Protocols and HTTP/2 headers sections, as plain text the template escapes.
     struct ProtocolSection {
-        var splitHeader = [
+        var splitHeader = HTMLRows.headings([
             "protocol", "direction", "records", "incomplete", "wire B", "estimator", "estimate B", "error B", "error %",
-        ]
+        ])
         var splitRows = ""
         var hasHTTP2 = false
         var http2Lines: [String] = []
-        var http2Header: [String] = []
+        var http2Header = ""
         var http2Rows = ""
         var http2Totals = ""
 
@@ -24,10 +24,10 @@ extension HTMLPage {
             let totals = run.headerCompressionTotals
             guard !totals.isEmpty else { return }
             hasHTTP2 = true
-            http2Header = ["#", "endpoint", "direction", "records", "wire headers B", "header list B", "wire / list"]
+            var headings = ["#", "endpoint", "direction", "records", "wire headers B", "header list B", "wire / list"]
             if let index = run.rankingEstimator {
                 let name = run.aggregation.estimatorNames[index]
-                http2Header += ["\(name) headers B", "\(name) / wire", "\(name) / list"]
+                headings += ["\(name) headers B", "\(name) / wire", "\(name) / list"]
                 for (direction, figures) in totals where figures.records > 0 {
                     http2Lines.append(
                         "\(direction.plural.capitalizedFirst): the \(name) meter counts"
@@ -38,6 +38,7 @@ extension HTMLPage {
                             + " \(TextFormat.bytes(figures.headerList)) B header list.")
                 }
             }
+            http2Header = HTMLRows.headings(headings)
             let leftOut = totals.reduce(0) { $0 + $1.figures.leftOut }
             if leftOut > 0 {
                 http2Lines.append(
