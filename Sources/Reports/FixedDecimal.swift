@@ -14,20 +14,20 @@ enum FixedDecimal {
             ?? String(format: "%.\(decimals)f", value)
     }
 
-    /// The text of `format`, appended to `bytes` without a String between (endpoints.csv).
+    /// The text of `format`, appended to `bytes` without a String between (endpoints.csv's
+    /// fractions, the charts' coordinates).
     static func append(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
         let written: Void? = withText(value, decimals: decimals) { bytes.append(contentsOf: $0) }
         if written == nil { bytes.append(contentsOf: String(format: "%.\(decimals)f", value).utf8) }
     }
 
-    /// `body` of the text, written in a scratch buffer; nil for the values this path does not cover.
-    private static func withText<Result>(
-        _ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
-    ) -> Result? {
+    /// round(|value| · 10^decimals), half to even, from the value's exact binary fraction;
+    /// nil for the values this path does not cover.
+    private static func scaledMagnitude(_ value: Double, decimals: Int) -> UInt64? {
         let magnitude = value.magnitude
         guard value.isFinite, decimals >= 0, decimals < powersOfTen.count, magnitude < 0x1p43 else { return nil }
         let scale = powersOfTen[decimals]
-        var scaled: UInt64 = 0 // round(|value| · 10^decimals), half to even
+        var scaled: UInt64 = 0
         if magnitude != 0 {
             // |value| = significand · 2^exponent exactly.
             let isNormal = magnitude.exponentBitPattern != 0
@@ -42,6 +42,14 @@ enum FixedDecimal {
                 scaled = shiftRoundingHalfToEven(high: product.high, low: product.low, by: -exponent)
             }
         }
+        return scaled
+    }
+
+    /// `body` of the text, written in a scratch buffer; nil for the values this path does not cover.
+    private static func withText<Result>(
+        _ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result? {
+        guard let scaled = scaledMagnitude(value, decimals: decimals) else { return nil }
         // Digits written from the end: the decimals, the point, the whole part, the sign.
         let negative = value.sign == .minus
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> Result in

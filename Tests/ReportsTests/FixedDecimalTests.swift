@@ -8,9 +8,16 @@ import XCTest
 final class FixedDecimalTests: XCTestCase {
     private func assertMatchesPrintf(_ value: Double, file: StaticString = #filePath, line: UInt = #line) {
         for decimals in 0...6 {
+            let printf = String(format: "%.\(decimals)f", value)
             XCTAssertEqual(
-                FixedDecimal.format(value, decimals: decimals), String(format: "%.\(decimals)f", value),
-                "\(value) with \(decimals) decimals", file: file, line: line)
+                FixedDecimal.format(value, decimals: decimals), printf, "\(value) with \(decimals) decimals",
+                file: file, line: line)
+            // The byte path (endpoints.csv, the charts) writes the same text after what is there.
+            var bytes = Array("x,".utf8)
+            FixedDecimal.append(value, decimals: decimals, to: &bytes)
+            XCTAssertEqual(
+                String(decoding: bytes, as: UTF8.self), "x," + printf, "\(value) with \(decimals) decimals, as bytes",
+                file: file, line: line)
         }
     }
 
