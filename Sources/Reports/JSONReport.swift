@@ -50,10 +50,8 @@ public enum JSONReport: RunReporter {
             json.endObject()
             json.key("endpoint")
             json.string(endpoint.endpoint)
-            json.key("rank")
-            json.int(endpoint.rank)
-            json.key("rank_abs_error")
-            json.int(endpoint.absoluteError)
+            json.member("rank", int: endpoint.rank)
+            json.member("rank_abs_error", int: endpoint.absoluteError)
             json.endObject()
         }
         json.endArray()
@@ -86,8 +84,7 @@ public enum JSONReport: RunReporter {
         json.string(run.rankingEstimator.map { names[$0] })
         json.key("schema")
         json.string("meteraudit-report")
-        json.key("schema_version")
-        json.int(schemaVersion)
+        json.member("schema_version", int: schemaVersion)
         json.key("settings")
         json.beginArray()
         for (name, value) in run.settings {
@@ -141,19 +138,14 @@ public enum JSONReport: RunReporter {
             estimator(figures.estimators[index], &json)
         }
         json.endObject()
-        json.key("incomplete")
-        json.int(figures.incomplete)
+        json.member("incomplete", int: figures.incomplete)
         layers(figures.layers, &json)
         json.key("protocols")
         writeProtocolCounts(figures.protocols, &json)
-        json.key("records")
-        json.int(figures.records)
-        json.key("unmeasured")
-        json.int(figures.unmeasured)
-        json.key("unpaired")
-        json.int(figures.unpaired)
-        json.key("wire_bytes")
-        json.int(figures.wireBytes)
+        json.member("records", int: figures.records)
+        json.member("unmeasured", int: figures.unmeasured)
+        json.member("unpaired", int: figures.unpaired)
+        json.member("wire_bytes", int: figures.wireBytes)
         json.endObject()
     }
 
@@ -163,49 +155,33 @@ public enum JSONReport: RunReporter {
         let counted = figures.count > 0
         let split = figures.splitCount > 0
         json.beginObject()
-        json.key("body_error")
-        json.int(split ? figures.bodyError : nil)
+        json.member("body_error", int: split ? figures.bodyError : nil)
         json.key("causes")
         json.beginArray()
         for (name, tally) in figures.sortedCauses {
             json.element()
             json.beginObject()
-            json.key("bytes")
-            json.int(tally.bytes)
-            json.key("bytes_per_record")
-            json.double(tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
+            json.member("bytes", int: tally.bytes)
+            json.member("bytes_per_record", double: tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
             json.key("name")
             json.string(name)
-            json.key("records")
-            json.int(tally.records)
+            json.member("records", int: tally.records)
             json.endObject()
         }
         json.endArray()
-        json.key("count")
-        json.int(figures.count)
-        json.key("error")
-        json.int(counted ? figures.error : nil)
-        json.key("error_pct")
-        json.double(rounded(figures.errorPercent))
-        json.key("estimated")
-        json.int(counted ? figures.estimated : nil)
-        json.key("headers_error")
-        json.int(split ? figures.headersError : nil)
+        json.member("count", int: figures.count)
+        json.member("error", int: counted ? figures.error : nil)
+        json.member("error_pct", double: rounded(figures.errorPercent))
+        json.member("estimated", int: counted ? figures.estimated : nil)
+        json.member("headers_error", int: split ? figures.headersError : nil)
         layerErrors(figures.layers, &json)
-        json.key("line_error")
-        json.int(split ? figures.lineError : nil)
-        json.key("max_abs_rel")
-        json.double(rounded(figures.maxAbsoluteRelativeError))
-        json.key("mean_abs_rel")
-        json.double(rounded(figures.meanAbsoluteRelativeError))
-        json.key("median_abs_rel")
-        json.double(rounded(figures.absoluteRelativeError(quantile: 0.5)))
-        json.key("p95_abs_rel")
-        json.double(rounded(figures.absoluteRelativeError(quantile: 0.95)))
-        json.key("unestimated")
-        json.int(figures.unestimated)
-        json.key("wire")
-        json.int(counted ? figures.wire : nil)
+        json.member("line_error", int: split ? figures.lineError : nil)
+        json.member("max_abs_rel", double: rounded(figures.maxAbsoluteRelativeError))
+        json.member("mean_abs_rel", double: rounded(figures.meanAbsoluteRelativeError))
+        json.member("median_abs_rel", double: rounded(figures.absoluteRelativeError(quantile: 0.5)))
+        json.member("p95_abs_rel", double: rounded(figures.absoluteRelativeError(quantile: 0.95)))
+        json.member("unestimated", int: figures.unestimated)
+        json.member("wire", int: counted ? figures.wire : nil)
         json.endObject()
     }
 
@@ -217,20 +193,16 @@ public enum JSONReport: RunReporter {
         func layer(_ name: String, _ bytes: Int, records: Int) {
             json.key(named: name)
             json.beginObject()
-            json.key("bytes")
-            json.int(records > 0 ? bytes : nil)
-            json.key("records")
-            json.int(records)
+            json.member("bytes", int: records > 0 ? bytes : nil)
+            json.member("records", int: records)
             json.endObject()
         }
         // Keys in byte order.
         layer("frame", layers.frame, records: layers.lowerRecords)
         layer("ip", layers.ip, records: layers.lowerRecords)
         layer("ip_share", layers.ipShare, records: layers.lowerRecords)
-        json.key("lower_bound_records")
-        json.int(layers.lowerBoundRecords)
-        json.key("retransmitted")
-        json.int(lower ? layers.retransmitted : nil)
+        json.member("lower_bound_records", int: layers.lowerBoundRecords)
+        json.member("retransmitted", int: lower ? layers.retransmitted : nil)
         layer("tcp", layers.tcp, records: layers.lowerRecords)
         layer("tls", layers.tls, records: layers.tlsRecords)
         json.endObject()
@@ -248,14 +220,10 @@ public enum JSONReport: RunReporter {
         for (layer, name) in layerOrder {
             json.key(name)
             json.beginObject()
-            json.key("count")
-            json.int(errors.count(layer))
-            json.key("error")
-            json.int(errors.error(layer))
-            json.key("error_pct")
-            json.double(rounded(errors.errorPercent(layer)))
-            json.key("layer")
-            json.int(errors.count(layer) > 0 ? errors.bytes(layer) : nil)
+            json.member("count", int: errors.count(layer))
+            json.member("error", int: errors.error(layer))
+            json.member("error_pct", double: rounded(errors.errorPercent(layer)))
+            json.member("layer", int: errors.count(layer) > 0 ? errors.bytes(layer) : nil)
             json.endObject()
         }
         json.endObject()
@@ -270,14 +238,10 @@ public enum JSONReport: RunReporter {
             let cost = figures.cost
             json.key(named: side.rawValue)
             json.beginObject()
-            json.key("connections")
-            json.int(figures.connections)
-            json.key("frame_total")
-            json.int(figures.frameTotal)
-            json.key("http_only_records")
-            json.int(figures.httpOnlyRecords)
-            json.key("lower_bound_records")
-            json.int(figures.lowerBoundRecords)
+            json.member("connections", int: figures.connections)
+            json.member("frame_total", int: figures.frameTotal)
+            json.member("http_only_records", int: figures.httpOnlyRecords)
+            json.member("lower_bound_records", int: figures.lowerBoundRecords)
             json.key("overhead")
             json.beginObject()
             for (name, layer) in [
@@ -293,23 +257,18 @@ public enum JSONReport: RunReporter {
             for part in figures.parts {
                 json.element()
                 json.beginObject()
-                json.key("bytes")
-                json.int(part.bytes)
+                json.member("bytes", int: part.bytes)
                 json.key("name")
                 json.string(part.name)
                 json.endObject()
             }
             json.endArray()
-            json.key("records")
-            json.int(figures.records)
-            json.key("retransmitted_bytes")
-            json.int(cost.retransmittedBytes)
-            json.key("retransmitted_segments")
-            json.int(cost.retransmittedSegments)
+            json.member("records", int: figures.records)
+            json.member("retransmitted_bytes", int: cost.retransmittedBytes)
+            json.member("retransmitted_segments", int: cost.retransmittedSegments)
             json.key("total")
             layerBytes(cost.total, &json)
-            json.key("unshared_ip")
-            json.int(figures.unsharedIP)
+            json.member("unshared_ip", int: figures.unsharedIP)
             json.endObject()
         }
         json.endObject()
@@ -317,14 +276,10 @@ public enum JSONReport: RunReporter {
 
     private static func layerBytes(_ layer: LayerBytes, _ json: inout PrettyJSONWriter) {
         json.beginObject()
-        json.key("frame")
-        json.int(layer.frame)
-        json.key("ip")
-        json.int(layer.ip)
-        json.key("tcp")
-        json.int(layer.tcp)
-        json.key("tls")
-        json.int(layer.tls)
+        json.member("frame", int: layer.frame)
+        json.member("ip", int: layer.ip)
+        json.member("tcp", int: layer.tcp)
+        json.member("tls", int: layer.tls)
         json.endObject()
     }
 
@@ -454,13 +409,9 @@ struct PrettyJSONWriter {
         put(" : " as StaticString)
     }
 
-    /// A key of the schema (ASCII, nothing to escape), written from its bytes: the most
-    /// frequent call, so the comma, line, indentation, key and separator are written after a
-    /// single check for room.
+    /// A key of the schema (ASCII, nothing to escape), written from its bytes.
     mutating func key(_ name: StaticString) {
-        let spaces = 2 * depth
-        let length = name.utf8CodeUnitCount
-        let needed = 2 + spaces + 1 + length + 4
+        let needed = keyRoom(name)
         guard needed <= Self.capacity else {
             nextMember()
             put(byte: UInt8(ascii: "\""))
@@ -469,6 +420,37 @@ struct PrettyJSONWriter {
             return
         }
         reserve(needed)
+        writeKey(name)
+    }
+
+    /// A key of the schema and its whole number (or null): the report's most frequent member,
+    /// written after a single check for room.
+    mutating func member(_ name: StaticString, int value: Int?) {
+        let needed = keyRoom(name) + Self.intRoom
+        guard needed <= Self.capacity else {
+            key(name)
+            return int(value)
+        }
+        reserve(needed)
+        writeKey(name)
+        writeInt(value)
+    }
+
+    /// A key of the schema and its fraction (or null).
+    mutating func member(_ name: StaticString, double value: Double?) {
+        key(name)
+        double(value)
+    }
+
+    /// Bytes a key takes at most: comma, line end, indentation, quotes, name and ` : `.
+    @inline(__always)
+    private func keyRoom(_ name: StaticString) -> Int { 2 + 2 * depth + 1 + name.utf8CodeUnitCount + 4 }
+
+    /// The comma, line, indentation, key and separator, where `reserve` made room for them.
+    @inline(__always)
+    private mutating func writeKey(_ name: StaticString) {
+        let spaces = 2 * depth
+        let length = name.utf8CodeUnitCount
         var end = bytes + count
         if hasMembers {
             end.pointee = UInt8(ascii: ",")
@@ -497,7 +479,21 @@ struct PrettyJSONWriter {
     mutating func newline() { put(byte: 10) }
 
     mutating func int(_ value: Int?) {
-        guard let value else { return put("null" as StaticString) }
+        reserve(Self.intRoom)
+        writeInt(value)
+    }
+
+    /// Bytes a whole number takes at most: Int.min has 19 digits and a sign.
+    private static let intRoom = 20
+
+    /// A whole number or null, where `reserve` made room for it.
+    @inline(__always)
+    private mutating func writeInt(_ value: Int?) {
+        guard let value else {
+            (bytes + count).update(from: ("null" as StaticString).utf8Start, count: 4)
+            count += 4
+            return
+        }
         var magnitude = value.magnitude
         var digits = 1
         var power: UInt = 10
@@ -505,9 +501,8 @@ struct PrettyJSONWriter {
             digits += 1
             power = power.multipliedReportingOverflow(by: 10).partialValue
         }
-        // Written in place, from the last digit back: Int.min has 19 digits and a sign.
+        // Written from the last digit back.
         let length = digits + (value < 0 ? 1 : 0)
-        reserve(length)
         var position = bytes + count + length
         repeat {
             position -= 1
