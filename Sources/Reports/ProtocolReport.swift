@@ -18,6 +18,7 @@ extension RunReport {
     /// The endpoints with HTTP/2 records, in the report's ranking order, each with its
     /// directions' HTTP/2 headers figures.
     public func headerCompressionEndpoints() -> [HeaderCompressionEndpoint] {
+        if let headerCompressionRanking { return headerCompressionRanking }
         guard !aggregation.headerCompression.isEmpty else { return [] }
         return endpointRanking().compactMap { place in
             let directions = place.directions.compactMap { direction in

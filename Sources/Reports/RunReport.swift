@@ -7,7 +7,7 @@ public struct RunReport: Sendable {
     /// Each input's diagnostics, in the order the inputs were given.
     public var inputs: [InputDiagnostics]
     public var aggregation: Aggregation {
-        didSet { ranking = nil }
+        didSet { forgetRanking() }
     }
     /// What the run was told (client profile, gzip level, endpoint rules…), shown as given,
     /// in this order.
@@ -17,11 +17,18 @@ public struct RunReport: Sendable {
     public var charts: ChartSamples
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
     public var rankBy: RankLayer {
-        didSet { ranking = nil }
+        didSet { forgetRanking() }
     }
     /// `endpointRanking()`'s answer once `rankEndpoints()` kept it: every report ranks the same
     /// endpoints, and sorting them is most of a small report's time.
     private var ranking: [EndpointPlace]?
+    /// `headerCompressionEndpoints()`'s answer, kept with the ranking it follows (three reports ask it).
+    var headerCompressionRanking: [HeaderCompressionEndpoint]?
+
+    private mutating func forgetRanking() {
+        ranking = nil
+        headerCompressionRanking = nil
+    }
 
     public init(
         inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = [],
@@ -65,7 +72,9 @@ public struct RunReport: Sendable {
 
     /// Ranks the endpoints now, for every report to come (until the figures or `rankBy` change).
     public mutating func rankEndpoints() {
+        forgetRanking()
         ranking = rankedPlaces()
+        headerCompressionRanking = headerCompressionEndpoints()
     }
 
     private func rankedPlaces() -> [EndpointPlace] {
