@@ -338,7 +338,8 @@ public struct Aggregation: Sendable, Equatable {
                 let (left, right) = (spans[a], spans[b])
                 let common = Swift.min(left.count, right.count)
                 var order =
-                    common == 0 ? 0 : Int(memcmp(buffer.baseAddress! + left.start, buffer.baseAddress! + right.start, common))
+                    common == 0
+                    ? 0 : Int(memcmp(buffer.baseAddress! + left.start, buffer.baseAddress! + right.start, common))
                 if order == 0 { order = left.count - right.count }
                 // Different bytes are different endpoints, but for canonically equivalent
                 // Unicode (as in `GroupKey.<`).

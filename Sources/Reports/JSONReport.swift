@@ -162,7 +162,9 @@ public enum JSONReport: RunReporter {
             json.element()
             json.beginObject()
             json.member("bytes", int: tally.bytes)
-            json.member("bytes_per_record", double: tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
+            json.member(
+                "bytes_per_record",
+                double: tally.records > 0 ? rounded(Double(tally.bytes) / Double(tally.records)) ?? 0 : 0)
             json.key("name")
             json.string(name)
             json.member("records", int: tally.records)

@@ -105,7 +105,8 @@ final class JSONReportStreamingTests: XCTestCase {
         // Neighbours that borrow from each other: high bytes beside low ones.
         for pair in [[0xFF, 0x20], [0x20, 0xFF], [0x80, 0x21], [0x00, 0xFF], [0x21, 0x80], [0xA2, 0xDC]] {
             let bytes = [UInt8](repeating: 0x41, count: 6) + pair.map { UInt8($0) }
-            XCTAssertEqual(bytes.withUnsafeBufferPointer { PrettyJSONWriter.needsEscape($0) }, byteWise(bytes), "\(pair)")
+            XCTAssertEqual(
+                bytes.withUnsafeBufferPointer { PrettyJSONWriter.needsEscape($0) }, byteWise(bytes), "\(pair)")
         }
     }
 

@@ -329,7 +329,6 @@ struct HTMLPage {
     }
 }
 
-
 // The template's values looked up by name here rather than through reflection (Mirror), which
 // the template engine uses otherwise: a Mirror of the page per lookup cost more than the lookups.
 extension HTMLPage: MustacheParent {
