@@ -27,6 +27,8 @@ public struct MessageRecord: Sendable {
     public var causes: [[ErrorCause]] = []
     /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
     public var endpoint: String
+    /// The request this record is or answers, when known (as the message was at `init`).
+    public let requestSummary: RequestSummary?
     /// The target of the request this record is or answers, split once for the endpoint and
     /// the outputs' path and query; nil when the request is unknown.
     public var requestTarget: RequestTarget?
@@ -48,6 +50,7 @@ public struct MessageRecord: Sendable {
         self.estimates = estimates
         let request = message.kind == .request ? Self.summary(of: message) : message.request
         let target = request.map { RequestTarget($0.target) }
+        self.requestSummary = request
         self.requestTarget = target
         self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
     }
@@ -55,11 +58,6 @@ public struct MessageRecord: Sendable {
     /// Requests, final responses, and interim responses apart (no app meter sees those).
     public var direction: Direction {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)
-    }
-
-    /// The request this record is or answers, when known.
-    public var requestSummary: RequestSummary? {
-        message.kind == .request ? Self.summary(of: message) : message.request
     }
 
     private static func summary(of request: HTTPMessage) -> RequestSummary {
