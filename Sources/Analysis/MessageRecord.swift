@@ -83,7 +83,8 @@ public struct MessageRecord: Sendable {
         }
         // Once per record: ASCII host and path (nearly all) are joined as bytes, without the
         // intermediate Strings of lowercasing, decoding and interpolation.
-        if let endpoint = normalizer.asciiEndpoint(method: request.method, host: request.host ?? "", path: target.path) {
+        if let endpoint = normalizer.asciiEndpoint(method: request.method, host: request.host ?? "", path: target.path)
+        {
             return endpoint
         }
         let host = (request.host ?? "").lowercased()

@@ -193,7 +193,9 @@ public final class MessagesCSV {
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
     public static func formatTime(_ nanoseconds: Int64) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
-            String(decoding: UnsafeBufferPointer(rebasing: buffer[..<formatTime(nanoseconds, into: buffer)]), as: UTF8.self)
+            String(
+                decoding: UnsafeBufferPointer(rebasing: buffer[..<formatTime(nanoseconds, into: buffer)]), as: UTF8.self
+            )
         }
     }
 
