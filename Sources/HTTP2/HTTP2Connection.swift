@@ -577,14 +577,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let reader = readers[side.rawValue]
         guard let block = reader.block else { return }
         reader.block = nil
-        var fields: [(name: String, value: String)]?
+        var fields: HPACKHeaders?
         if reader.hpackKnown && !block.truncated {
             // One buffer per side, its storage reused from block to block.
             reader.hpackInput.clear()
             reader.hpackInput.writeBytes(block.fragment)
             do {
-                let headers = try reader.decoder.decodeHeaders(from: &reader.hpackInput)
-                fields = headers.map { ($0.name, $0.value) }
+                fields = try reader.decoder.decodeHeaders(from: &reader.hpackInput)
             } catch {
                 reader.tally.hpackErrors += 1
                 reader.hpackKnown = false
@@ -599,7 +598,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func headers(_ block: HeaderBlock, fields: [(name: String, value: String)]?, sender: FlowSide) {
+    private func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let stream = stream(block.stream)
         if let offset = stream.openStreamOffset(kind) {
@@ -615,7 +614,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
                 addFrames(&open.message, block.frames)
                 if let fields {
-                    open.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
+                    open.message.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
                         HeaderField($0.name, $0.value)
                     }
                     addListSize(&open.message, fields)
@@ -665,7 +664,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
     private func promise(
-        _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
+        _ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: FlowSide
     ) {
         guard sender != clientSide else {
             // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
@@ -726,7 +725,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// Decoded fields onto the message: pseudo-fields make its method, URL and status, the
     /// rest are its fields as the app sees them.
-    private func apply(_ fields: [(name: String, value: String)]?, to message: inout CapturedMessage) {
+    private func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
         guard let fields else {
             message.anomalies.insert(.hpackStateUnknown)
             message.message.http2?.headerListSize = nil
@@ -736,16 +735,21 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         var scheme: String?
         var authority: String?
         var path: String?
-        message.fields.reserveCapacity(message.fields.count + fields.count)
-        for (name, value) in fields {
+        // `message.message.fields`, not the wrapper's `message.fields`: appending through the
+        // dynamic member would copy the array per field.
+        message.message.fields.reserveCapacity(message.message.fields.count + fields.count)
+        for (name, value, _) in fields {
+            guard name.utf8.first == UInt8(ascii: ":") else {
+                message.message.fields.append(HeaderField(name, value))
+                continue
+            }
             switch name {
             case ":method": message.method = value
             case ":scheme": scheme = value
             case ":authority": authority = value
             case ":path": path = value
             case ":status": message.status = Int(value)
-            default:
-                if !name.hasPrefix(":") { message.fields.append(HeaderField(name, value)) }
+            default: break
             }
         }
         addListSize(&message, fields)
@@ -759,7 +763,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func addListSize(_ message: inout CapturedMessage, _ fields: [(name: String, value: String)]) {
+    private func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
         guard let size = message.message.http2?.headerListSize else { return }
         message.message.http2?.headerListSize = fields.reduce(size) {
             saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
