@@ -328,6 +328,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             }
             return used
         case .frameHeader:
+            if reader.headerBytes.isEmpty, bytes.count >= FrameHeader.size {
+                // The whole header in these bytes (the usual case): read where it lies.
+                reader.frameStart = here
+                beginFrame(FrameHeader(parsing: bytes), side: side)
+                if reader.payloadRemaining == 0 { endFrame(side, position: here) }
+                return FrameHeader.size
+            }
             let needed = FrameHeader.size - reader.headerBytes.count
             let used = min(needed, bytes.count)
             if reader.headerBytes.isEmpty { reader.frameStart = here }
