@@ -123,12 +123,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 decoder: HPACKDecoder(
                     allocator: allocator, maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
                     maxHeaderListSize: limits.maxHeaderListSize),
+                hpackInput: allocator.buffer(capacity: 0),
                 phase: !startsAtBeginning ? .searching : (side == clientSide ? .preface : .frameHeader),
                 hpackKnown: startsAtBeginning)
         }
         if let upgradedRequest {
             self.upgradedRequest = upgradedRequest
-            var stream = StreamState()
+            let stream = StreamState()
             stream.requestIndex = upgradedRequest.index
             stream.requestSummary = upgradedRequest
             streams[1] = stream
@@ -221,12 +222,12 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func partialDataFrame(_ reader: FrameReader, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let id = reader.header.streamID
-        if id != 0, var stream = streams[id], var open = stream.open(kind) {
-            open.message.wireBody = saturatingAdd(
-                open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
-            addFrames(&open.message, 1)
-            stream.setOpen(kind, open)
-            streams[id] = stream
+        if id != 0, let stream = streams[id], stream.isOpen(kind) {
+            stream.withOpen(kind) { open in
+                open.message.wireBody = saturatingAdd(
+                    open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
+                addFrames(&open.message, 1)
+            }
             reader.phase = .frameHeader
         }
         dropUnfinished(reader)
@@ -280,10 +281,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             }
         }
         for id in streams.keys.sorted() {
-            guard var stream = streams[id] else { continue }
-            for kind in [MessageKind.request, .response] { finish(&stream, kind, complete: false, reset: false) }
-            emitHeldRequest(&stream)
-            streams[id] = stream
+            guard let stream = streams[id] else { continue }
+            for kind in [MessageKind.request, .response] { finish(stream, kind, complete: false, reset: false) }
+            emitHeldRequest(stream)
         }
         summary.client = readers[clientSide.rawValue].tally
         summary.server = readers[clientSide.peer.rawValue].tally
@@ -328,6 +328,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             }
             return used
         case .frameHeader:
+            if reader.headerBytes.isEmpty, bytes.count >= FrameHeader.size {
+                // The whole header in these bytes (the usual case): read where it lies.
+                reader.frameStart = here
+                beginFrame(FrameHeader(parsing: bytes), side: side)
+                if reader.payloadRemaining == 0 { endFrame(side, position: here) }
+                return FrameHeader.size
+            }
             let needed = FrameHeader.size - reader.headerBytes.count
             let used = min(needed, bytes.count)
             if reader.headerBytes.isEmpty { reader.frameStart = here }
@@ -362,6 +369,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         reader.padLength = nil
         reader.cutByGap = false
         reader.dataRemaining = 0
+        reader.dataStream = nil
         // The receiver's SETTINGS_MAX_FRAME_SIZE bounds what this side may send.
         if header.length > readers[side.peer.rawValue].maxFrameSizeAllowedByThisSide {
             reader.tally.frameSizeErrors += 1
@@ -372,10 +380,11 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             reader.dataRemaining = header.has(FrameFlags.padded) ? 0 : header.length
             // Its owner is known now: the stream's open message, or the one it will make.
             let kind: MessageKind = side == clientSide ? .request : .response
+            reader.dataStream = header.streamID == 0 ? nil : streams[header.streamID]
             if header.streamID == 0 {
                 claimFrame(side, by: .unclaimed)
-            } else if let open = streams[header.streamID]?.open(kind) {
-                claimFrame(side, by: .message(startingAt: open.message.streamOffset))
+            } else if let offset = reader.dataStream?.openStreamOffset(kind) {
+                claimFrame(side, by: .message(startingAt: offset))
             } else if let start = reader.frameStart?.offset {
                 claimFrame(side, by: .message(startingAt: start))
             }
@@ -575,12 +584,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         let reader = readers[side.rawValue]
         guard let block = reader.block else { return }
         reader.block = nil
-        var fields: [(name: String, value: String)]?
+        var fields: HPACKHeaders?
         if reader.hpackKnown && !block.truncated {
-            var buffer = ByteBuffer(bytes: block.fragment)
+            // One buffer per side, its storage reused from block to block.
+            reader.hpackInput.clear()
+            reader.hpackInput.writeBytes(block.fragment)
             do {
-                let headers = try reader.decoder.decodeHeaders(from: &buffer)
-                fields = headers.map { ($0.name, $0.value) }
+                fields = try reader.decoder.decodeHeaders(from: &reader.hpackInput)
             } catch {
                 reader.tally.hpackErrors += 1
                 reader.hpackKnown = false
@@ -595,32 +605,32 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func headers(_ block: HeaderBlock, fields: [(name: String, value: String)]?, sender: FlowSide) {
+    private func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        var stream = streams[block.stream] ?? newStream()
-        defer { streams[block.stream] = stream }
-        if let open = stream.open(kind) {
-            claimBlock(block, sender: sender, by: .message(startingAt: open.message.streamOffset))
+        let stream = stream(block.stream)
+        if let offset = stream.openStreamOffset(kind) {
+            claimBlock(block, sender: sender, by: .message(startingAt: offset))
         } else if kind == .request, stream.requestIndex != nil {
             claimBlock(block, sender: sender, by: .unclaimed)
         } else {
             claimBlock(block, sender: sender, by: .message(startingAt: block.start.offset))
         }
-        if var open = stream.open(kind) {
+        if stream.isOpen(kind) {
             // A second block on an open message: its trailers (docs/METERING.md §2a).
-            open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
-            addFrames(&open.message, block.frames)
-            if let fields {
-                open.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
-                    HeaderField($0.name, $0.value)
+            stream.withOpen(kind) { open in
+                open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
+                addFrames(&open.message, block.frames)
+                if let fields {
+                    open.message.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
+                        HeaderField($0.name, $0.value)
+                    }
+                    addListSize(&open.message, fields)
+                } else {
+                    open.message.anomalies.insert(.hpackStateUnknown)
+                    open.message.http2?.headerListSize = nil
                 }
-                addListSize(&open.message, fields)
-            } else {
-                open.message.anomalies.insert(.hpackStateUnknown)
-                open.message.http2?.headerListSize = nil
             }
-            stream.setOpen(kind, open)
-            if block.endStream { finish(&stream, kind, complete: true, reset: false) }
+            if block.endStream { finish(stream, kind, complete: true, reset: false) }
             return
         }
         if kind == .request, stream.requestIndex != nil {
@@ -647,7 +657,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                 sink.record(message, body: nil)
                 return
             }
-            emitHeldRequest(&stream)
+            emitHeldRequest(stream)
         } else {
             stream.requestIndex = message.index
             stream.requestSummary = summary(of: message)
@@ -656,12 +666,12 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         message.framing = block.endStream ? .none : .untilClose
         let observer = block.endStream ? nil : sink.bodyObserver(for: message.message)
         stream.setOpen(kind, OpenMessage(message: message, observer: observer))
-        if block.endStream { finish(&stream, kind, complete: true, reset: false) }
+        if block.endStream { finish(stream, kind, complete: true, reset: false) }
     }
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
     private func promise(
-        _ block: HeaderBlock, promised: UInt32, fields: [(name: String, value: String)]?, sender: FlowSide
+        _ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: FlowSide
     ) {
         guard sender != clientSide else {
             // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
@@ -669,8 +679,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             unowned(readers[sender.rawValue], frames: block.frames, bytes: block.wire)
             return
         }
-        var stream = streams[promised] ?? newStream()
-        defer { streams[promised] = stream }
+        let stream = stream(promised)
         claimBlock(
             block, sender: sender,
             by: stream.requestIndex == nil ? .message(startingAt: block.start.offset) : .unclaimed)
@@ -698,9 +707,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
     }
 
-    private func newStream() -> StreamState {
+    /// The stream of `id`, begun (and counted) when first seen.
+    private func stream(_ id: UInt32) -> StreamState {
+        if let stream = streams[id] { return stream }
+        let stream = StreamState()
+        streams[id] = stream
         streamCount += 1
-        return StreamState()
+        return stream
     }
 
     private func newMessage(_ kind: MessageKind, sender: FlowSide, stream: UInt32, at position: StreamPosition)
@@ -719,7 +732,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// Decoded fields onto the message: pseudo-fields make its method, URL and status, the
     /// rest are its fields as the app sees them.
-    private func apply(_ fields: [(name: String, value: String)]?, to message: inout CapturedMessage) {
+    private func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
         guard let fields else {
             message.anomalies.insert(.hpackStateUnknown)
             message.message.http2?.headerListSize = nil
@@ -729,15 +742,21 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         var scheme: String?
         var authority: String?
         var path: String?
-        for (name, value) in fields {
+        // `message.message.fields`, not the wrapper's `message.fields`: appending through the
+        // dynamic member would copy the array per field.
+        message.message.fields.reserveCapacity(message.message.fields.count + fields.count)
+        for (name, value, _) in fields {
+            guard name.utf8.first == UInt8(ascii: ":") else {
+                message.message.fields.append(HeaderField(name, value))
+                continue
+            }
             switch name {
             case ":method": message.method = value
             case ":scheme": scheme = value
             case ":authority": authority = value
             case ":path": path = value
             case ":status": message.status = Int(value)
-            default:
-                if !name.hasPrefix(":") { message.fields.append(HeaderField(name, value)) }
+            default: break
             }
         }
         addListSize(&message, fields)
@@ -751,7 +770,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func addListSize(_ message: inout CapturedMessage, _ fields: [(name: String, value: String)]) {
+    private func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
         guard let size = message.message.http2?.headerListSize else { return }
         message.message.http2?.headerListSize = fields.reduce(size) {
             saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
@@ -771,11 +790,11 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Bodies
 
-    // Body bytes come once per segment: the open message is changed where it lies in `streams`
-    // (no copy of the stream's state out of the table and back, which costs per call).
+    // Body bytes come once per segment: the DATA frame's stream, found when its header was
+    // read, is changed in place (no lookup in `streams` per segment).
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        streams[id]?.withOpen(kind) { open in
+        dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
             open.observer?.bodyBytes(bytes)
         }
@@ -783,7 +802,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     private func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        streams[id]?.withOpen(kind) { open in
+        dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
             open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
             open.message.anomalies.insert(.bytesMissing)
@@ -799,21 +818,16 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             return
         }
         // The usual case, a frame of an open message, changes it in place.
-        if streams[header.streamID]?.isOpen(kind) == true {
-            let ended = header.has(FrameFlags.endStream)
-            streams[header.streamID]?.withOpen(kind) { open in
+        if let stream = dataStream(header.streamID, sender: sender), stream.isOpen(kind) {
+            stream.withOpen(kind) { open in
                 open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
                 addFrames(&open.message, 1)
             }
-            if ended, var stream = streams[header.streamID] {
-                finish(&stream, kind, complete: true, reset: false)
-                streams[header.streamID] = stream
-            }
+            if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
             return
         }
-        var stream = streams[header.streamID] ?? newStream()
-        defer { streams[header.streamID] = stream }
-        if stream.open(kind) == nil {
+        let stream = stream(header.streamID)
+        if !stream.isOpen(kind) {
             // DATA of a message whose head the capture lacks (mid-connection start, gap).
             var message = newMessage(
                 kind, sender: sender, stream: header.streamID,
@@ -826,30 +840,26 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             // The bytes of this frame went by before the message existed: counted as missing.
             let data = max(
                 0, header.length - (header.has(FrameFlags.padded) ? 1 + (readers[sender.rawValue].padLength ?? 0) : 0))
-            if var open = stream.open(kind) {
+            stream.withOpen(kind) { open in
                 open.message.bodyLength = data
                 open.message.missingBytes = data
                 open.message.anomalies.insert(.bytesMissing)
-                stream.setOpen(kind, open)
             }
         }
-        guard var open = stream.open(kind) else { return }
-        open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
-        addFrames(&open.message, 1)
-        stream.setOpen(kind, open)
-        if header.has(FrameFlags.endStream) { finish(&stream, kind, complete: true, reset: false) }
+        guard stream.isOpen(kind) else { return }
+        stream.withOpen(kind) { open in
+            open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+            addFrames(&open.message, 1)
+        }
+        if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
     }
 
     /// A gap took a DATA frame's boundaries: its message ends incomplete.
     private func abandonMessage(stream id: UInt32, sender: FlowSide) {
         let kind: MessageKind = sender == clientSide ? .request : .response
-        guard var stream = streams[id] else { return }
-        if var open = stream.open(kind) {
-            open.message.anomalies.insert(.bytesMissing)
-            stream.setOpen(kind, open)
-        }
-        finish(&stream, kind, complete: false, reset: false)
-        streams[id] = stream
+        guard let stream = streams[id] else { return }
+        stream.withOpen(kind) { open in open.message.anomalies.insert(.bytesMissing) }
+        finish(stream, kind, complete: false, reset: false)
     }
 
     /// RST_STREAM ends its sender's open message at once. The peer's message may still have
@@ -857,40 +867,52 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// arrived): it keeps them and ends at its END_STREAM, or incomplete at the end of the
     /// capture, marked `stream-reset` either way (docs/METERING.md §2a).
     private func reset(stream id: UInt32, sender: FlowSide) {
-        guard var stream = streams[id] else { return }
+        guard let stream = streams[id] else { return }
         stream.resetSeen = true
-        finish(&stream, sender == clientSide ? .request : .response, complete: false, reset: true)
-        emitHeldRequest(&stream)
-        streams[id] = stream
+        finish(stream, sender == clientSide ? .request : .response, complete: false, reset: true)
+        emitHeldRequest(stream)
     }
 
     /// Ends the open message of `kind` on the stream: a response goes to the sink, a request
     /// waits for its pairing until the stream's response head or its end.
-    private func finish(_ stream: inout StreamState, _ kind: MessageKind, complete: Bool, reset: Bool) {
-        guard var open = stream.open(kind) else { return }
-        stream.setOpen(kind, nil)
+    private func finish(_ stream: StreamState, _ kind: MessageKind, complete: Bool, reset: Bool) {
+        guard var open = stream.take(kind) else { return }
         open.message.complete = complete
         if reset || stream.resetSeen { open.message.anomalies.insert(.streamReset) }
         switch kind {
         case .response:
             if open.message.pair == nil { open.message.anomalies.insert(.unpaired) }
-            sink.record(open.message, body: open.observer)
+            sink.record(open.message, body: sinkObserver(open.observer))
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
             // A second request on the stream (DATA after the first ended, a protocol error):
             // the one still waiting for its pairing goes first, rather than being replaced.
-            emitHeldRequest(&stream)
+            emitHeldRequest(stream)
             stream.heldRequest = open
-            if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(&stream) }
+            if stream.responseIndex != nil || reset || stream.resetSeen || !complete { emitHeldRequest(stream) }
         }
     }
 
-    private func emitHeldRequest(_ stream: inout StreamState) {
+    private func emitHeldRequest(_ stream: StreamState) {
         guard var held = stream.heldRequest, stream.requestOpen == nil else { return }
         stream.heldRequest = nil
         if let response = stream.responseIndex { held.message.pair = response }
         if held.message.pair == nil { held.message.anomalies.insert(.unpaired) }
-        sink.record(held.message, body: held.observer)
+        sink.record(held.message, body: sinkObserver(held.observer))
+    }
+
+    /// The DATA frame being read's stream: the one found when its header was read, or (when
+    /// none was then, or the bytes are another frame's) a lookup.
+    private func dataStream(_ id: UInt32, sender: FlowSide) -> StreamState? {
+        let reader = readers[sender.rawValue]
+        if let stream = reader.dataStream, reader.header.streamID == id { return stream }
+        return streams[id]
+    }
+
+    /// The sink's own observer type back from the protocol: every observer a stream holds
+    /// came from `sink.bodyObserver(for:)`, so the downcast always holds (debug builds check it).
+    private func sinkObserver(_ observer: (any BodyObserver)?) -> Sink.Observer? {
+        observer.map { unsafeDowncast($0, to: Sink.Observer.self) }
     }
 
     // MARK: - Finding frame boundaries
@@ -1045,10 +1067,14 @@ final class FrameReader {
     /// A gap took part of this frame's payload (a padded frame's pad length, possibly).
     var cutByGap = false
     var dataRemaining = 0
+    /// The stream of the DATA frame being read, when it existed at the frame's header.
+    var dataStream: StreamState?
     /// The header block being assembled from HEADERS/PUSH_PROMISE and CONTINUATION frames.
     var block: HeaderBlock?
     /// Decodes the blocks this side sends.
     var decoder: HPACKDecoder
+    /// The block being decoded.
+    var hpackInput: ByteBuffer
     /// False once a block of this side could not be decoded (or was never seen): later
     /// blocks refer to table entries that are unknown.
     var hpackKnown: Bool
@@ -1063,8 +1089,9 @@ final class FrameReader {
     var offset: Int64 = 0
     var tally = HTTP2DirectionTally()
 
-    init(decoder: HPACKDecoder, phase: Phase, hpackKnown: Bool) {
+    init(decoder: HPACKDecoder, hpackInput: ByteBuffer, phase: Phase, hpackKnown: Bool) {
         self.decoder = decoder
+        self.hpackInput = hpackInput
         self.phase = phase
         self.hpackKnown = hpackKnown
         headerBytes.reserveCapacity(FrameHeader.size)
@@ -1088,28 +1115,36 @@ struct HeaderBlock {
     var truncated: Bool
 }
 
-struct OpenMessage<Observer> {
+/// A message being read on a stream, and who sees its body.
+struct OpenMessage {
     var message: CapturedMessage
-    var observer: Observer?
+    /// The sink's observer, held as the protocol: the stream table's types are concrete, so
+    /// reading a frame looks up no generic type at run time.
+    var observer: (any BodyObserver)?
 }
 
-struct StreamStateOf<Observer> {
-    var requestOpen: OpenMessage<Observer>?
-    var responseOpen: OpenMessage<Observer>?
+/// One stream's messages. A class: the table hands out the stream itself, changed where it
+/// lies (no copy of its state out of `streams` and back per frame).
+final class StreamState {
+    var requestOpen: OpenMessage?
+    var responseOpen: OpenMessage?
     /// A finished request waiting for its pairing (the response head, or the stream's end).
-    var heldRequest: OpenMessage<Observer>?
+    var heldRequest: OpenMessage?
     var requestIndex: Int?
     var requestSummary: RequestSummary?
     var responseIndex: Int?
     /// A RST_STREAM went by: a message still open ends `stream-reset`.
     var resetSeen = false
 
-    func open(_ kind: MessageKind) -> OpenMessage<Observer>? { kind == .request ? requestOpen : responseOpen }
-
     func isOpen(_ kind: MessageKind) -> Bool { kind == .request ? requestOpen != nil : responseOpen != nil }
 
+    /// Where the open message of `kind` begins in its sender's stream.
+    func openStreamOffset(_ kind: MessageKind) -> Int64? {
+        kind == .request ? requestOpen?.message.streamOffset : responseOpen?.message.streamOffset
+    }
+
     /// Runs `body` on the open message of `kind`, in place; nothing when none is open.
-    mutating func withOpen(_ kind: MessageKind, _ body: (inout OpenMessage<Observer>) -> Void) {
+    func withOpen(_ kind: MessageKind, _ body: (inout OpenMessage) -> Void) {
         if kind == .request {
             if requestOpen != nil { body(&requestOpen!) }
         } else if responseOpen != nil {
@@ -1117,13 +1152,16 @@ struct StreamStateOf<Observer> {
         }
     }
 
-    mutating func setOpen(_ kind: MessageKind, _ message: OpenMessage<Observer>?) {
+    func setOpen(_ kind: MessageKind, _ message: OpenMessage?) {
         if kind == .request { requestOpen = message } else { responseOpen = message }
     }
-}
 
-extension HTTP2Connection {
-    typealias StreamState = StreamStateOf<Sink.Observer>
+    /// The open message of `kind`, no longer open.
+    func take(_ kind: MessageKind) -> OpenMessage? {
+        var taken: OpenMessage?
+        if kind == .request { swap(&taken, &requestOpen) } else { swap(&taken, &responseOpen) }
+        return taken
+    }
 }
 
 @inline(__always)

@@ -41,31 +41,36 @@ public enum EndpointsCSV {
     }
 
     /// Hands on the header, a row per endpoint and direction, then the `*` totals, one row at a
-    /// time as CSV text (its line end included), so writing the file holds one row, not the whole table.
-    static func forEachRow(_ aggregation: Aggregation, _ body: ([UInt8]) -> Void) {
-        var line = CSVLine()
-        for column in columns(estimators: aggregation.estimatorNames) { line.text(column) }
-        body(line.end())
+    /// time as CSV bytes, so writing the file holds one row, not the whole table. `body` ends
+    /// the row and empties it for the next (`CSVWriter.writeRow` does both).
+    static func forEachRow(_ aggregation: Aggregation, _ body: (inout CSVRowBytes) -> Void) {
+        var row = CSVRowBytes()
+        for column in columns(estimators: aggregation.estimatorNames) { row.append(column) }
+        body(&row)
         for (key, figures) in aggregation.sortedGroups {
-            cells(endpoint: key.endpoint, direction: key.direction, figures, into: &line)
-            body(line.end())
+            cells(endpoint: key.endpoint, direction: key.direction, figures, into: &row)
+            body(&row)
         }
         for (direction, figures) in aggregation.sortedTotals {
-            cells(endpoint: "*", direction: direction, figures, into: &line)
-            body(line.end())
+            cells(endpoint: "*", direction: direction, figures, into: &row)
+            body(&row)
         }
     }
 
     public static func render(_ aggregation: Aggregation) -> String {
         var text: [UInt8] = []
-        forEachRow(aggregation) { text.append(contentsOf: $0) }
+        forEachRow(aggregation) { row in
+            row.endRow()
+            text += row.bytes
+            row.removeAll()
+        }
         return String(decoding: text, as: UTF8.self)
     }
 
     public static func write(_ aggregation: Aggregation, to path: String) throws {
-        let file = try OutputFile(path: path)
-        forEachRow(aggregation) { file.write($0) }
-        try file.commit()
+        let writer = try CSVWriter(path: path)
+        forEachRow(aggregation) { writer.writeRow(&$0) }
+        try writer.close()
     }
 
     /// The cells of one row as text (report.html's endpoint table shows them).
@@ -162,44 +167,18 @@ public enum EndpointsCSV {
             cells.append(value.map { FixedDecimal.format($0, decimals: decimals) } ?? "")
         }
     }
+}
 
-    /// A row of the file: RFC 4180 fields as `CSVWriter` quotes them, digits written in place.
-    struct CSVLine: CellSink {
-        private var bytes: [UInt8] = []
-        private var first = true
+/// A row of the file: whole numbers and fractions written as digits, no String per cell.
+extension CSVRowBytes: EndpointsCSV.CellSink {
+    mutating func text(_ text: String) { append(text) }
 
-        private mutating func separate() {
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-        }
+    mutating func integer(_ value: Int?) { append(value) }
 
-        mutating func text(_ text: String) {
-            separate()
-            CSVWriter.append(text, to: &bytes)
-        }
-
-        mutating func integer(_ value: Int?) {
-            separate()
-            guard let value else { return }
-            bytes.appendDecimal(value)
-        }
-
-        mutating func fixed(_ value: Double?, decimals: Int) {
-            separate()
-            guard let value else { return }
-            FixedDecimal.append(value, decimals: decimals, to: &bytes)
-        }
-
-        /// The row's text with its CRLF; the line starts empty again.
-        mutating func end() -> [UInt8] {
-            bytes.append(13)
-            bytes.append(10)
-            defer {
-                bytes.removeAll(keepingCapacity: true)
-                first = true
-            }
-            return bytes
-        }
+    mutating func fixed(_ value: Double?, decimals: Int) {
+        guard let value else { return append("") }
+        let written: Void? = FixedDecimal.withText(value, decimals: decimals) { append(utf8: $0) }
+        if written == nil { append(FixedDecimal.format(value, decimals: decimals)) }
     }
 }
 

@@ -46,7 +46,7 @@ enum FixedDecimal {
     }
 
     /// `body` of the text, written in a scratch buffer; nil for the values this path does not cover.
-    private static func withText<Result>(
+    static func withText<Result>(
         _ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result? {
         guard let scaled = scaledMagnitude(value, decimals: decimals) else { return nil }
