@@ -8,16 +8,9 @@ import XCTest
 final class FixedDecimalTests: XCTestCase {
     private func assertMatchesPrintf(_ value: Double, file: StaticString = #filePath, line: UInt = #line) {
         for decimals in 0...6 {
-            let printf = String(format: "%.\(decimals)f", value)
             XCTAssertEqual(
-                FixedDecimal.format(value, decimals: decimals), printf, "\(value) with \(decimals) decimals",
-                file: file, line: line)
-            // The byte path (endpoints.csv, the charts) writes the same text after what is there.
-            var bytes = Array("x,".utf8)
-            FixedDecimal.append(value, decimals: decimals, to: &bytes)
-            XCTAssertEqual(
-                String(decoding: bytes, as: UTF8.self), "x," + printf, "\(value) with \(decimals) decimals, as bytes",
-                file: file, line: line)
+                FixedDecimal.format(value, decimals: decimals), String(format: "%.\(decimals)f", value),
+                "\(value) with \(decimals) decimals", file: file, line: line)
         }
     }
 
@@ -74,6 +67,30 @@ final class FixedDecimalTests: XCTestCase {
             let exponent = Int(next() % 70) - 40 // 2^-40 ... 2^29
             let value = (next() & 1 == 0 ? 1 : -1) * unit * pow(2, Double(exponent))
             assertMatchesPrintf(value)
+        }
+    }
+
+    func testTheBytePathWritesTheSameText() {
+        // endpoints.csv and the charts append the text to bytes: the same as `format` (which the
+        // tests above hold to printf), after what the buffer holds, over every scale and sign.
+        var state: UInt64 = 0x0123_4567_89AB_CDEF
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state
+        }
+        var values: [Double] = [0, -0.0, 0.5, 1.5, -2.5, 0.125, 1e-7, 123_456.789, 0x1p43, .infinity, .nan]
+        for _ in 0..<5_000 {
+            let unit = Double(next() >> 11) / Double(1 << 53)
+            values.append((next() & 1 == 0 ? 1 : -1) * unit * pow(2, Double(Int(next() % 60) - 30)))
+        }
+        for value in values {
+            for decimals in 0...6 {
+                var bytes = Array("x,".utf8)
+                FixedDecimal.append(value, decimals: decimals, to: &bytes)
+                XCTAssertEqual(
+                    String(decoding: bytes, as: UTF8.self), "x," + FixedDecimal.format(value, decimals: decimals),
+                    "\(value) with \(decimals) decimals")
+            }
         }
     }
 
