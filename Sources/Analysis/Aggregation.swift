@@ -80,9 +80,11 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     /// Causes, largest absolute share first, ties by name.
     public var sortedCauses: [(name: String, tally: CauseTally)] {
-        causeTallies.all.sorted {
+        var causes = causeTallies.all
+        causes.sort {
             abs($0.tally.bytes) != abs($1.tally.bytes) ? abs($0.tally.bytes) > abs($1.tally.bytes) : $0.name < $1.name
         }
+        return causes
     }
 
     /// Signed bytes: estimated − wire.
@@ -256,7 +258,9 @@ struct CauseTallies: Sendable, Equatable {
 
     /// Every cause counted, by name, in no particular order.
     var all: [(name: String, tally: EstimatorFigures.CauseTally)] {
-        var all = others.map { (name: $0.key.name, tally: $0.value) }
+        var all: [(name: String, tally: EstimatorFigures.CauseTally)] = []
+        all.reserveCapacity(others.count + known.count)
+        for (name, tally) in others { all.append((name: name.name, tally: tally)) }
         for (index, tally) in known.enumerated() where tally.records > 0 {
             all.append((name: KnownCause(rawValue: index)!.name, tally: tally))
         }

@@ -159,7 +159,9 @@ public struct DocumentedEstimator: Estimator {
     private func urlHost(_ message: HTTPMessage, target: RequestTarget) -> Int {
         // An ASCII authority is its own text's UTF-8: no String is made of it (once per request).
         let authority =
-            target.authorityBytes.map { $0.contains(where: { $0 >= 0x80 }) ? Array(String(httpBytes: $0).utf8)[...] : $0 }
+            target.authorityBytes.map {
+                $0.contains(where: { $0 >= 0x80 }) ? Array(String(httpBytes: $0).utf8)[...] : $0
+            }
             ?? message.values(of: "host").first?[...]
         guard var host = authority else { return 0 }
         if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
