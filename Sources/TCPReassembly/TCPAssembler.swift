@@ -519,10 +519,14 @@ final class Connection {
 
     func account(_ segment: TCPSegment, from side: FlowSide) {
         accounting.lastPacketTime = segment.timestamp
-        accounting[side].packets += 1
-        accounting[side].frameBytes += segment.frameLength
-        accounting[side].ipBytes += segment.ipLength
-        accounting[side].payloadBytes += segment.payloadLength
-        if segment.payloadLength == 0 { accounting[side].controlPackets += 1 }
+        Self.count(segment, in: &accounting[side])
+    }
+
+    private static func count(_ segment: TCPSegment, in figures: inout SideAccounting) {
+        figures.packets += 1
+        figures.frameBytes += segment.frameLength
+        figures.ipBytes += segment.ipLength
+        figures.payloadBytes += segment.payloadLength
+        if segment.payloadLength == 0 { figures.controlPackets += 1 }
     }
 }
