@@ -22,7 +22,11 @@ public struct EstimatorFigures: Sendable, Equatable {
     /// `|estimate − wire| / wire` of every record counted, in arrival order.
     public var absoluteRelativeErrors: [Double] = []
     /// Error bytes by cause, and how many records had that cause.
-    public var causes: [String: CauseTally] = [:]
+    public var causes: [String: CauseTally] {
+        Dictionary(uniqueKeysWithValues: causeTallies.lazy.map { ($0.key.name, $0.value) })
+    }
+    /// `causes`, keyed by names whose hash is computed once per record, not once per group.
+    private var causeTallies: [CauseName: CauseTally] = [:]
     /// The error against each cost layer (docs/FIGURES.md, Cost layers).
     public var layers = LayerErrors()
 
@@ -40,12 +44,11 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     /// Adds a measured record. Component errors sum over records whose wire components are
     /// all known (a HAR may give only the total).
-    mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: [ErrorCause]) {
+    mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: ArraySlice<CauseName>) {
         let wireSize = record.wire
         guard let total = wireSize.total else { return }
         for cause in recordCauses {
-            // One lookup of the name (a String hash) per cause, not one per field.
-            causes[cause.name, default: CauseTally()].add(bytes: cause.bytes, records: 1)
+            causeTallies[cause, default: CauseTally()].add(bytes: cause.bytes, records: 1)
         }
         count += 1
         wire += total
@@ -74,14 +77,14 @@ public struct EstimatorFigures: Sendable, Equatable {
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
         layers.merge(other.layers)
-        for (name, tally) in other.causes {
-            causes[name, default: CauseTally()].add(bytes: tally.bytes, records: tally.records)
+        for (name, tally) in other.causeTallies {
+            causeTallies[name, default: CauseTally()].add(bytes: tally.bytes, records: tally.records)
         }
     }
 
     /// Causes, largest absolute share first, ties by name.
     public var sortedCauses: [(name: String, tally: CauseTally)] {
-        causes.sorted {
+        causeTallies.lazy.map { (key: $0.key.name, value: $0.value) }.sorted {
             abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key
         }
         .map { (name: $0.key, tally: $0.value) }
@@ -141,6 +144,10 @@ public struct GroupFigures: Sendable, Equatable {
     }
 
     mutating func add(_ record: MessageRecord) {
+        add(record, causes: RecordCauses(record))
+    }
+
+    mutating func add(_ record: MessageRecord, causes: RecordCauses) {
         records += 1
         protocols[record.wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
@@ -154,7 +161,7 @@ public struct GroupFigures: Sendable, Equatable {
         for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
             switch estimate {
             case let .success(value):
-                estimators[index].add(record, value, causes: index < record.causes.count ? record.causes[index] : [])
+                estimators[index].add(record, value, causes: causes.of(estimator: index))
             case .failure: estimators[index].unestimated += 1
             }
         }
@@ -186,6 +193,45 @@ public struct GroupFigures: Sendable, Equatable {
         var copy = self
         copy.estimators = estimators.map(\.orderFree)
         return copy
+    }
+}
+
+/// A cause's name with its hash, computed once per record however many groups count it.
+struct CauseName: Hashable {
+    let name: String
+    /// The bytes of this record's cause (not part of the key).
+    let bytes: Int
+    private let hash: Int
+
+    init(_ name: String, bytes: Int = 0) {
+        self.name = name
+        self.bytes = bytes
+        hash = name.hashValue
+    }
+
+    static func == (a: CauseName, b: CauseName) -> Bool { a.hash == b.hash && a.name == b.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}
+
+/// A record's causes of error, every estimator's in one array, named for the groups' tables.
+struct RecordCauses {
+    private var names: [CauseName] = []
+    /// Where each estimator's causes end in `names`.
+    private var ends: [Int] = []
+
+    init(_ record: MessageRecord) {
+        names.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
+        ends.reserveCapacity(record.causes.count)
+        for causes in record.causes {
+            for cause in causes { names.append(CauseName(cause.name, bytes: cause.bytes)) }
+            ends.append(names.count)
+        }
+    }
+
+    /// The causes of the estimator at `index` (none when the record has no list for it).
+    func of(estimator index: Int) -> ArraySlice<CauseName> {
+        guard index < ends.count else { return [] }
+        return names[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
     }
 }
 
@@ -237,18 +283,20 @@ public struct Aggregation: Sendable, Equatable {
 
     public mutating func add(_ record: MessageRecord) {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
-        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
-        totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record)
-        addByProtocol(record, key: key)
+        let causes = RecordCauses(record)
+        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record, causes: causes)
+        totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
+            record, causes: causes)
+        addByProtocol(record, key: key, causes: causes)
         network[NetworkSide.of(record), default: NetworkFigures()].add(record)
     }
 
-    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey) {
+    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey, causes: RecordCauses) {
         let wireProtocol = record.wireProtocol
         protocolTotals[
             ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
             default: GroupFigures(estimatorCount: estimatorNames.count)
-        ].add(record)
+        ].add(record, causes: causes)
         // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
         guard record.message.http2 != nil else { return }
         headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)

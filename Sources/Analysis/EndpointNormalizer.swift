@@ -92,12 +92,43 @@ public struct EndpointNormalizer: @unchecked Sendable {
             .joined(separator: "/")
     }
 
+    /// `METHOD host normalized-path` as `MessageRecord` writes its endpoint, when there are no
+    /// rewrite rules and host and path are ASCII (lowercasing and decoding are then bytewise);
+    /// nil otherwise.
+    func asciiEndpoint(method: String, host: String, path: [UInt8]) -> String? {
+        guard rules.isEmpty, !path.contains(where: { $0 >= 0x80 }) else { return nil }
+        var host = host
+        var method = method
+        return host.withUTF8 { hostBytes -> String? in
+            guard !hostBytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            return method.withUTF8 { methodBytes in
+                var endpoint: [UInt8] = []
+                endpoint.reserveCapacity(methodBytes.count + hostBytes.count + path.count + 16)
+                endpoint.append(contentsOf: methodBytes)
+                endpoint.append(UInt8(ascii: " "))
+                for byte in hostBytes { endpoint.append(byte >= 65 && byte <= 90 ? byte | 0x20 : byte) }
+                endpoint.append(UInt8(ascii: " "))
+                if path.isEmpty {
+                    endpoint.append(UInt8(ascii: "/"))
+                } else {
+                    path.withUnsafeBufferPointer { Self.appendNormalizedASCII($0, to: &endpoint) }
+                }
+                return String(decoding: endpoint, as: UTF8.self)
+            }
+        }
+    }
+
     /// What the split by characters gives, for a path of ASCII bytes (each its own character
     /// but CR LF, which is no `/`); nil for any other path.
     private static func normalizeASCII(_ path: UnsafeBufferPointer<UInt8>) -> String? {
         guard !path.contains(where: { $0 >= 0x80 }) else { return nil }
         var normalized: [UInt8] = []
         normalized.reserveCapacity(path.count + 8)
+        appendNormalizedASCII(path, to: &normalized)
+        return String(decoding: normalized, as: UTF8.self)
+    }
+
+    private static func appendNormalizedASCII(_ path: UnsafeBufferPointer<UInt8>, to normalized: inout [UInt8]) {
         var start = 0
         while true {
             var end = start
@@ -112,7 +143,6 @@ public struct EndpointNormalizer: @unchecked Sendable {
             normalized.append(UInt8(ascii: "/"))
             start = end + 1
         }
-        return String(decoding: normalized, as: UTF8.self)
     }
 
     static func isIdentifier<Bytes: Collection>(_ bytes: Bytes) -> Bool where Bytes.Element == UInt8 {

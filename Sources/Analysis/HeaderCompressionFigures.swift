@@ -28,18 +28,18 @@ public struct HeaderCompressionFigures: Sendable, Equatable {
             leftOut += 1
             return
         }
-        var headers: [Int] = []
-        for estimate in record.estimates.prefix(estimatedHeaders.count) {
-            guard case let .success(value) = estimate else {
-                leftOut += 1
-                return
-            }
-            headers.append(value.headers)
+        // Checked first, then added in place: no array of the headers per record.
+        let estimates = record.estimates.prefix(estimatedHeaders.count)
+        guard estimates.allSatisfy({ if case .success = $0 { return true } else { return false } }) else {
+            leftOut += 1
+            return
         }
         records += 1
         wireHeaders += wire
         headerList += list
-        for index in headers.indices { estimatedHeaders[index] += headers[index] }
+        for (index, estimate) in estimates.enumerated() {
+            if case let .success(value) = estimate { estimatedHeaders[index] += value.headers }
+        }
     }
 
     public mutating func merge(_ other: HeaderCompressionFigures) {

@@ -27,6 +27,11 @@ public struct MessageRecord: Sendable {
     public var causes: [[ErrorCause]] = []
     /// `METHOD host /normalized/path`, see `normalizedEndpoint(using:)`.
     public var endpoint: String
+    /// The request this record is or answers, when known (as the message was at `init`).
+    public let requestSummary: RequestSummary?
+    /// The target of the request this record is or answers, split once for the endpoint and
+    /// the outputs' path and query; nil when the request is unknown.
+    public var requestTarget: RequestTarget?
     /// Remarks for the `anomalies` column beside the message's own (HAR: `from-cache`, ...).
     public var notes: [RecordNote] = []
 
@@ -43,8 +48,11 @@ public struct MessageRecord: Sendable {
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
         self.estimates = estimates
-        self.endpoint = ""
-        self.endpoint = normalizedEndpoint(using: normalizer)
+        let request = message.kind == .request ? Self.summary(of: message) : message.request
+        let target = request.map { RequestTarget($0.target) }
+        self.requestSummary = request
+        self.requestTarget = target
+        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
     }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
@@ -52,25 +60,33 @@ public struct MessageRecord: Sendable {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)
     }
 
-    /// The request this record is or answers, when known.
-    public var requestSummary: RequestSummary? {
-        switch message.kind {
-        case .request:
-            return RequestSummary(
-                index: message.index, method: message.method ?? "", target: message.target,
-                host: message.requestHost, fieldsKnown: message.fieldsKnown)
-        case .response:
-            return message.request
-        }
+    private static func summary(of request: HTTPMessage) -> RequestSummary {
+        RequestSummary(
+            index: request.index, method: request.method ?? "", target: request.target,
+            host: request.requestHost, fieldsKnown: request.fieldsKnown)
     }
 
     /// `METHOD host /normalized/path`; `?` stands for what an unpaired response, or a record
     /// whose request's fields are unknown (HTTP/2 `hpack-state-unknown`), cannot tell.
     public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
-        guard let request = requestSummary, request.fieldsKnown else {
+        let request = requestSummary
+        return Self.endpoint(
+            of: request, target: request.map { RequestTarget($0.target) }, server: source, using: normalizer)
+    }
+
+    private static func endpoint(
+        of request: RequestSummary?, target: RequestTarget?, server source: RecordSource,
+        using normalizer: EndpointNormalizer
+    ) -> String {
+        guard let request, let target, request.fieldsKnown else {
             return "? \(source.server) ?"
         }
-        let target = RequestTarget(request.target)
+        // Once per record: ASCII host and path (nearly all) are joined as bytes, without the
+        // intermediate Strings of lowercasing, decoding and interpolation.
+        if let endpoint = normalizer.asciiEndpoint(method: request.method, host: request.host ?? "", path: target.path)
+        {
+            return endpoint
+        }
         let host = (request.host ?? "").lowercased()
         return "\(request.method) \(host) \(normalizer.normalize(path: String(httpBytes: target.path)))"
     }

@@ -151,8 +151,9 @@ public struct DocumentedEstimator: Estimator {
     func requestLineLength(_ message: HTTPMessage) -> Int {
         let target = RequestTarget(message.target)
         let host = urlHost(message, target: target)
-        let method = FoundationText.utf8Length(Array((message.method ?? "").utf8))
-        let path = urlPath(target).map(FoundationText.utf8Length) ?? Self.nullText.count
+        // A String is valid UTF-8: its bytes are what Foundation counts.
+        let method = (message.method ?? "").utf8.count
+        let path = urlPathLength(target) ?? Self.nullText.count
         let query = target.query.map(FoundationText.utf8Length) ?? Self.nullText.count
         return host + 1 + method + 1 + path + 1 + "HTTP/1.1".count + 1 + query + 1
     }
@@ -175,6 +176,16 @@ public struct DocumentedEstimator: Estimator {
             host = host[..<colon]
         }
         return FoundationText.utf8Length(host)
+    }
+
+    /// The UTF-8 length of `urlPath`; nil when it is nil.
+    private func urlPathLength(_ target: RequestTarget) -> Int? {
+        let path = target.path
+        // ASCII without escapes (nearly every path) is its own decoding: no copy is made.
+        guard path.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) else {
+            return path.count > 1 && path.last == UInt8(ascii: "/") ? path.count - 1 : path.count
+        }
+        return urlPath(target).map(FoundationText.utf8Length)
     }
 
     /// NSURL `path`: percent-decoded, one trailing slash stripped unless the path is `/`;

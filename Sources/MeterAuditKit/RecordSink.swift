@@ -121,8 +121,10 @@ final class RecordSink: HTTPRecordSink {
     /// runs only as messages arrive and at the end, never on the body workers' timing, so
     /// which packets a record takes depends on the capture alone.
     private func takeSettledLayers(all: Bool) {
-        while let next = settling.first {
-            let settled = next.lower?.isSettled ?? true
+        // The head is looked at in place: a copy of a waiting record (its message's arrays
+        // and strings) costs more than the check.
+        while !settling.isEmpty {
+            let settled = settling[settling.startIndex].lower?.isSettled ?? true
             guard settled || all || settling.count > maxWaiting else { return }
             var record = settling.removeFirst()
             if let slot = record.lower {
@@ -136,8 +138,10 @@ final class RecordSink: HTTPRecordSink {
 
     /// Emits records in order, as far as their bodies' measurements are in (or all, waiting).
     private func emitMeasured(all: Bool) {
-        while let next = measuring.first, all || measuring.count > maxWaiting || next.body.isReady {
-            measuring.removeFirst()
+        while !measuring.isEmpty,
+            all || measuring.count > maxWaiting || measuring[measuring.startIndex].body.isReady
+        {
+            let next = measuring.removeFirst()
             let (facts, outcome) = next.body.resolved()
             diagnostics.count(outcome)
             let record = builder.record(next.message, body: facts, decoding: outcome)

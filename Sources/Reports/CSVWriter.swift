@@ -14,46 +14,28 @@ public final class CSVWriter {
 
     public func writeRow<S: Sequence>(_ fields: S) where S.Element == String {
         // The row is built locally and handed over whole: one call into the file per row.
-        var row: [UInt8] = []
-        row.reserveCapacity(512)
-        Self.append(row: fields, to: &row)
-        file.write(row)
+        var row = CSVRowBytes()
+        for field in fields { row.append(field) }
+        writeRow(&row)
+    }
+
+    /// Writes a row built cell by cell, and empties it for the next (its capacity kept).
+    public func writeRow(_ row: inout CSVRowBytes) {
+        row.endRow()
+        file.write(row.bytes)
+        row.removeAll()
     }
 
     /// The text of `rows` as this writer writes it to a file.
     public static func text(_ rows: [[String]]) -> String {
         var bytes: [UInt8] = []
-        for row in rows { append(row: row, to: &bytes) }
+        for fields in rows {
+            var row = CSVRowBytes()
+            for field in fields { row.append(field) }
+            row.endRow()
+            bytes += row.bytes
+        }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func append<S: Sequence>(row fields: S, to buffer: inout [UInt8]) where S.Element == String {
-        var first = true
-        for field in fields {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            append(field, to: &buffer)
-        }
-        buffer.append(13)
-        buffer.append(10)
-    }
-
-    private static func append(_ field: String, to row: inout [UInt8]) {
-        // Through the contiguous bytes: the generic UTF-8 view cost more than the rest of a row.
-        var field = field
-        field.withUTF8 { bytes in
-            let needsQuotes = bytes.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
-            guard needsQuotes else {
-                row.append(contentsOf: bytes)
-                return
-            }
-            row.append(34)
-            for byte in bytes {
-                if byte == 34 { row.append(34) }
-                row.append(byte)
-            }
-            row.append(34)
-        }
     }
 
     /// Writes what is buffered and puts the file in place; throws, naming the file, when
@@ -62,4 +44,88 @@ public final class CSVWriter {
 
     /// Abandons the file: nothing is left under its name or a temporary one.
     public func discard() { file.discard() }
+}
+
+/// Where a row's cells go, one after another: `CSVRowBytes` when writing a file (no String
+/// per cell), `CSVTextCells` when the cells are wanted as texts.
+public protocol CSVCells {
+    /// A cell of UTF-8 text.
+    mutating func append(utf8 text: UnsafeBufferPointer<UInt8>)
+}
+
+extension CSVCells {
+    public mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append(utf8: $0) }
+    }
+
+    /// A decimal integer; an empty cell for nil.
+    public mutating func append(_ number: Int?) {
+        guard let number else { return append(utf8: UnsafeBufferPointer(start: nil, count: 0)) }
+        // Formatted by hand on the stack: `String(number)` cost more than the rest of a cell.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = number.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+                magnitude /= 10
+            } while magnitude > 0
+            if number < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            append(utf8: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    /// `true` or `false`.
+    public mutating func append(_ flag: Bool) { append(flag ? "true" : "false") }
+}
+
+/// One CSV row's bytes, quoted as `CSVWriter` quotes.
+public struct CSVRowBytes: CSVCells {
+    public private(set) var bytes: [UInt8] = []
+    private var cells = 0
+
+    public init() { bytes.reserveCapacity(512) }
+
+    public mutating func append(utf8 field: UnsafeBufferPointer<UInt8>) {
+        if cells > 0 { bytes.append(UInt8(ascii: ",")) }
+        cells += 1
+        let needsQuotes = field.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
+        guard needsQuotes else {
+            bytes.append(contentsOf: field)
+            return
+        }
+        bytes.append(34)
+        for byte in field {
+            if byte == 34 { bytes.append(34) }
+            bytes.append(byte)
+        }
+        bytes.append(34)
+    }
+
+    /// Ends the row with CRLF.
+    mutating func endRow() {
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// Empties the row, keeping its capacity.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        cells = 0
+    }
+}
+
+/// A row's cells as texts.
+public struct CSVTextCells: CSVCells {
+    public private(set) var cells: [String] = []
+
+    public init() {}
+
+    public mutating func append(utf8 text: UnsafeBufferPointer<UInt8>) {
+        cells.append(String(decoding: text, as: UTF8.self))
+    }
 }

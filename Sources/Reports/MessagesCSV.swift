@@ -34,6 +34,8 @@ public final class MessagesCSV {
     }
 
     private let writer: CSVWriter
+    /// The row being written, its buffer kept from one record to the next.
+    private var row = CSVRowBytes()
 
     public init(path: String, estimators: [String]) throws {
         writer = try CSVWriter(path: path)
@@ -44,7 +46,8 @@ public final class MessagesCSV {
     private var addressTexts = AddressTexts()
 
     public func write(_ record: MessageRecord) {
-        writer.writeRow(Self.row(for: record, addresses: &addressTexts))
+        Self.appendRow(for: record, addresses: &addressTexts, to: &row)
+        writer.writeRow(&row)
     }
 
     /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
@@ -53,28 +56,32 @@ public final class MessagesCSV {
     /// Abandons the file (the run ended early): nothing is left.
     public func discard() { writer.discard() }
 
+    /// The row's cells as texts.
     static func row(for record: MessageRecord) -> [String] {
         var addresses = AddressTexts()
-        return row(for: record, addresses: &addresses)
+        var cells = CSVTextCells()
+        appendRow(for: record, addresses: &addresses, to: &cells)
+        return cells.cells
     }
 
-    /// The row's cells appended one by one into an array of the row's size: built from array
-    /// literals joined together, the row cost a third more (temporary arrays, regrowth).
-    static func row(for record: MessageRecord, addresses: inout AddressTexts) -> [String] {
+    /// The row's cells, one by one: written into the file's bytes, numbers formatted in
+    /// place, so that no String is made per cell (once per record).
+    static func appendRow<Cells: CSVCells>(
+        for record: MessageRecord, addresses: inout AddressTexts, to row: inout Cells
+    ) {
         let message = record.message
         let request = record.requestSummary
-        let target = request.map { RequestTarget($0.target) }
+        let target = record.requestTarget
         let source = record.source
         let wire = record.wire
-        let estimates = record.estimates.map { try? $0.get() }
-        var row: [String] = []
-        row.reserveCapacity(measuredColumns.count + extraColumns.count + layerColumns.count + 4 * estimates.count)
-        func number(_ value: Int?) -> String { value.map { String($0) } ?? "" }
         row.append(record.input)
         row.append(message.kind.rawValue)
-        row.append(source.connectionLabel)
-        row.append(String(message.index))
-        row.append(source.time.map(formatTime) ?? "")
+        switch source {
+        case let .capture(flow): row.append(flow.connection)
+        case .har: row.append(source.connectionLabel)
+        }
+        row.append(message.index)
+        appendTime(source.time, to: &row)
         switch source {
         case let .capture(flow):
             row.append(addresses.client(flow.client))
@@ -85,43 +92,74 @@ public final class MessagesCSV {
         }
         row.append(request?.method ?? "")
         row.append(request?.host ?? "")
-        row.append(target.map { String(httpBytes: $0.path) } ?? "")
-        row.append(target?.query.map { String(httpBytes: $0) } ?? "")
-        row.append(number(message.status))
+        appendHTTPText(target?.path, to: &row)
+        appendHTTPText(target?.query, to: &row)
+        row.append(message.status)
         row.append(record.endpoint)
-        row.append(number(message.pair))
-        row.append(String(message.complete))
-        row.append(String(record.measured))
-        row.append(number(wire.line))
-        row.append(number(wire.headers))
-        row.append(number(wire.body))
-        row.append(number(wire.total))
-        row.append(number(record.bodyDecoded))
-        row.append(message.joinedValue(of: "content-encoding") ?? "")
-        row.append(message.joinedValue(of: "transfer-encoding") ?? "")
-        for estimate in estimates { row.append(number(estimate?.total)) }
+        row.append(message.pair)
+        row.append(message.complete)
+        row.append(record.measured)
+        row.append(wire.line)
+        row.append(wire.headers)
+        row.append(wire.body)
+        row.append(wire.total)
+        row.append(record.bodyDecoded)
+        appendJoinedValue(of: "content-encoding", in: message, to: &row)
+        appendJoinedValue(of: "transfer-encoding", in: message, to: &row)
+        for estimate in record.estimates { row.append(try? estimate.get().total) }
         row.append(wire.source.rawValue)
-        row.append(String(message.missingBytes))
+        row.append(message.missingBytes)
         row.append(decodingName(record))
-        row.append((message.anomalies.names + record.notes.map(\.description)).joined(separator: " "))
+        if message.anomalies.isEmpty && record.notes.isEmpty {
+            row.append("")
+        } else {
+            row.append((message.anomalies.names + record.notes.map(\.description)).joined(separator: " "))
+        }
         row.append(source.transport?.rawValue ?? "")
         row.append(record.wireProtocol.csvValue)
-        row.append(number(wire.tls))
+        row.append(wire.tls)
         row.append(source.tunnelHost ?? "")
-        row.append(message.http2.map { String($0.stream) } ?? "")
-        row.append(message.http2.map { String($0.frames) } ?? "")
-        row.append(number(message.http2?.headerListSize))
-        for estimate in estimates {
-            row.append(number(estimate?.line))
-            row.append(number(estimate?.headers))
-            row.append(number(estimate?.body))
+        row.append(message.http2.map { Int($0.stream) })
+        row.append(message.http2?.frames)
+        row.append(message.http2?.headerListSize)
+        for estimate in record.estimates {
+            let estimate = try? estimate.get()
+            row.append(estimate?.line)
+            row.append(estimate?.headers)
+            row.append(estimate?.body)
         }
         let lower = wire.lower
-        row.append(number(lower?.tcp))
-        row.append(number(lower?.ip))
-        row.append(number(lower?.frame))
-        row.append(number(lower?.retransmitted))
-        return row
+        row.append(lower?.tcp)
+        row.append(lower?.ip)
+        row.append(lower?.frame)
+        row.append(lower?.retransmitted)
+    }
+
+    /// Header bytes as `String(httpBytes:)` reads them: ASCII (nearly always) as it is;
+    /// an empty cell for nil.
+    private static func appendHTTPText<Cells: CSVCells>(_ bytes: [UInt8]?, to row: inout Cells) {
+        guard let bytes else { return row.append("") }
+        if bytes.contains(where: { $0 >= 0x80 }) { return row.append(String(httpBytes: bytes)) }
+        bytes.withUnsafeBufferPointer { row.append(utf8: $0) }
+    }
+
+    /// `HTTPMessage.joinedValue(of:)`, without its Strings for the one ASCII value most
+    /// messages have.
+    private static func appendJoinedValue<Cells: CSVCells>(
+        of lowercasedName: String, in message: HTTPMessage, to row: inout Cells
+    ) {
+        let values = message.values(of: lowercasedName)
+        if values.count == 1 { return appendHTTPText(values[0], to: &row) }
+        row.append(message.joinedValue(of: lowercasedName) ?? "")
+    }
+
+    /// `formatTime`'s text, or an empty cell for nil.
+    private static func appendTime<Cells: CSVCells>(_ nanoseconds: Int64?, to row: inout Cells) {
+        guard let nanoseconds else { return row.append("") }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            let count = formatTime(nanoseconds, into: buffer)
+            row.append(utf8: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// An address's text (`TransportEndpoint.description`), kept for the last client and the
@@ -154,11 +192,43 @@ public final class MessagesCSV {
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
     public static func formatTime(_ nanoseconds: Int64) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            String(
+                decoding: UnsafeBufferPointer(rebasing: buffer[..<formatTime(nanoseconds, into: buffer)]), as: UTF8.self
+            )
+        }
+    }
+
+    /// Writes `formatTime`'s text at the start of `buffer` (32 bytes hold any Int64) and
+    /// returns its length.
+    static func formatTime(_ nanoseconds: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         // On the magnitude, so that no Int64 (readers clamp to 0...Int64.max, but this is
         // public) gives a negative remainder; truncated toward zero like the division was.
         let micros = (nanoseconds / 1000).magnitude
-        let fraction = String(micros % 1_000_000)
-        let sign = nanoseconds <= -1000 ? "-" : ""
-        return sign + "\(micros / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        var count = 0
+        if nanoseconds <= -1000 {
+            buffer[0] = UInt8(ascii: "-")
+            count = 1
+        }
+        // Whole seconds, then the point and six digits of microseconds, zero-padded.
+        var seconds = micros / 1_000_000
+        var digits = 1
+        while seconds >= 10 {
+            seconds /= 10
+            digits += 1
+        }
+        seconds = micros / 1_000_000
+        for position in stride(from: count + digits - 1, through: count, by: -1) {
+            buffer[position] = UInt8(truncatingIfNeeded: seconds % 10) &+ UInt8(ascii: "0")
+            seconds /= 10
+        }
+        count += digits
+        buffer[count] = UInt8(ascii: ".")
+        var fraction = micros % 1_000_000
+        for position in stride(from: count + 6, through: count + 1, by: -1) {
+            buffer[position] = UInt8(truncatingIfNeeded: fraction % 10) &+ UInt8(ascii: "0")
+            fraction /= 10
+        }
+        return count + 7
     }
 }

@@ -1,0 +1,36 @@
+import XCTest
+
+@testable import Reports
+
+/// Cells written as bytes must read as `CSVWriter.text` writes the same texts.
+final class CSVRowBytesTests: XCTestCase {
+    func testNumbersAreDecimalTextAndNilIsEmpty() {
+        var cells = CSVTextCells()
+        cells.append(0 as Int?)
+        cells.append(7 as Int?)
+        cells.append(-42 as Int?)
+        cells.append(nil as Int?)
+        cells.append(Int.max as Int?)
+        cells.append(Int.min as Int?)
+        cells.append(true)
+        XCTAssertEqual(
+            cells.cells,
+            ["0", "7", "-42", "", "9223372036854775807", "-9223372036854775808", "true"])
+    }
+
+    func testRowBytesQuoteAsTheWriterDoes() {
+        let fields = ["plain", "a,b", "say \"hi\"", "line\r\nend", "", "ü"]
+        var row = CSVRowBytes()
+        for field in fields { row.append(field) }
+        row.append(12 as Int?)
+        row.endRow()
+        // Quoted: the comma, the quotes (doubled) and the line break; ü as its two UTF-8 bytes.
+        XCTAssertEqual(
+            String(decoding: row.bytes, as: UTF8.self), "plain,\"a,b\",\"say \"\"hi\"\"\",\"line\r\nend\",,ü,12\r\n")
+        XCTAssertEqual(String(decoding: row.bytes, as: UTF8.self), CSVWriter.text([fields + ["12"]]))
+        row.removeAll()
+        row.append("x")
+        row.endRow()
+        XCTAssertEqual(row.bytes, Array("x\r\n".utf8))
+    }
+}
