@@ -23,10 +23,10 @@ public struct EstimatorFigures: Sendable, Equatable {
     public var absoluteRelativeErrors: [Double] = []
     /// Error bytes by cause, and how many records had that cause.
     public var causes: [String: CauseTally] {
-        Dictionary(uniqueKeysWithValues: causeTallies.lazy.map { ($0.key.name, $0.value) })
+        Dictionary(uniqueKeysWithValues: causeTallies.all)
     }
-    /// `causes`, keyed by names whose hash is computed once per record, not once per group.
-    private var causeTallies: [CauseName: CauseTally] = [:]
+    /// `causes`: the shipped estimators' in slots, any other by name.
+    private var causeTallies = CauseTallies()
     /// The error against each cost layer (docs/FIGURES.md, Cost layers).
     public var layers = LayerErrors()
 
@@ -44,12 +44,10 @@ public struct EstimatorFigures: Sendable, Equatable {
 
     /// Adds a measured record. Component errors sum over records whose wire components are
     /// all known (a HAR may give only the total).
-    mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: ArraySlice<CauseName>) {
+    mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: ArraySlice<RecordCause>) {
         let wireSize = record.wire
         guard let total = wireSize.total else { return }
-        for cause in recordCauses {
-            causeTallies[cause, default: CauseTally()].add(bytes: cause.bytes, records: 1)
-        }
+        for cause in recordCauses { causeTallies.add(cause) }
         count += 1
         wire += total
         estimated += estimate.total
@@ -77,17 +75,16 @@ public struct EstimatorFigures: Sendable, Equatable {
         bodyError += other.bodyError
         absoluteRelativeErrors += other.absoluteRelativeErrors
         layers.merge(other.layers)
-        for (name, tally) in other.causeTallies {
-            causeTallies[name, default: CauseTally()].add(bytes: tally.bytes, records: tally.records)
-        }
+        causeTallies.merge(other.causeTallies)
     }
 
     /// Causes, largest absolute share first, ties by name.
     public var sortedCauses: [(name: String, tally: CauseTally)] {
-        causeTallies.lazy.map { (key: $0.key.name, value: $0.value) }.sorted {
-            abs($0.value.bytes) != abs($1.value.bytes) ? abs($0.value.bytes) > abs($1.value.bytes) : $0.key < $1.key
+        var causes = causeTallies.all
+        causes.sort {
+            abs($0.tally.bytes) != abs($1.tally.bytes) ? abs($0.tally.bytes) > abs($1.tally.bytes) : $0.name < $1.name
         }
-        .map { (name: $0.key, tally: $0.value) }
+        return causes
     }
 
     /// Signed bytes: estimated − wire.
@@ -206,13 +203,10 @@ public struct GroupFigures: Sendable, Equatable {
 /// A cause's name with its hash, computed once per record however many groups count it.
 struct CauseName: Hashable {
     let name: String
-    /// The bytes of this record's cause (not part of the key).
-    let bytes: Int
     private let hash: Int
 
-    init(_ name: String, bytes: Int = 0) {
+    init(_ name: String) {
         self.name = name
-        self.bytes = bytes
         hash = name.hashValue
     }
 
@@ -220,25 +214,86 @@ struct CauseName: Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
+/// One of a record's causes as the figures count it: a shipped estimator's by its number
+/// (no hashing), any other by its hashed name.
+struct RecordCause {
+    let known: KnownCause?
+    let other: CauseName?
+    let bytes: Int
+
+    init(_ cause: ErrorCause) {
+        // A known name made as text (a test, another estimator) counts in the same slot.
+        let known = cause.known ?? KnownCause.named(cause.name)
+        self.known = known
+        other = known == nil ? CauseName(cause.name) : nil
+        bytes = cause.bytes
+    }
+}
+
+/// An estimator's error bytes by cause: the shipped estimators' causes in a slot each, any
+/// other by name. Equal when the tallies by name are.
+struct CauseTallies: Sendable, Equatable {
+    /// By `KnownCause.rawValue`; a slot of no records is no cause. Empty until one is counted.
+    private var known: [EstimatorFigures.CauseTally] = []
+    private var others: [CauseName: EstimatorFigures.CauseTally] = [:]
+
+    mutating func add(_ cause: RecordCause) {
+        if let known = cause.known {
+            if self.known.isEmpty {
+                self.known = Array(repeating: EstimatorFigures.CauseTally(), count: KnownCause.allCases.count)
+            }
+            self.known[known.rawValue].add(bytes: cause.bytes, records: 1)
+        } else if let name = cause.other {
+            others[name, default: EstimatorFigures.CauseTally()].add(bytes: cause.bytes, records: 1)
+        }
+    }
+
+    mutating func merge(_ other: CauseTallies) {
+        if !other.known.isEmpty {
+            if known.isEmpty {
+                known = other.known
+            } else {
+                for index in known.indices {
+                    known[index].add(bytes: other.known[index].bytes, records: other.known[index].records)
+                }
+            }
+        }
+        for (name, tally) in other.others {
+            others[name, default: EstimatorFigures.CauseTally()].add(bytes: tally.bytes, records: tally.records)
+        }
+    }
+
+    /// Every cause counted, by name, in no particular order.
+    var all: [(name: String, tally: EstimatorFigures.CauseTally)] {
+        var all: [(name: String, tally: EstimatorFigures.CauseTally)] = []
+        all.reserveCapacity(others.count + known.count)
+        for (name, tally) in others { all.append((name: name.name, tally: tally)) }
+        for (index, tally) in known.enumerated() where tally.records > 0 {
+            all.append((name: KnownCause(rawValue: index)!.name, tally: tally))
+        }
+        return all
+    }
+}
+
 /// A record's causes of error, every estimator's in one array, named for the groups' tables.
 struct RecordCauses {
-    private var names: [CauseName] = []
-    /// Where each estimator's causes end in `names`.
+    private var causes: [RecordCause] = []
+    /// Where each estimator's causes end in `causes`.
     private var ends: [Int] = []
 
     init(_ record: MessageRecord) {
-        names.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
+        causes.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
         ends.reserveCapacity(record.causes.count)
-        for causes in record.causes {
-            for cause in causes { names.append(CauseName(cause.name, bytes: cause.bytes)) }
-            ends.append(names.count)
+        for estimatorCauses in record.causes {
+            for cause in estimatorCauses { causes.append(RecordCause(cause)) }
+            ends.append(causes.count)
         }
     }
 
     /// The causes of the estimator at `index` (none when the record has no list for it).
-    func of(estimator index: Int) -> ArraySlice<CauseName> {
+    func of(estimator index: Int) -> ArraySlice<RecordCause> {
         guard index < ends.count else { return [] }
-        return names[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+        return causes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
     }
 }
 

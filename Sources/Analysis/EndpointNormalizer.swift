@@ -95,7 +95,7 @@ public struct EndpointNormalizer: @unchecked Sendable {
     /// `METHOD host normalized-path` as `MessageRecord` writes its endpoint, when there are no
     /// rewrite rules and host and path are ASCII (lowercasing and decoding are then bytewise);
     /// nil otherwise.
-    func asciiEndpoint(method: String, host: String, path: [UInt8]) -> String? {
+    func asciiEndpoint(method: String, host: String, path: ArraySlice<UInt8>) -> String? {
         guard rules.isEmpty, !path.contains(where: { $0 >= 0x80 }) else { return nil }
         var host = host
         var method = method

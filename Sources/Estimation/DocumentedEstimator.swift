@@ -78,37 +78,30 @@ public struct DocumentedEstimator: Estimator {
         -> [ErrorCause]
     {
         var causes: [ErrorCause] = []
+        causes.reserveCapacity(6)
         let headersError = estimate.headers - wire.headers
         switch message.kind {
         case .request:
-            causes.add(
-                .line, "request line written as \"host method path HTTP/1.1 query\\n\"", estimate.line - wire.line)
+            causes.add(.line, .requestLineWritten, estimate.line - wire.line)
             let stackAdded = message.fields.filter { isStackAdded($0.name) }
                 .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
-            causes.add(.headers, "stack-added request fields", -stackAdded)
-            causes.add(.headers, "header formatting (merged fields, spacing, line ends)", headersError + stackAdded)
+            causes.add(.headers, .stackAddedFields, -stackAdded)
+            causes.add(.headers, .requestHeaderFormatting, headersError + stackAdded)
         case .response:
-            causes.add(
-                .line,
-                message.http2 != nil ? "HTTP/2 has no status line; \"HTTP/2 status\" counted" : "status-line CRLF",
-                estimate.line - wire.line)
+            causes.add(.line, message.http2 != nil ? .http2StatusCounted : .statusLineCRLF, estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
                 causes.add(.headers, "merged \(String(httpBytes: name)) fields", -saved)
                 merged += saved
             }
-            causes.add(.headers, "header formatting (spacing, line ends)", headersError + merged)
+            causes.add(.headers, .responseHeaderFormatting, headersError + merged)
         }
         let framing = Self.chunkFraming(message, wire: wire)
         causes.add(framing)
         let contentError = estimate.body - wire.body - framing.bytes
         let recompressed = bodyNeeds(for: message) != []
-        causes.add(
-            .body,
-            recompressed
-                ? "gzip re-compression differs from the body sent (level, settings)"
-                : "decoded body counted instead of the coded one", contentError)
+        causes.add(.body, recompressed ? .gzipRecompression : .decodedBodyCounted, contentError)
         return causes
     }
 
@@ -164,10 +157,13 @@ public struct DocumentedEstimator: Estimator {
     /// NSURL `host`: the absolute-form authority or the Host field, without userinfo and
     /// port, IPv6 without brackets; empty without either.
     private func urlHost(_ message: HTTPMessage, target: RequestTarget) -> Int {
-        guard let authority = target.authority.map({ Array($0.utf8) }) ?? message.values(of: "host").first else {
-            return 0
-        }
-        var host = authority[...]
+        // An ASCII authority is its own text's UTF-8: no String is made of it (once per request).
+        let authority =
+            target.authorityBytes.map {
+                $0.contains(where: { $0 >= 0x80 }) ? Array(String(httpBytes: $0).utf8)[...] : $0
+            }
+            ?? message.values(of: "host").first?[...]
+        guard var host = authority else { return 0 }
         if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
         if host.first == UInt8(ascii: "[") {
             let close = host.firstIndex(of: UInt8(ascii: "]")) ?? host.endIndex
@@ -191,7 +187,7 @@ public struct DocumentedEstimator: Estimator {
     /// NSURL `path`: percent-decoded, one trailing slash stripped unless the path is `/`;
     /// nil when decoding fails.
     private func urlPath(_ target: RequestTarget) -> [UInt8]? {
-        guard var path = FoundationText.percentDecoded(target.path) else { return nil }
+        guard var path = FoundationText.percentDecoded(Array(target.path)) else { return nil }
         if path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
         return path
     }

@@ -75,12 +75,62 @@ public struct ErrorCause: Sendable, Equatable {
     public var name: String
     /// Signed bytes this cause adds to the error.
     public var bytes: Int
+    /// The name's number when it is one of the shipped estimators' (not part of equality:
+    /// a cause is its name).
+    public var known: KnownCause?
 
     public init(_ component: WireComponent, _ name: String, _ bytes: Int) {
         self.component = component
         self.name = name
         self.bytes = bytes
     }
+
+    public init(_ component: WireComponent, _ known: KnownCause, _ bytes: Int) {
+        self.component = component
+        self.name = known.name
+        self.bytes = bytes
+        self.known = known
+    }
+
+    public static func == (a: ErrorCause, b: ErrorCause) -> Bool {
+        a.component == b.component && a.name == b.name && a.bytes == b.bytes
+    }
+}
+
+/// The causes the shipped estimators name, numbered: the figures count one in a slot of an
+/// array instead of hashing its name (once per record and group).
+public enum KnownCause: Int, Sendable, CaseIterable {
+    case requestLineWritten, stackAddedFields, requestHeaderFormatting
+    case http2StatusCounted, statusLineCRLF, responseHeaderFormatting
+    case chunkFraming, gzipRecompression, decodedBodyCounted
+    case requestLineNotCounted, statusLineNotCounted, headerFieldsNotCounted
+    case contentLengthWithoutBody, contentLengthDiffers
+    case totalOnly
+
+    public var name: String {
+        switch self {
+        case .requestLineWritten: return "request line written as \"host method path HTTP/1.1 query\\n\""
+        case .stackAddedFields: return "stack-added request fields"
+        case .requestHeaderFormatting: return "header formatting (merged fields, spacing, line ends)"
+        case .http2StatusCounted: return "HTTP/2 has no status line; \"HTTP/2 status\" counted"
+        case .statusLineCRLF: return "status-line CRLF"
+        case .responseHeaderFormatting: return "header formatting (spacing, line ends)"
+        case .chunkFraming: return "chunk framing"
+        case .gzipRecompression: return "gzip re-compression differs from the body sent (level, settings)"
+        case .decodedBodyCounted: return "decoded body counted instead of the coded one"
+        case .requestLineNotCounted: return "request line not counted"
+        case .statusLineNotCounted: return "status line not counted"
+        case .headerFieldsNotCounted: return "header fields not counted"
+        case .contentLengthWithoutBody: return "Content-Length of a response without body"
+        case .contentLengthDiffers: return "Content-Length differs from the body sent"
+        case .totalOnly: return "wire split unknown (HAR gives the total only)"
+        }
+    }
+
+    private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+
+    /// The known cause of this name, if any (a cause made from its name alone).
+    public static func named(_ name: String) -> KnownCause? { byName[name] }
 }
 
 /// One model of how an app-layer meter sizes a message. Adding an estimator is one new
@@ -98,7 +148,7 @@ public protocol Estimator: Sendable {
 extension Estimator {
     /// The body's wire share that is transfer coding rather than content.
     static func chunkFraming(_ message: HTTPMessage, wire: ComponentSizes) -> ErrorCause {
-        ErrorCause(.body, "chunk framing", message.bodyLength - wire.body)
+        ErrorCause(.body, .chunkFraming, message.bodyLength - wire.body)
     }
 }
 
@@ -108,8 +158,12 @@ extension Array where Element == ErrorCause {
         if bytes != 0 { append(ErrorCause(component, name, bytes)) }
     }
 
+    mutating func add(_ component: WireComponent, _ known: KnownCause, _ bytes: Int) {
+        if bytes != 0 { append(ErrorCause(component, known, bytes)) }
+    }
+
     mutating func add(_ cause: ErrorCause) {
-        add(cause.component, cause.name, cause.bytes)
+        if cause.bytes != 0 { append(cause) }
     }
 }
 
@@ -152,10 +206,10 @@ public struct EstimatorSet: Sendable {
             guard let estimate = try? estimate.get() else { return [] }
             if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }
             guard let total = wire.total else { return [] }
-            return [ErrorCause(.total, Self.totalOnlyCause, estimate.total - total)]
+            return [ErrorCause(.total, .totalOnly, estimate.total - total)]
         }
     }
 
     /// The one cause of a record whose wire size is a total only.
-    public static let totalOnlyCause = "wire split unknown (HAR gives the total only)"
+    public static let totalOnlyCause = KnownCause.totalOnly.name
 }

@@ -31,19 +31,17 @@ public struct NaiveEstimator: Estimator {
         -> [ErrorCause]
     {
         var causes: [ErrorCause] = []
-        causes.add(.line, message.kind == .request ? "request line not counted" : "status line not counted", -wire.line)
-        causes.add(.headers, "header fields not counted", -wire.headers)
+        causes.reserveCapacity(4)
+        causes.add(.line, message.kind == .request ? .requestLineNotCounted : .statusLineNotCounted, -wire.line)
+        causes.add(.headers, .headerFieldsNotCounted, -wire.headers)
         let bodyError = estimate.body - wire.body
         if message.kind == .response, message.declaredContentLength != nil {
             causes.add(
-                .body,
-                message.framing == .none
-                    ? "Content-Length of a response without body" : "Content-Length differs from the body sent",
-                bodyError)
+                .body, message.framing == .none ? .contentLengthWithoutBody : .contentLengthDiffers, bodyError)
         } else {
             let framing = Self.chunkFraming(message, wire: wire)
             causes.add(framing)
-            causes.add(.body, "decoded body counted instead of the coded one", bodyError - framing.bytes)
+            causes.add(.body, .decodedBodyCounted, bodyError - framing.bytes)
         }
         return causes
     }

@@ -12,7 +12,7 @@ struct HARURL {
         let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         target = Array(withoutFragment.utf8)
         parts = RequestTarget(target)
-        scheme = parts.authority == nil ? "" : String(withoutFragment.prefix { $0 != ":" }).lowercased()
+        scheme = parts.authorityBytes == nil ? "" : String(withoutFragment.prefix { $0 != ":" }).lowercased()
     }
 
     /// The request-target an HTTP/1.1 request line carries to the server: `host:port` for

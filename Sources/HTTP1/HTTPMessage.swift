@@ -227,7 +227,14 @@ public struct HTTPMessage: Sendable, Equatable {
 extension String {
     /// Text as Foundation would hold header bytes: UTF-8 when valid, else ISO-8859-1.
     public init(httpBytes bytes: [UInt8]) {
-        if let text = String(validating: bytes, as: UTF8.self) {
+        self.init(httpBytes: bytes[...])
+    }
+
+    public init(httpBytes bytes: ArraySlice<UInt8>) {
+        // ASCII (nearly every header byte) is valid UTF-8 as it is: no validation pass.
+        if !bytes.contains(where: { $0 >= 0x80 }) {
+            self = String(decoding: bytes, as: UTF8.self)
+        } else if let text = String(validating: bytes, as: UTF8.self) {
             self = text
         } else {
             self = String(bytes.map { Character(Unicode.Scalar($0)) })
@@ -235,30 +242,34 @@ extension String {
     }
 }
 
-/// A request-target split as docs/METERING.md §6 wants it.
+/// A request-target split as docs/METERING.md §6 wants it. The parts are slices of the
+/// target (once per record: no copies); the authority's text is made only when asked for.
 public struct RequestTarget: Sendable {
-    /// Authority of an absolute-form target (`http://host:port/...`), nil otherwise.
-    public var authority: String?
+    /// The bytes of an absolute-form target's authority (`http://host:port/...`), nil otherwise.
+    public var authorityBytes: ArraySlice<UInt8>?
     /// The path part (absolute-form: after the authority).
-    public var path: [UInt8]
+    public var path: ArraySlice<UInt8>
     /// What follows the first `?`; nil when there is no `?`.
-    public var query: [UInt8]?
+    public var query: ArraySlice<UInt8>?
+
+    /// Authority of an absolute-form target, as text; nil otherwise.
+    public var authority: String? { authorityBytes.map { String(httpBytes: Array($0)) } }
 
     public init(_ target: [UInt8]) {
         var rest = target[...]
-        authority = nil
+        authorityBytes = nil
         if let schemeEnd = Self.schemeSeparator(in: target) {
             let afterScheme = target[(schemeEnd + 3)...]
             let authorityEnd =
                 afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
-            authority = String(httpBytes: Array(target[(schemeEnd + 3)..<authorityEnd]))
+            authorityBytes = target[(schemeEnd + 3)..<authorityEnd]
             rest = target[authorityEnd...]
         }
         if let question = rest.firstIndex(of: UInt8(ascii: "?")) {
-            path = Array(rest[..<question])
-            query = Array(rest[(question + 1)...])
+            path = rest[..<question]
+            query = rest[(question + 1)...]
         } else {
-            path = Array(rest)
+            path = rest
             query = nil
         }
     }

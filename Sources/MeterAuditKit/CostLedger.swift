@@ -37,6 +37,20 @@ final class LayerSlot {
             && !ledger.hasPending(before: tcpEnd)
     }
 
+    /// Counts bytes the message's packets carried (one access to `layers`, not one per figure).
+    func add(_ bytes: LayerBytes, repeated: Int, carried: Int, packets: Int) {
+        Self.add(bytes, repeated: repeated, packets: packets, to: &layers)
+        self.carried = saturatingSum(self.carried, carried)
+    }
+
+    private static func add(_ bytes: LayerBytes, repeated: Int, packets: Int, to layers: inout LowerLayers) {
+        layers.tcp = saturatingSum(layers.tcp, bytes.tcp)
+        layers.ip = saturatingSum(layers.ip, bytes.ip)
+        layers.frame = saturatingSum(layers.frame, bytes.frame)
+        layers.retransmitted = saturatingSum(layers.retransmitted, repeated)
+        layers.packets += packets
+    }
+
     /// The record's layers; what comes after goes to the connection's overhead. Taken before
     /// they settled (too many records waiting), they are lower bounds.
     func seal(settled: Bool) -> LowerLayers {
@@ -175,6 +189,11 @@ final class DirectionLedger {
         return forward.link.outer[forward.outerSide]
     }
 
+    /// The peer acknowledged this direction's stream up to `offset`.
+    func acknowledge(upTo offset: Int64) {
+        if offset > acknowledged { acknowledged = offset }
+    }
+
     func hasPending(before offset: Int64) -> Bool { pending.contains { $0.offset < offset } }
 
     func claim(_ range: Range<Int64>, by owner: CostOwner) {
@@ -199,24 +218,7 @@ final class DirectionLedger {
     }
 
     func add(_ packet: PacketCost) {
-        let payload = packet.payloadLength
-        var whole = LayerBytes()
-        whole.tcp = payload
-        whole.ip = saturatingSum(payload, packet.headerBytes)
-        whole.frame = saturatingSum(whole.ip, packet.linkBytes)
-        cost.total.tcp = saturatingSum(cost.total.tcp, whole.tcp)
-        cost.total.ip = saturatingSum(cost.total.ip, whole.ip)
-        cost.total.frame = saturatingSum(cost.total.frame, whole.frame)
-        guard payload > 0 else {
-            cost.emptyPackets.add(whole)
-            cost.emptyPacketCount += 1
-            if packet.repeatsControl { cost.retransmittedSegments += 1 }
-            return
-        }
-        if packet.repeatedBytes > 0 {
-            cost.retransmittedSegments += 1
-            cost.retransmittedBytes = saturatingSum(cost.retransmittedBytes, packet.repeatedBytes)
-        }
+        guard Self.count(packet, in: &cost) else { return }
         if pending.isEmpty && packet.end <= claims.end {
             charge(packet)
         } else {
@@ -229,6 +231,30 @@ final class DirectionLedger {
                 charge(oldest)
             }
         }
+    }
+
+    /// Counts the packet in the direction's totals (one access to `cost` per packet, not one
+    /// per figure); false when it has no payload, so there is nothing more to share out.
+    private static func count(_ packet: PacketCost, in cost: inout DirectionCost) -> Bool {
+        let payload = packet.payloadLength
+        var whole = LayerBytes()
+        whole.tcp = payload
+        whole.ip = saturatingSum(payload, packet.headerBytes)
+        whole.frame = saturatingSum(whole.ip, packet.linkBytes)
+        cost.total.tcp = saturatingSum(cost.total.tcp, whole.tcp)
+        cost.total.ip = saturatingSum(cost.total.ip, whole.ip)
+        cost.total.frame = saturatingSum(cost.total.frame, whole.frame)
+        guard payload > 0 else {
+            cost.emptyPackets.add(whole)
+            cost.emptyPacketCount += 1
+            if packet.repeatsControl { cost.retransmittedSegments += 1 }
+            return false
+        }
+        if packet.repeatedBytes > 0 {
+            cost.retransmittedSegments += 1
+            cost.retransmittedBytes = saturatingSum(cost.retransmittedBytes, packet.repeatedBytes)
+        }
+        return true
     }
 
     /// The connection is over: everything unplaced belongs to no message.
@@ -304,12 +330,7 @@ final class DirectionLedger {
                 cost.unclaimed.add(bytes)
                 return true
             }
-            slot.layers.tcp = saturatingSum(slot.layers.tcp, bytes.tcp)
-            slot.layers.ip = saturatingSum(slot.layers.ip, bytes.ip)
-            slot.layers.frame = saturatingSum(slot.layers.frame, bytes.frame)
-            slot.layers.retransmitted = saturatingSum(slot.layers.retransmitted, repeated)
-            slot.layers.packets += packets
-            slot.carried = saturatingSum(slot.carried, carried)
+            slot.add(bytes, repeated: repeated, carried: carried, packets: packets)
         case .tlsControl: cost.tlsControl.add(bytes)
         case .http2Control: cost.http2Control.add(bytes)
         case .unclaimed: cost.unclaimed.add(bytes)
@@ -318,29 +339,30 @@ final class DirectionLedger {
     }
 }
 
-/// Both directions of one TCP connection, indexed by `FlowSide.rawValue`.
+/// Both directions of one TCP connection.
 final class ConnectionCostLedger {
-    let directions: [DirectionLedger]
+    let initiator: DirectionLedger
+    let responder: DirectionLedger
 
     init(limits: Limits, tunnel link: TunnelCostLink? = nil) {
-        directions = [FlowSide.initiator, .responder].map { side in
-            DirectionLedger(
-                limits: limits,
-                forward: link.map { ($0, side == .initiator ? $0.initiatorSide : $0.initiatorSide.peer) })
-        }
+        initiator = DirectionLedger(limits: limits, forward: link.map { ($0, $0.initiatorSide) })
+        responder = DirectionLedger(limits: limits, forward: link.map { ($0, $0.initiatorSide.peer) })
     }
 
-    subscript(side: FlowSide) -> DirectionLedger { directions[side.rawValue] }
+    subscript(side: FlowSide) -> DirectionLedger { side == .initiator ? initiator : responder }
 
     func add(_ packet: PacketCost, from side: FlowSide) {
         if let acknowledged = packet.acknowledged {
-            self[side.peer].acknowledged = max(self[side.peer].acknowledged, acknowledged)
+            self[side.peer].acknowledge(upTo: acknowledged)
         }
         self[side].add(packet)
     }
 
     /// Everything unplaced belongs to no message; call before the claims' `close`.
-    func close() { for direction in directions { direction.close() } }
+    func close() {
+        initiator.close()
+        responder.close()
+    }
 
     /// Fills a row's cost columns; `clientSide` is the TCP side of the row's client.
     func fill(_ row: inout ConnectionRow, clientSide: FlowSide) {

@@ -51,6 +51,8 @@ public final class CSVWriter {
 public protocol CSVCells {
     /// A cell of UTF-8 text.
     mutating func append(utf8 text: UnsafeBufferPointer<UInt8>)
+    /// A decimal integer; an empty cell for nil.
+    mutating func append(_ number: Int?)
 }
 
 extension CSVCells {
@@ -104,6 +106,31 @@ public struct CSVRowBytes: CSVCells {
             bytes.append(byte)
         }
         bytes.append(34)
+    }
+
+    /// Digits need no quotes: written straight into the row (once per number cell).
+    public mutating func append(_ number: Int?) {
+        if cells > 0 { bytes.append(UInt8(ascii: ",")) }
+        cells += 1
+        guard let number else { return }
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        var digitCount = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digitCount += 1
+        }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digitCount))
+        bytes.withUnsafeMutableBufferPointer { row in
+            var index = start + digitCount
+            repeat {
+                index -= 1
+                row[index] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+                magnitude /= 10
+            } while magnitude > 0
+        }
     }
 
     /// Ends the row with CRLF.

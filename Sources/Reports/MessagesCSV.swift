@@ -137,7 +137,7 @@ public final class MessagesCSV {
 
     /// Header bytes as `String(httpBytes:)` reads them: ASCII (nearly always) as it is;
     /// an empty cell for nil.
-    private static func appendHTTPText<Cells: CSVCells>(_ bytes: [UInt8]?, to row: inout Cells) {
+    private static func appendHTTPText<Cells: CSVCells>(_ bytes: ArraySlice<UInt8>?, to row: inout Cells) {
         guard let bytes else { return row.append("") }
         if bytes.contains(where: { $0 >= 0x80 }) { return row.append(String(httpBytes: bytes)) }
         bytes.withUnsafeBufferPointer { row.append(utf8: $0) }
@@ -149,7 +149,7 @@ public final class MessagesCSV {
         of lowercasedName: String, in message: HTTPMessage, to row: inout Cells
     ) {
         let values = message.values(of: lowercasedName)
-        if values.count == 1 { return appendHTTPText(values[0], to: &row) }
+        if values.count == 1 { return appendHTTPText(values[0][...], to: &row) }
         row.append(message.joinedValue(of: lowercasedName) ?? "")
     }
 

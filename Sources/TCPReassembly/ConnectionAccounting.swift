@@ -46,5 +46,9 @@ public struct ConnectionAccounting: Sendable {
     public subscript(side: FlowSide) -> SideAccounting {
         get { side == .initiator ? initiator : responder }
         set { if side == .initiator { initiator = newValue } else { responder = newValue } }
+        // In place: `accounting[side].packets += 1` must not copy the side's figures out and back.
+        _modify {
+            if side == .initiator { yield &initiator } else { yield &responder }
+        }
     }
 }

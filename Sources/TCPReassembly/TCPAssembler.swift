@@ -17,6 +17,9 @@ public final class TCPAssembler {
     public let limits: ReassemblyLimits
     private let factory: TCPStreamHandlerFactory
     private var connections: [FlowKey: Connection] = [:]
+    /// The connection of the previous segment: captures mostly carry runs of packets of one
+    /// connection, and comparing keys is much cheaper than hashing one.
+    private var lastFlow: (key: FlowKey, connection: Connection)?
     private var nextConnectionNumber = 0
     /// Out-of-order bytes held over all connections (internal: tests check it stays bounded).
     private(set) var bufferedBytesTotal = 0
@@ -43,7 +46,7 @@ public final class TCPAssembler {
         let key = FlowKey(segment.source, segment.destination)
         let flags = segment.flags
 
-        var connection = connections[key]
+        var connection = lastFlow?.key == key ? lastFlow?.connection : connections[key]
         if let existing = connection, flags.contains(.syn), existing.isReusedBy(segment) {
             if !applyPendingReset(existing) {
                 flush(existing, reason: .portReuse, time: segment.timestamp)
@@ -58,6 +61,7 @@ public final class TCPAssembler {
             }
             connection = open(key, segment)
         }
+        lastFlow = (key, connection!)
         handle(segment, in: connection!)
     }
 
@@ -100,6 +104,7 @@ public final class TCPAssembler {
 
     private func evict(_ key: FlowKey, _ connection: Connection) {
         connections[key] = nil
+        if lastFlow?.key == key { lastFlow = nil }
         for side in [FlowSide.initiator, .responder] {
             bufferedBytesTotal -= connection.halves[side.rawValue].bufferedBytes
             connection.halves[side.rawValue].buffered = []
@@ -154,25 +159,32 @@ public final class TCPAssembler {
         let dataSequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
         // Taken before placing: offsets are read relative to the delivery point, which moves.
         var offset = connection.halves[s].started ? connection.halves[s].offset(of: dataSequence) : nil
-        let repeatsControl = segment.payloadLength <= 0 && repeatsControl(segment, offset, connection.halves[s])
+        let repeatsControl = segment.payloadLength <= 0 && repeatsControl(segment, offset, connection, side)
         place(segment, in: connection, from: side)
         if offset == nil, connection.halves[s].started { offset = connection.halves[s].offset(of: dataSequence) }
-        let peer = connection.halves[side.peer.rawValue]
+        let p = side.peer.rawValue
+        let acknowledged =
+            segment.flags.contains(.ack) && connection.halves[p].started
+            ? connection.halves[p].offset(of: segment.acknowledgment) : nil
         let payload = max(0, segment.payloadLength)
         let ip = max(segment.ipLength, payload)
         let cost = PacketCost(
             time: segment.timestamp, offset: offset ?? 0, payloadLength: payload, headerBytes: ip - payload,
             linkBytes: max(0, segment.frameLength - ip),
             repeatedBytes: min(payload, packetRepeated), repeatsControl: repeatsControl,
-            acknowledged: segment.flags.contains(.ack) && peer.started ? peer.offset(of: segment.acknowledgment) : nil)
+            acknowledged: acknowledged)
         connection.handler.packet(cost, from: side)
     }
 
     /// A SYN or FIN without payload that its sender already sent: the kernel counts it as a
     /// retransmitted segment, so the costs do too.
-    private func repeatsControl(_ segment: TCPSegment, _ offset: Int64?, _ half: HalfStream) -> Bool {
-        if segment.flags.contains(.syn) { return half.sawSYN }
-        guard segment.flags.contains(.fin), let offset, let fin = half.finOffset else { return false }
+    private func repeatsControl(
+        _ segment: TCPSegment, _ offset: Int64?, _ connection: Connection, _ side: FlowSide
+    ) -> Bool {
+        if segment.flags.contains(.syn) { return connection.halves[side.rawValue].sawSYN }
+        guard segment.flags.contains(.fin), let offset, let fin = connection.halves[side.rawValue].finOffset else {
+            return false
+        }
         return offset == fin
     }
 
@@ -507,10 +519,14 @@ final class Connection {
 
     func account(_ segment: TCPSegment, from side: FlowSide) {
         accounting.lastPacketTime = segment.timestamp
-        accounting[side].packets += 1
-        accounting[side].frameBytes += segment.frameLength
-        accounting[side].ipBytes += segment.ipLength
-        accounting[side].payloadBytes += segment.payloadLength
-        if segment.payloadLength == 0 { accounting[side].controlPackets += 1 }
+        Self.count(segment, in: &accounting[side])
+    }
+
+    private static func count(_ segment: TCPSegment, in figures: inout SideAccounting) {
+        figures.packets += 1
+        figures.frameBytes += segment.frameLength
+        figures.ipBytes += segment.ipLength
+        figures.payloadBytes += segment.payloadLength
+        if segment.payloadLength == 0 { figures.controlPackets += 1 }
     }
 }

@@ -285,7 +285,8 @@ final class HTTP2SampleTests: XCTestCase {
     func testRepeatedRequestHeaderBlockIsSmallerThanTheFirst() throws {
         let (records, _) = try analyze("h2c-prior.pcap")
         let gets = records.filter {
-            $0.message.kind == .request && $0.requestSummary.map { RequestTarget($0.target).path } == Array("/a".utf8)
+            $0.message.kind == .request
+                && $0.requestSummary.map { Array(RequestTarget($0.target).path) } == Array("/a".utf8)
         }
         XCTAssertEqual(gets.map { $0.message.http2?.stream }, [1, 11])
         XCTAssertLessThan(gets[1].wire.headers ?? .max, gets[0].wire.headers ?? 0)

@@ -33,4 +33,20 @@ final class CSVRowBytesTests: XCTestCase {
         row.endRow()
         XCTAssertEqual(row.bytes, Array("x\r\n".utf8))
     }
+
+    func testRowBytesWriteNumbersInPlace() {
+        var row = CSVRowBytes()
+        row.append(nil as Int?)
+        row.append(0 as Int?)
+        row.append(9 as Int?)
+        row.append(10 as Int?)
+        row.append(-305 as Int?)
+        row.append(Int.max as Int?)
+        row.append(Int.min as Int?)
+        row.endRow()
+        // A nil cell is empty; digits are never quoted; Int.min's magnitude does not fit Int.
+        XCTAssertEqual(
+            String(decoding: row.bytes, as: UTF8.self),
+            ",0,9,10,-305,9223372036854775807,-9223372036854775808\r\n")
+    }
 }
