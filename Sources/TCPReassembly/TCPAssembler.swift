@@ -47,9 +47,9 @@ public final class TCPAssembler {
         let flags = segment.flags
 
         var connection = lastFlow?.key == key ? lastFlow?.connection : connections[key]
-        if let existing = connection, flags.contains(.syn), existing.isReusedBy(segment) {
+        if let existing = connection, flags.contains(.syn), existing.state.isReusedBy(segment) {
             if !applyPendingReset(existing) {
-                flush(existing, reason: .portReuse, time: segment.timestamp)
+                flush(&existing.state, reason: .portReuse, time: segment.timestamp)
             }
             evict(key, existing)
             connection = nil
@@ -61,16 +61,18 @@ public final class TCPAssembler {
             }
             connection = open(key, segment)
         }
-        lastFlow = (key, connection!)
-        handle(segment, in: connection!)
+        let current = connection!
+        lastFlow = (key, current)
+        // One access to the connection's state for the whole segment (see `Connection`).
+        handle(segment, in: &current.state)
     }
 
     /// End of capture: flushes every open connection, in order of their numbers.
     public func finish() {
         let remaining = connections.sorted { $0.value.info.number < $1.value.info.number }
         for (key, connection) in remaining {
-            if !applyPendingReset(connection), !connection.isFinished {
-                flush(connection, reason: .endOfCapture, time: connection.accounting.lastPacketTime)
+            if !applyPendingReset(connection), !connection.state.isFinished {
+                flush(&connection.state, reason: .endOfCapture, time: connection.state.accounting.lastPacketTime)
             }
             evict(key, connection)
         }
@@ -78,9 +80,9 @@ public final class TCPAssembler {
 
     /// Ends `connection` by its pending RST, at the RST's time; false when none is pending.
     private func applyPendingReset(_ connection: Connection) -> Bool {
-        guard let reset = connection.pendingReset else { return false }
-        connection.pendingReset = nil
-        flush(connection, reason: .reset, time: reset.time)
+        guard let reset = connection.state.pendingReset else { return false }
+        connection.state.pendingReset = nil
+        flush(&connection.state, reason: .reset, time: reset.time)
         return true
     }
 
@@ -106,11 +108,11 @@ public final class TCPAssembler {
         connections[key] = nil
         if lastFlow?.key == key { lastFlow = nil }
         for side in [FlowSide.initiator, .responder] {
-            bufferedBytesTotal -= connection.halves[side.rawValue].bufferedBytes
-            connection.halves[side.rawValue].buffered = []
-            connection.halves[side.rawValue].bufferedBytes = 0
+            bufferedBytesTotal -= connection.state.halves[side.rawValue].bufferedBytes
+            connection.state.halves[side.rawValue].buffered = []
+            connection.state.halves[side.rawValue].bufferedBytes = 0
         }
-        connection.handler.close(connection.accounting)
+        connection.state.handler.close(connection.state.accounting)
     }
 
     private func sweepIdleConnections(now: Int64) {
@@ -119,8 +121,8 @@ public final class TCPAssembler {
         var expired: [(FlowKey, Connection)] = []
         for (key, connection) in connections {
             // Timestamps come from the input: a jump across the Int64 range saturates.
-            let idle = Self.saturatingDifference(now, connection.accounting.lastPacketTime)
-            let closing = connection.isFinished || connection.pendingReset != nil
+            let idle = Self.saturatingDifference(now, connection.state.accounting.lastPacketTime)
+            let closing = connection.state.isFinished || connection.state.pendingReset != nil
             if idle > limits.idleTimeout || (closing && idle > limits.closedLinger) {
                 expired.append((key, connection))
             }
@@ -128,8 +130,8 @@ public final class TCPAssembler {
         guard !expired.isEmpty else { return }
         expired.sort { $0.1.info.number < $1.1.info.number }
         for (key, connection) in expired {
-            if !applyPendingReset(connection), !connection.isFinished {
-                flush(connection, reason: .idle, time: now)
+            if !applyPendingReset(connection), !connection.state.isFinished {
+                flush(&connection.state, reason: .idle, time: now)
             }
             evict(key, connection)
         }
@@ -152,7 +154,7 @@ public final class TCPAssembler {
 
     /// Places the segment, then tells the handler what the packet cost: its stream offset, its
     /// layers, the payload bytes that repeated bytes already seen and what it acknowledged.
-    private func handle(_ segment: TCPSegment, in connection: Connection) {
+    private func handle(_ segment: TCPSegment, in connection: inout ConnectionState) {
         let side = connection.side(sentBy: segment.source)
         let s = side.rawValue
         packetRepeated = 0
@@ -160,7 +162,7 @@ public final class TCPAssembler {
         // Taken before placing: offsets are read relative to the delivery point, which moves.
         var offset = connection.halves[s].started ? connection.halves[s].offset(of: dataSequence) : nil
         let repeatsControl = segment.payloadLength <= 0 && repeatsControl(segment, offset, connection, side)
-        place(segment, in: connection, from: side)
+        place(segment, in: &connection, from: side)
         if offset == nil, connection.halves[s].started { offset = connection.halves[s].offset(of: dataSequence) }
         let p = side.peer.rawValue
         let acknowledged =
@@ -179,7 +181,7 @@ public final class TCPAssembler {
     /// A SYN or FIN without payload that its sender already sent: the kernel counts it as a
     /// retransmitted segment, so the costs do too.
     private func repeatsControl(
-        _ segment: TCPSegment, _ offset: Int64?, _ connection: Connection, _ side: FlowSide
+        _ segment: TCPSegment, _ offset: Int64?, _ connection: ConnectionState, _ side: FlowSide
     ) -> Bool {
         if segment.flags.contains(.syn) { return connection.halves[side.rawValue].sawSYN }
         guard segment.flags.contains(.fin), let offset, let fin = connection.halves[side.rawValue].finOffset else {
@@ -188,12 +190,12 @@ public final class TCPAssembler {
         return offset == fin
     }
 
-    private func place(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
+    private func place(_ segment: TCPSegment, in connection: inout ConnectionState, from side: FlowSide) {
         let flags = segment.flags
         let time = segment.timestamp
         connection.account(segment, from: side)
         if connection.isFinished {
-            countLateCopy(segment, in: connection, from: side)
+            countLateCopy(segment, in: &connection, from: side)
             return
         }
 
@@ -237,12 +239,12 @@ public final class TCPAssembler {
             var limit = acknowledged
             if let fin = connection.halves[p].finOffset { limit = min(limit, fin) }
             if limit > connection.halves[p].nextOffset, !connection.halves[p].ended {
-                skipHoles(connection, side.peer, upTo: limit, time: time)
+                skipHoles(&connection, side.peer, upTo: limit, time: time)
             }
         }
 
         guard !connection.halves[s].ended else {
-            countLateCopy(segment, in: connection, from: side)
+            countLateCopy(segment, in: &connection, from: side)
             return
         }
         let offset = connection.halves[s].offset(of: dataSequence)
@@ -257,7 +259,7 @@ public final class TCPAssembler {
         let incoming = Incoming(
             offset: offset, bytes: bytes, missingTail: max(0, segment.payloadLength - bytes.count),
             fin: flags.contains(.fin), time: time, peerAcknowledged: peerAcknowledged)
-        accept(incoming, in: connection, from: side)
+        accept(incoming, in: &connection, from: side)
     }
 
     /// Whether `segment`, from the side that sent the pending RST, shows that side going on:
@@ -265,7 +267,7 @@ public final class TCPAssembler {
     /// than it had acknowledged. A genuine RST's sender sends neither; a retransmission or a
     /// repeated ACK (in flight when the RST left) shows nothing.
     private func goesOn(
-        _ segment: TCPSegment, dataSequence: UInt32, in connection: Connection,
+        _ segment: TCPSegment, dataSequence: UInt32, in connection: ConnectionState,
         after reset: PendingReset
     ) -> Bool {
         let half = connection.halves[reset.side.rawValue]
@@ -284,7 +286,7 @@ public final class TCPAssembler {
 
     /// Payload from a side that has ended: the part before its end repeats bytes already
     /// seen (a retransmission the receiver did not need); anything past the end is dropped.
-    private func countLateCopy(_ segment: TCPSegment, in connection: Connection, from side: FlowSide) {
+    private func countLateCopy(_ segment: TCPSegment, in connection: inout ConnectionState, from side: FlowSide) {
         let half = connection.halves[side.rawValue]
         guard segment.payloadLength > 0, half.started else { return }
         let sequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
@@ -311,21 +313,21 @@ public final class TCPAssembler {
         var end: Int64 { offset + Int64(length) }
     }
 
-    private func accept(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+    private func accept(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
         let s = side.rawValue
         if incoming.offset > connection.halves[s].nextOffset {
             if incoming.length > 0 || incoming.fin {
-                buffer(incoming, in: connection, from: side)
+                buffer(incoming, in: &connection, from: side)
             }
             return
         }
-        deliver(incoming, in: connection, from: side)
-        drainBuffered(connection, side)
-        endIfFinished(connection, side, time: incoming.time)
+        deliver(incoming, in: &connection, from: side)
+        drainBuffered(&connection, side)
+        endIfFinished(&connection, side, time: incoming.time)
     }
 
     /// Delivers the part of `incoming` past the delivery point; `incoming` starts at or before it.
-    private func deliver(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+    private func deliver(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
         let s = side.rawValue
         let next = connection.halves[s].nextOffset
         if incoming.fin, connection.halves[s].finOffset == nil {
@@ -354,15 +356,15 @@ public final class TCPAssembler {
         }
     }
 
-    private func buffer(_ incoming: Incoming, in connection: Connection, from side: FlowSide) {
+    private func buffer(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
         let s = side.rawValue
         let size = incoming.bytes.count
         if connection.halves[s].bufferedBytes + size > limits.maxBufferedBytesPerSide
             || bufferedBytesTotal + size > limits.maxBufferedBytesTotal
         {
             // Over a limit: give up the hole in front of this segment.
-            skipHoles(connection, side, upTo: incoming.offset, time: incoming.time)
-            if !connection.halves[s].ended { accept(incoming, in: connection, from: side) }
+            skipHoles(&connection, side, upTo: incoming.offset, time: incoming.time)
+            if !connection.halves[s].ended { accept(incoming, in: &connection, from: side) }
             return
         }
         let segment = BufferedSegment(
@@ -380,7 +382,7 @@ public final class TCPAssembler {
 
     /// Delivers buffered segments that the delivery point has reached, up to the FIN: bytes
     /// past it are not part of the stream.
-    private func drainBuffered(_ connection: Connection, _ side: FlowSide) {
+    private func drainBuffered(_ connection: inout ConnectionState, _ side: FlowSide) {
         let s = side.rawValue
         while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset,
             first.offset < connection.halves[s].finOffset ?? .max
@@ -393,14 +395,14 @@ public final class TCPAssembler {
                         offset: segment.offset, bytes: bytes, missingTail: segment.missingTail,
                         fin: segment.fin, time: segment.time, peerAcknowledged: segment.peerAcknowledged,
                         direct: false),
-                    in: connection, from: side)
+                    in: &connection, from: side)
             }
         }
     }
 
     /// Gives up every hole before `limit`: buffered data is delivered with gaps in between,
     /// and a hole that reaches `limit` becomes a gap of its own.
-    private func skipHoles(_ connection: Connection, _ side: FlowSide, upTo limit: Int64, time: Int64) {
+    private func skipHoles(_ connection: inout ConnectionState, _ side: FlowSide, upTo limit: Int64, time: Int64) {
         let s = side.rawValue
         // The FIN takes a sequence number but no stream byte, and may only become known while
         // draining: an ACK of it must not leave a 1-byte gap behind it.
@@ -408,30 +410,30 @@ public final class TCPAssembler {
             let next = connection.halves[s].nextOffset
             let holeEnd = min(limit, connection.halves[s].buffered.first?.offset ?? limit)
             if holeEnd > next {
-                reportGap(Int(holeEnd - next), in: connection, side, at: next, time: time)
+                reportGap(Int(holeEnd - next), in: &connection, side, at: next, time: time)
                 connection.halves[s].nextOffset = holeEnd
             }
-            drainBuffered(connection, side)
+            drainBuffered(&connection, side)
         }
-        endIfFinished(connection, side, time: time)
+        endIfFinished(&connection, side, time: time)
     }
 
-    private func reportGap(_ length: Int, in connection: Connection, _ side: FlowSide, at offset: Int64, time: Int64) {
+    private func reportGap(_ length: Int, in connection: inout ConnectionState, _ side: FlowSide, at offset: Int64, time: Int64) {
         connection.accounting[side].gaps += 1
         connection.accounting[side].gapBytes += length
         connection.handler.gap(
             length, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
     }
 
-    private func endIfFinished(_ connection: Connection, _ side: FlowSide, time: Int64) {
+    private func endIfFinished(_ connection: inout ConnectionState, _ side: FlowSide, time: Int64) {
         let s = side.rawValue
         guard !connection.halves[s].ended, let fin = connection.halves[s].finOffset,
             connection.halves[s].nextOffset >= fin
         else { return }
-        end(connection, side, reason: .fin, time: time)
+        end(&connection, side, reason: .fin, time: time)
     }
 
-    private func end(_ connection: Connection, _ side: FlowSide, reason: StreamEndReason, time: Int64) {
+    private func end(_ connection: inout ConnectionState, _ side: FlowSide, reason: StreamEndReason, time: Int64) {
         connection.halves[side.rawValue].ended = true
         if side == .initiator {
             connection.accounting.initiatorEnd = reason
@@ -442,13 +444,13 @@ public final class TCPAssembler {
     }
 
     /// Ends both sides now: what waits behind holes is delivered, the holes become gaps.
-    private func flush(_ connection: Connection, reason: StreamEndReason, time: Int64) {
+    private func flush(_ connection: inout ConnectionState, reason: StreamEndReason, time: Int64) {
         for side in [FlowSide.initiator, .responder] where !connection.halves[side.rawValue].ended {
             if let last = connection.halves[side.rawValue].buffered.last {
-                skipHoles(connection, side, upTo: last.end, time: time)
+                skipHoles(&connection, side, upTo: last.end, time: time)
             }
             if !connection.halves[side.rawValue].ended {
-                end(connection, side, reason: reason, time: time)
+                end(&connection, side, reason: reason, time: time)
             }
         }
     }
@@ -479,9 +481,22 @@ struct PendingReset {
     var acknowledgedPeer: Int64?
 }
 
-/// The assembler's state for one connection.
+/// One connection as the assembler keeps it (in its table, shared by reference). All its
+/// mutable state is one struct: a segment is handled with one access to it, passed `inout`,
+/// instead of one dynamically checked access per field read or written. The handler it calls
+/// meanwhile cannot reach back into it (it only ever sees copies of the accounting).
 final class Connection {
     let info: ConnectionInfo
+    var state: ConnectionState
+
+    init(info: ConnectionInfo, handler: TCPStreamHandler) {
+        self.info = info
+        self.state = ConnectionState(info: info, handler: handler)
+    }
+}
+
+/// The assembler's state for one connection.
+struct ConnectionState {
     let handler: TCPStreamHandler
     var halves = [HalfStream(), HalfStream()]
     var accounting: ConnectionAccounting
@@ -489,10 +504,11 @@ final class Connection {
     var pendingReset: PendingReset?
 
     init(info: ConnectionInfo, handler: TCPStreamHandler) {
-        self.info = info
         self.handler = handler
         self.accounting = ConnectionAccounting(info: info)
     }
+
+    private var info: ConnectionInfo { accounting.info }
 
     var isFinished: Bool { halves[0].ended && halves[1].ended }
 
@@ -517,7 +533,7 @@ final class Connection {
         return side == .responder || !half.started || half.baseSequence != syn.sequence &+ 1
     }
 
-    func account(_ segment: TCPSegment, from side: FlowSide) {
+    mutating func account(_ segment: TCPSegment, from side: FlowSide) {
         accounting.lastPacketTime = segment.timestamp
         Self.count(segment, in: &accounting[side])
     }
