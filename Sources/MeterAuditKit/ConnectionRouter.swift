@@ -88,8 +88,10 @@ final class ConnectionRouter: TCPStreamHandler {
     private var context: ConnectionContext
     private var next: TCPStreamHandler?
     private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
-    /// Stream bytes per side, gaps included: a tunnel's own TCP payload.
+    /// Stream bytes per side, gaps included: a tunnel's own TCP payload (counted for tunnels
+    /// only, the one row that shows them, to spare every other connection a write per packet).
     private var streamBytes = [0, 0]
+    private let countsStreamBytes: Bool
     /// What every packet cost, shared out by the handler's claims (docs/METERING.md §2c).
     private let costs: ConnectionCostLedger
 
@@ -97,6 +99,7 @@ final class ConnectionRouter: TCPStreamHandler {
         self.info = info
         self.context = context
         costs = ConnectionCostLedger(limits: context.costLimits, tunnel: context.tunnelCosts)
+        countsStreamBytes = context.tunnelHost != nil
         if let host = context.tunnelHost {
             // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
             // whole TCP connection's (the tunnel's initiator is the client).
@@ -113,7 +116,9 @@ final class ConnectionRouter: TCPStreamHandler {
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
-        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
+        if countsStreamBytes {
+            streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
+        }
         if let next { return next.receive(bytes, from: side, at: position) }
         if undecided.isEmpty, let decided = Self.classify(bytes) {
             settle(decided, prefaceSide: side).receive(bytes, from: side, at: position)
@@ -155,7 +160,9 @@ final class ConnectionRouter: TCPStreamHandler {
     }
 
     func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
-        streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
+        if countsStreamBytes {
+            streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
+        }
         (next ?? settle(.http1)).gap(length, from: side, at: position)
     }
 

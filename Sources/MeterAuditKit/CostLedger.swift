@@ -351,11 +351,20 @@ final class ConnectionCostLedger {
 
     subscript(side: FlowSide) -> DirectionLedger { side == .initiator ? initiator : responder }
 
+    // Per packet: the `let` ledgers are called directly; the subscript would hand out a
+    // retained reference each time.
     func add(_ packet: PacketCost, from side: FlowSide) {
-        if let acknowledged = packet.acknowledged {
-            self[side.peer].acknowledge(upTo: acknowledged)
+        if side == .initiator {
+            if let acknowledged = packet.acknowledged { responder.acknowledge(upTo: acknowledged) }
+            initiator.add(packet)
+        } else {
+            if let acknowledged = packet.acknowledged { initiator.acknowledge(upTo: acknowledged) }
+            responder.add(packet)
         }
-        self[side].add(packet)
+    }
+
+    func settle(_ side: FlowSide, upTo offset: Int64) {
+        if side == .initiator { initiator.settle(upTo: offset) } else { responder.settle(upTo: offset) }
     }
 
     /// Everything unplaced belongs to no message; call before the claims' `close`.
@@ -384,7 +393,7 @@ final class CleartextClaims: MessageClaims {
         ledger[side].claim(range, by: costOwner(owner, side))
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) { ledger[side].settle(upTo: offset) }
+    func settle(_ side: FlowSide, upTo offset: Int64) { ledger.settle(side, upTo: offset) }
 
     func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
         slots[side.rawValue].removeValue(forKey: offset)
