@@ -418,7 +418,9 @@ public final class TCPAssembler {
         endIfFinished(&connection, side, time: time)
     }
 
-    private func reportGap(_ length: Int, in connection: inout ConnectionState, _ side: FlowSide, at offset: Int64, time: Int64) {
+    private func reportGap(
+        _ length: Int, in connection: inout ConnectionState, _ side: FlowSide, at offset: Int64, time: Int64
+    ) {
         connection.accounting[side].gaps += 1
         connection.accounting[side].gapBytes += length
         connection.handler.gap(
