@@ -38,7 +38,7 @@ public struct MessageRecord: Sendable {
     public init(
         input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
-        normalizer: EndpointNormalizer = EndpointNormalizer()
+        causes: [[ErrorCause]] = [], notes: [RecordNote] = [], normalizer: EndpointNormalizer = EndpointNormalizer()
     ) {
         self.input = input
         self.source = source
@@ -48,6 +48,8 @@ public struct MessageRecord: Sendable {
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
         self.estimates = estimates
+        self.causes = causes
+        self.notes = notes
         let request = message.kind == .request ? Self.summary(of: message) : message.request
         let target = request.map { RequestTarget($0.target) }
         self.requestSummary = request
