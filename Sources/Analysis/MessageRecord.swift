@@ -40,6 +40,13 @@ public struct MessageRecord: Sendable {
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
         causes: [[ErrorCause]] = [], notes: [RecordNote] = [], normalizer: EndpointNormalizer = EndpointNormalizer()
     ) {
+        // What is derived from the message first, from the parameters: every stored property
+        // is then assigned once, and the record is built in place rather than copied out.
+        let request = message.kind == .request ? Self.summary(of: message) : message.request
+        let target = request.map { RequestTarget($0.target) }
+        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
+        self.requestSummary = request
+        self.requestTarget = target
         self.input = input
         self.source = source
         self.message = message
@@ -50,11 +57,6 @@ public struct MessageRecord: Sendable {
         self.estimates = estimates
         self.causes = causes
         self.notes = notes
-        let request = message.kind == .request ? Self.summary(of: message) : message.request
-        let target = request.map { RequestTarget($0.target) }
-        self.requestSummary = request
-        self.requestTarget = target
-        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
     }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
