@@ -64,21 +64,7 @@ extension CSVCells {
     /// A decimal integer; an empty cell for nil.
     public mutating func append(_ number: Int?) {
         guard let number else { return append(utf8: UnsafeBufferPointer(start: nil, count: 0)) }
-        // Formatted by hand on the stack: `String(number)` cost more than the rest of a cell.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = number.magnitude
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
-                magnitude /= 10
-            } while magnitude > 0
-            if number < 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "-")
-            }
-            append(utf8: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
+        withDecimalText(number) { append(utf8: $0) }
     }
 
     /// `true` or `false`.
@@ -112,25 +98,7 @@ public struct CSVRowBytes: CSVCells {
     public mutating func append(_ number: Int?) {
         if cells > 0 { bytes.append(UInt8(ascii: ",")) }
         cells += 1
-        guard let number else { return }
-        if number < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = number.magnitude
-        var digitCount = 1
-        var rest = magnitude
-        while rest >= 10 {
-            rest /= 10
-            digitCount += 1
-        }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digitCount))
-        bytes.withUnsafeMutableBufferPointer { row in
-            var index = start + digitCount
-            repeat {
-                index -= 1
-                row[index] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
-                magnitude /= 10
-            } while magnitude > 0
-        }
+        if let number { bytes.appendDecimal(number) }
     }
 
     /// Ends the row with CRLF.

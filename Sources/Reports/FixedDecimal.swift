@@ -107,26 +107,32 @@ enum FixedDecimal {
     }
 }
 
-extension [UInt8] {
-    /// The decimal digits of `value`, after a minus if negative: `String(value)`'s text, without
-    /// a String between (the report files write hundreds of thousands of numbers).
-    mutating func appendDecimal(_ value: Int) {
-        // Digits from the end of a 24-byte scratch: Int.min has 19 digits and a sign.
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        Swift.withUnsafeMutableBytes(of: &scratch) { raw in
-            let digits = raw.bindMemory(to: UInt8.self)
-            var position = digits.count
-            var rest = value.magnitude
-            repeat {
-                position -= 1
-                digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if value < 0 {
-                position -= 1
-                digits[position] = UInt8(ascii: "-")
-            }
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[position...]))
+/// `String(value)`'s bytes, handed to `body` from the stack: the report files write hundreds of
+/// thousands of numbers, and a String per number cost more than the rest of their cells.
+@inline(__always)
+func withDecimalText<Result>(_ value: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    // Digits from the end of a 24-byte scratch: Int.min has 19 digits and a sign.
+    var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    return Swift.withUnsafeMutableBytes(of: &scratch) { raw in
+        let digits = raw.bindMemory(to: UInt8.self)
+        var position = digits.count
+        var rest = value.magnitude
+        repeat {
+            position -= 1
+            digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        if value < 0 {
+            position -= 1
+            digits[position] = UInt8(ascii: "-")
         }
+        return body(UnsafeBufferPointer(rebasing: digits[position...]))
+    }
+}
+
+extension [UInt8] {
+    /// The decimal digits of `value`, after a minus if negative.
+    mutating func appendDecimal(_ value: Int) {
+        withDecimalText(value) { append(contentsOf: $0) }
     }
 }

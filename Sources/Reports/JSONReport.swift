@@ -496,23 +496,10 @@ struct PrettyJSONWriter {
             count += 4
             return
         }
-        var magnitude = value.magnitude
-        var digits = 1
-        var power: UInt = 10
-        while digits < 20 && magnitude >= power {
-            digits += 1
-            power = power.multipliedReportingOverflow(by: 10).partialValue
+        withDecimalText(value) { digits in
+            (bytes + count).update(from: digits.baseAddress!, count: digits.count)
+            count += digits.count
         }
-        // Written from the last digit back.
-        let length = digits + (value < 0 ? 1 : 0)
-        var position = bytes + count + length
-        repeat {
-            position -= 1
-            position.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        if value < 0 { (position - 1).pointee = UInt8(ascii: "-") }
-        count += length
     }
 
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
