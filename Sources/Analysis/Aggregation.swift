@@ -281,7 +281,8 @@ struct RecordCauses {
     /// Where each estimator's causes end in `causes`.
     private var ends: [Int] = []
 
-    init(_ record: MessageRecord) {
+    /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
+    init(_ record: borrowing MessageRecord) {
         causes.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
         ends.reserveCapacity(record.causes.count)
         for estimatorCauses in record.causes {

@@ -38,8 +38,15 @@ public struct MessageRecord: Sendable {
     public init(
         input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
-        normalizer: EndpointNormalizer = EndpointNormalizer()
+        causes: [[ErrorCause]] = [], notes: [RecordNote] = [], normalizer: EndpointNormalizer = EndpointNormalizer()
     ) {
+        // What is derived from the message first, from the parameters: every stored property
+        // is then assigned once, and the record is built in place rather than copied out.
+        let request = message.kind == .request ? Self.summary(of: message) : message.request
+        let target = request.map { RequestTarget($0.target) }
+        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
+        self.requestSummary = request
+        self.requestTarget = target
         self.input = input
         self.source = source
         self.message = message
@@ -48,11 +55,8 @@ public struct MessageRecord: Sendable {
         self.bodyDecoded = bodyDecoded
         self.decoding = decoding
         self.estimates = estimates
-        let request = message.kind == .request ? Self.summary(of: message) : message.request
-        let target = request.map { RequestTarget($0.target) }
-        self.requestSummary = request
-        self.requestTarget = target
-        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
+        self.causes = causes
+        self.notes = notes
     }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).

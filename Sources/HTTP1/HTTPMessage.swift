@@ -21,7 +21,17 @@ public struct HeaderField: Sendable, Equatable {
 
     /// Case-insensitive name comparison with an ASCII lowercase name.
     public func hasName(_ lowercased: String) -> Bool {
-        name.count == lowercased.utf8.count && zip(name, lowercased.utf8).allSatisfy { asciiLower($0) == $1 }
+        let wanted = lowercased.utf8
+        guard name.count == wanted.count else { return false }
+        return wanted.withContiguousStorageIfAvailable { hasName(lowercasedBytes: $0) }
+            ?? zip(name, wanted).allSatisfy { asciiLower($0) == $1 }
+    }
+
+    /// The same comparison with the name's bytes at hand: a byte loop, not a walk of a String's view.
+    @inline(__always) func hasName(lowercasedBytes wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == wanted.count else { return false }
+        for index in wanted.indices where asciiLower(name[index]) != wanted[index] { return false }
+        return true
     }
 }
 
@@ -183,7 +193,16 @@ public struct HTTPMessage: Sendable, Equatable {
 
     /// Values of every field named `lowercasedName`, in order.
     public func values(of lowercasedName: String) -> [[UInt8]] {
-        fields.filter { $0.hasName(lowercasedName) }.map(\.value)
+        // Called several times per record: one pass, the name's bytes taken once, and no
+        // array allocated unless a field matches.
+        var found: [[UInt8]] = []
+        let scanned: Void? = lowercasedName.utf8.withContiguousStorageIfAvailable { wanted in
+            for field in fields where field.hasName(lowercasedBytes: wanted) { found.append(field.value) }
+        }
+        if scanned == nil {
+            for field in fields where field.hasName(lowercasedName) { found.append(field.value) }
+        }
+        return found
     }
 
     /// The values of `lowercasedName` joined with `separator`, nil when absent.

@@ -23,16 +23,16 @@ struct RecordBuilder {
     let estimators: EstimatorSet
     let normalizer: EndpointNormalizer
 
-    func record(_ finished: FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome) -> MessageRecord
+    /// Takes the finished message over: its parts move into the record, not copied.
+    func record(_ finished: consuming FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome)
+        -> MessageRecord
     {
         let estimates = estimators.estimate(finished.message, body: facts)
-        var record = MessageRecord(
+        let causes = estimators.explain(finished.message, wire: finished.wire, body: facts, estimates: estimates)
+        return MessageRecord(
             input: input, source: finished.source, message: finished.message, wire: finished.wire,
             measured: finished.measured,
             bodyDecoded: facts.contentKnown ? facts.decodedLength : nil, decoding: outcome,
-            estimates: estimates, normalizer: normalizer)
-        record.notes = finished.notes
-        record.causes = estimators.explain(finished.message, wire: finished.wire, body: facts, estimates: estimates)
-        return record
+            estimates: estimates, causes: causes, notes: finished.notes, normalizer: normalizer)
     }
 }

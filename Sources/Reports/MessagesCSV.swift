@@ -149,6 +149,8 @@ public final class MessagesCSV {
         of lowercasedName: String, in message: HTTPMessage, to row: inout Cells
     ) {
         let values = message.values(of: lowercasedName)
+        // Absent (the usual case) or one value: no second look-up through `joinedValue`.
+        if values.isEmpty { return row.append("") }
         if values.count == 1 { return appendHTTPText(values[0][...], to: &row) }
         row.append(message.joinedValue(of: lowercasedName) ?? "")
     }
