@@ -181,16 +181,3 @@ extension CSVRowBytes: EndpointsCSV.CellSink {
         if written == nil { append(FixedDecimal.format(value, decimals: decimals)) }
     }
 }
-
-/// Fixed number formats, so outputs diff cleanly.
-public enum Format {
-    /// Six decimals; empty when undefined.
-    public static func ratio(_ value: Double?) -> String {
-        value.map { FixedDecimal.format($0, decimals: 6) } ?? ""
-    }
-
-    /// Two decimals; empty when undefined.
-    public static func percent(_ value: Double?) -> String {
-        value.map { FixedDecimal.format($0, decimals: 2) } ?? ""
-    }
-}

@@ -224,15 +224,15 @@ final class CostLayerFiguresTests: XCTestCase {
         XCTAssertEqual(shares.unshared, [:])
     }
 
-    func testEachEstimatorsErrorAgainstEachLayer() {
+    func testEachEstimatorsErrorAgainstEachLayer() throws {
         let aggregation = CostFixture.aggregation()
         let a = group("GET api.test /a", .request, in: aggregation).estimators[1].layers
         // documented on R1 (90) against tls 100, tcp 100, ip 140, frame 154, ip_share 176.
         XCTAssertEqual(a.tlsCount, 1)
         XCTAssertEqual(a.lowerCount, 1)
         XCTAssertEqual(CostLayer.allCases.map { a.error($0) }, [-10, -10, -50, -64, -86])
-        XCTAssertEqual(Format.percent(a.errorPercent(.ip)), "-35.71") // 50 / 140
-        XCTAssertEqual(Format.percent(a.errorPercent(.ipShare)), "-48.86") // 86 / 176
+        XCTAssertEqual(FixedDecimal.format(try XCTUnwrap(a.errorPercent(.ip)), decimals: 2), "-35.71") // 50 / 140
+        XCTAssertEqual(FixedDecimal.format(try XCTUnwrap(a.errorPercent(.ipShare)), decimals: 2), "-48.86") // 86 / 176
         // The response to /a has no documented estimate: nothing counted, and its share of
         // overhead is not the documented estimator's.
         let s1 = group("GET api.test /a", .response, in: aggregation)
@@ -242,7 +242,7 @@ final class CostLayerFiguresTests: XCTestCase {
         // GET /b request, documented 280 against ip_share 604: -324 (-53.64%).
         let b = group("GET api.test /b", .request, in: aggregation).estimators[1].layers
         XCTAssertEqual(b.error(.ipShare), -324)
-        XCTAssertEqual(Format.percent(b.errorPercent(.ipShare)), "-53.64")
+        XCTAssertEqual(FixedDecimal.format(try XCTUnwrap(b.errorPercent(.ipShare)), decimals: 2), "-53.64")
         XCTAssertEqual(b.error(.frame), 280 - 508)
     }
 
