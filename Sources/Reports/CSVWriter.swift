@@ -67,6 +67,12 @@ extension CSVCells {
         withDecimalText(number) { append(utf8: $0) }
     }
 
+    /// A fraction with `decimals` fixed decimals (`FixedDecimal`); an empty cell for nil.
+    mutating func append(_ fraction: Double?, decimals: Int) {
+        guard let fraction else { return append("") }
+        FixedDecimal.withText(fraction, decimals: decimals) { append(utf8: $0) }
+    }
+
     /// `true` or `false`.
     public mutating func append(_ flag: Bool) { append(flag ? "true" : "false") }
 }
@@ -79,8 +85,7 @@ public struct CSVRowBytes: CSVCells {
     public init() { bytes.reserveCapacity(512) }
 
     public mutating func append(utf8 field: UnsafeBufferPointer<UInt8>) {
-        if cells > 0 { bytes.append(UInt8(ascii: ",")) }
-        cells += 1
+        beginCell()
         let needsQuotes = field.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
         guard needsQuotes else {
             bytes.append(contentsOf: field)
@@ -96,9 +101,14 @@ public struct CSVRowBytes: CSVCells {
 
     /// Digits need no quotes: written straight into the row (once per number cell).
     public mutating func append(_ number: Int?) {
+        beginCell()
+        if let number { bytes.appendDecimal(number) }
+    }
+
+    /// The comma before every cell but the first.
+    private mutating func beginCell() {
         if cells > 0 { bytes.append(UInt8(ascii: ",")) }
         cells += 1
-        if let number { bytes.appendDecimal(number) }
     }
 
     /// Ends the row with CRLF.
@@ -118,7 +128,7 @@ public struct CSVRowBytes: CSVCells {
 public struct CSVTextCells: CSVCells {
     public private(set) var cells: [String] = []
 
-    public init() {}
+    public init(capacity: Int = 0) { cells.reserveCapacity(capacity) }
 
     public mutating func append(utf8 text: UnsafeBufferPointer<UInt8>) {
         cells.append(String(decoding: text, as: UTF8.self))

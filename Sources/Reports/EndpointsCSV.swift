@@ -75,9 +75,8 @@ public enum EndpointsCSV {
 
     /// The cells of one row as text (report.html's endpoint table shows them).
     static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
-        var row = TextCells()
-        row.cells.reserveCapacity(
-            countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
+        var row = CSVTextCells(
+            capacity: countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
                 + layerColumns.count)
         cells(endpoint: endpoint, direction: direction, figures, into: &row)
         return row.cells
@@ -85,99 +84,70 @@ public enum EndpointsCSV {
 
     /// The one definition of a row's cells, for every form of the table: handed to `sink` one
     /// by one, whole numbers as numbers (the file writes their digits without a String between).
-    static func cells(endpoint: String, direction: Direction, _ figures: GroupFigures, into sink: inout some CellSink) {
-        sink.text(endpoint)
-        sink.text(direction.rawValue)
-        sink.text(HTTPProtocol.joined(figures.protocols))
-        sink.integer(figures.records)
-        sink.integer(figures.unpaired)
-        sink.integer(figures.incomplete)
-        sink.integer(figures.unmeasured)
-        sink.integer(figures.wireBytes)
+    /// An undefined number (nil) is an empty cell; fractions have fixed decimals (percentages 2,
+    /// ratios 6).
+    static func cells(endpoint: String, direction: Direction, _ figures: GroupFigures, into sink: inout some CSVCells) {
+        sink.append(endpoint)
+        sink.append(direction.rawValue)
+        sink.append(HTTPProtocol.joined(figures.protocols))
+        sink.append(figures.records)
+        sink.append(figures.unpaired)
+        sink.append(figures.incomplete)
+        sink.append(figures.unmeasured)
+        sink.append(figures.wireBytes)
         // Sorted values: means then do not depend on the order records arrived in.
         for estimator in figures.orderFree.estimators {
-            sink.integer(estimator.count)
-            sink.integer(estimator.unestimated)
+            sink.append(estimator.count)
+            sink.append(estimator.unestimated)
             guard estimator.count > 0 else {
                 // Nothing counted: sums and errors are undefined, not zero.
-                for _ in 2..<figureColumns.count { sink.text("") }
+                for _ in 2..<figureColumns.count { sink.append("") }
                 continue
             }
-            sink.integer(estimator.wire)
-            sink.integer(estimator.estimated)
-            sink.integer(estimator.error)
-            sink.fixed(estimator.errorPercent, decimals: 2)
-            sink.fixed(estimator.meanAbsoluteRelativeError, decimals: 6)
-            sink.fixed(estimator.absoluteRelativeError(quantile: 0.5), decimals: 6)
-            sink.fixed(estimator.absoluteRelativeError(quantile: 0.95), decimals: 6)
-            sink.fixed(estimator.maxAbsoluteRelativeError, decimals: 6)
+            sink.append(estimator.wire)
+            sink.append(estimator.estimated)
+            sink.append(estimator.error)
+            sink.append(estimator.errorPercent, decimals: 2)
+            sink.append(estimator.meanAbsoluteRelativeError, decimals: 6)
+            sink.append(estimator.absoluteRelativeError(quantile: 0.5), decimals: 6)
+            sink.append(estimator.absoluteRelativeError(quantile: 0.95), decimals: 6)
+            sink.append(estimator.maxAbsoluteRelativeError, decimals: 6)
             // No record split into components: their errors are unknown, not zero.
             let split = estimator.splitCount > 0
-            sink.integer(split ? estimator.lineError : nil)
-            sink.integer(split ? estimator.headersError : nil)
-            sink.integer(split ? estimator.bodyError : nil)
+            sink.append(split ? estimator.lineError : nil)
+            sink.append(split ? estimator.headersError : nil)
+            sink.append(split ? estimator.bodyError : nil)
         }
         layerCells(figures.layers, into: &sink)
         for estimator in figures.estimators { layerErrorCells(estimator.layers, into: &sink) }
     }
 
     /// `layerColumns`: a sum over no record is empty, not 0.
-    static func layerCells(_ layers: LayerFigures, into sink: inout some CellSink) {
+    static func layerCells(_ layers: LayerFigures, into sink: inout some CSVCells) {
         let tls = layers.tlsRecords > 0
         let lower = layers.lowerRecords > 0
-        sink.integer(tls ? layers.tls : nil)
-        sink.integer(layers.tlsRecords)
-        sink.integer(lower ? layers.tcp : nil)
-        sink.integer(lower ? layers.ip : nil)
-        sink.integer(lower ? layers.frame : nil)
-        sink.integer(layers.lowerRecords)
-        sink.integer(layers.lowerBoundRecords)
-        sink.integer(lower ? layers.ipShare : nil)
+        sink.append(tls ? layers.tls : nil)
+        sink.append(layers.tlsRecords)
+        sink.append(lower ? layers.tcp : nil)
+        sink.append(lower ? layers.ip : nil)
+        sink.append(lower ? layers.frame : nil)
+        sink.append(layers.lowerRecords)
+        sink.append(layers.lowerBoundRecords)
+        sink.append(lower ? layers.ipShare : nil)
     }
 
     /// `layerErrorColumns` of one estimator.
-    static func layerErrorCells(_ errors: LayerErrors, into sink: inout some CellSink) {
+    static func layerErrorCells(_ errors: LayerErrors, into sink: inout some CSVCells) {
         func pair(_ layer: CostLayer) {
-            sink.integer(errors.error(layer))
-            sink.fixed(errors.errorPercent(layer), decimals: 2)
+            sink.append(errors.error(layer))
+            sink.append(errors.errorPercent(layer), decimals: 2)
         }
-        sink.integer(errors.tlsCount)
+        sink.append(errors.tlsCount)
         pair(.tls)
-        sink.integer(errors.lowerCount)
+        sink.append(errors.lowerCount)
         pair(.tcp)
         pair(.ip)
         pair(.frame)
         pair(.ipShare)
-    }
-
-    /// Where a row's cells go, in column order. An undefined number (nil) is an empty cell;
-    /// fractions have fixed decimals (`Format`: percentages 2, ratios 6).
-    protocol CellSink {
-        mutating func text(_ text: String)
-        mutating func integer(_ value: Int?)
-        mutating func fixed(_ value: Double?, decimals: Int)
-    }
-
-    /// The cells as strings.
-    struct TextCells: CellSink {
-        var cells: [String] = []
-        mutating func text(_ text: String) { cells.append(text) }
-        mutating func integer(_ value: Int?) { cells.append(value.map { String($0) } ?? "") }
-        mutating func fixed(_ value: Double?, decimals: Int) {
-            cells.append(value.map { FixedDecimal.format($0, decimals: decimals) } ?? "")
-        }
-    }
-}
-
-/// A row of the file: whole numbers and fractions written as digits, no String per cell.
-extension CSVRowBytes: EndpointsCSV.CellSink {
-    mutating func text(_ text: String) { append(text) }
-
-    mutating func integer(_ value: Int?) { append(value) }
-
-    mutating func fixed(_ value: Double?, decimals: Int) {
-        guard let value else { return append("") }
-        let written: Void? = FixedDecimal.withText(value, decimals: decimals) { append(utf8: $0) }
-        if written == nil { append(FixedDecimal.format(value, decimals: decimals)) }
     }
 }

@@ -11,14 +11,12 @@ enum FixedDecimal {
 
     static func format(_ value: Double, decimals: Int) -> String {
         withText(value, decimals: decimals) { String(decoding: $0, as: UTF8.self) }
-            ?? String(format: "%.\(decimals)f", value)
     }
 
-    /// The text of `format`, appended to `bytes` without a String between (endpoints.csv's
-    /// fractions, the charts' coordinates).
+    /// The text of `format`, appended to `bytes` without a String between (the charts'
+    /// coordinates).
     static func append(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
-        let written: Void? = withText(value, decimals: decimals) { bytes.append(contentsOf: $0) }
-        if written == nil { bytes.append(contentsOf: String(format: "%.\(decimals)f", value).utf8) }
+        withText(value, decimals: decimals) { bytes.append(contentsOf: $0) }
     }
 
     /// round(|value| · 10^decimals), half to even, from the value's exact binary fraction;
@@ -45,14 +43,25 @@ enum FixedDecimal {
         return scaled
     }
 
-    /// `body` of the text, written in a scratch buffer; nil for the values this path does not cover.
+    /// `body` of the text, written in a scratch buffer (by `String(format:)` for the values
+    /// this path does not cover).
     static func withText<Result>(
         _ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
-    ) -> Result? {
-        guard let scaled = scaledMagnitude(value, decimals: decimals) else { return nil }
+    ) -> Result {
+        guard let scaled = scaledMagnitude(value, decimals: decimals) else {
+            var text = String(format: "%.\(decimals)f", value)
+            return text.withUTF8(body)
+        }
+        return withDigits(scaled, decimals: decimals, negative: value.sign == .minus, body)
+    }
+
+    /// `body` of the text of `scaled` / 10^`decimals`, with exactly `decimals` decimals after
+    /// the point (none and no point for 0), after a minus if `negative`.
+    static func withDigits<Result>(
+        _ scaled: UInt64, decimals: Int, negative: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         // Digits written from the end: the decimals, the point, the whole part, the sign.
-        let negative = value.sign == .minus
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> Result in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> Result in
             var start = text.count
             var rest = scaled
             for _ in 0..<decimals {
@@ -111,23 +120,7 @@ enum FixedDecimal {
 /// thousands of numbers, and a String per number cost more than the rest of their cells.
 @inline(__always)
 func withDecimalText<Result>(_ value: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-    // Digits from the end of a 24-byte scratch: Int.min has 19 digits and a sign.
-    var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-    return Swift.withUnsafeMutableBytes(of: &scratch) { raw in
-        let digits = raw.bindMemory(to: UInt8.self)
-        var position = digits.count
-        var rest = value.magnitude
-        repeat {
-            position -= 1
-            digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
-        } while rest > 0
-        if value < 0 {
-            position -= 1
-            digits[position] = UInt8(ascii: "-")
-        }
-        return body(UnsafeBufferPointer(rebasing: digits[position...]))
-    }
+    FixedDecimal.withDigits(UInt64(value.magnitude), decimals: 0, negative: value < 0, body)
 }
 
 extension [UInt8] {

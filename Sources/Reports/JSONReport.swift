@@ -530,39 +530,17 @@ struct PrettyJSONWriter {
     /// millionths / 10^6 in decimal: the whole part, then a point and the decimals without
     /// trailing zeros, if any are left.
     private mutating func decimal(_ millionths: Int) {
-        var whole = millionths.magnitude / 1_000_000
         var fraction = millionths.magnitude % 1_000_000
         var places = fraction == 0 ? 0 : 6
         while places > 0 && fraction % 10 == 0 {
             fraction /= 10
             places -= 1
         }
-        var wholeDigits = 1
-        var power: UInt = 10
-        while whole >= power {
-            wholeDigits += 1
-            power *= 10 // whole < 10^9 (`millionths`' bound): no overflow
-        }
-        // Written in place, from the last decimal back.
-        let length = (millionths < 0 ? 1 : 0) + wholeDigits + (places > 0 ? 1 + places : 0)
-        reserve(length)
-        var position = bytes + count + length
-        if places > 0 {
-            for _ in 0..<places {
-                position -= 1
-                position.pointee = UInt8(ascii: "0") + UInt8(fraction % 10)
-                fraction /= 10
-            }
-            position -= 1
-            position.pointee = UInt8(ascii: ".")
-        }
-        repeat {
-            position -= 1
-            position.pointee = UInt8(ascii: "0") + UInt8(whole % 10)
-            whole /= 10
-        } while whole > 0
-        if millionths < 0 { (position - 1).pointee = UInt8(ascii: "-") }
-        count += length
+        // |millionths| < 10^15 (`millionths`' bound): the scaled value fits in 64 bits.
+        var scaled = UInt64(millionths.magnitude / 1_000_000)
+        for _ in 0..<places { scaled *= 10 }
+        scaled += UInt64(fraction)
+        FixedDecimal.withDigits(scaled, decimals: places, negative: millionths < 0) { put($0) }
     }
 
     mutating func string(_ value: String?) {
