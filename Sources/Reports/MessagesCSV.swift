@@ -158,30 +158,28 @@ public final class MessagesCSV {
     /// `formatTime`'s text, or an empty cell for nil.
     private static func appendTime<Cells: CSVCells>(_ nanoseconds: Int64?, to row: inout Cells) {
         guard let nanoseconds else { return row.append("") }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
-            let count = formatTime(nanoseconds, into: buffer)
-            row.append(utf8: UnsafeBufferPointer(rebasing: buffer[..<count]))
-        }
+        withTimeText(nanoseconds) { row.append(utf8: $0) }
     }
 
     /// An address's text (`TransportEndpoint.description`), kept for the last client and the
     /// last server asked.
     struct AddressTexts {
-        private var lastClient: (address: TransportEndpoint, text: String)?
-        private var lastServer: (address: TransportEndpoint, text: String)?
+        private var lastClient = LastText()
+        private var lastServer = LastText()
 
-        mutating func client(_ address: TransportEndpoint) -> String {
-            if let last = lastClient, last.address == address { return last.text }
-            let text = address.description
-            lastClient = (address, text)
-            return text
-        }
+        mutating func client(_ address: TransportEndpoint) -> String { lastClient.text(of: address) }
+        mutating func server(_ address: TransportEndpoint) -> String { lastServer.text(of: address) }
 
-        mutating func server(_ address: TransportEndpoint) -> String {
-            if let last = lastServer, last.address == address { return last.text }
-            let text = address.description
-            lastServer = (address, text)
-            return text
+        /// The text of the last address asked.
+        private struct LastText {
+            private var last: (address: TransportEndpoint, text: String)?
+
+            mutating func text(of address: TransportEndpoint) -> String {
+                if let last, last.address == address { return last.text }
+                let text = address.description
+                last = (address, text)
+                return text
+            }
         }
     }
 
@@ -194,43 +192,16 @@ public final class MessagesCSV {
 
     /// Epoch seconds with microseconds, e.g. `1700000000.123456`.
     public static func formatTime(_ nanoseconds: Int64) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
-            String(
-                decoding: UnsafeBufferPointer(rebasing: buffer[..<formatTime(nanoseconds, into: buffer)]), as: UTF8.self
-            )
-        }
+        withTimeText(nanoseconds) { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Writes `formatTime`'s text at the start of `buffer` (32 bytes hold any Int64) and
-    /// returns its length.
-    static func formatTime(_ nanoseconds: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    /// `body` of `formatTime`'s text.
+    private static func withTimeText<Result>(
+        _ nanoseconds: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         // On the magnitude, so that no Int64 (readers clamp to 0...Int64.max, but this is
         // public) gives a negative remainder; truncated toward zero like the division was.
         let micros = (nanoseconds / 1000).magnitude
-        var count = 0
-        if nanoseconds <= -1000 {
-            buffer[0] = UInt8(ascii: "-")
-            count = 1
-        }
-        // Whole seconds, then the point and six digits of microseconds, zero-padded.
-        var seconds = micros / 1_000_000
-        var digits = 1
-        while seconds >= 10 {
-            seconds /= 10
-            digits += 1
-        }
-        seconds = micros / 1_000_000
-        for position in stride(from: count + digits - 1, through: count, by: -1) {
-            buffer[position] = UInt8(truncatingIfNeeded: seconds % 10) &+ UInt8(ascii: "0")
-            seconds /= 10
-        }
-        count += digits
-        buffer[count] = UInt8(ascii: ".")
-        var fraction = micros % 1_000_000
-        for position in stride(from: count + 6, through: count + 1, by: -1) {
-            buffer[position] = UInt8(truncatingIfNeeded: fraction % 10) &+ UInt8(ascii: "0")
-            fraction /= 10
-        }
-        return count + 7
+        return FixedDecimal.withDigits(UInt64(micros), decimals: 6, negative: nanoseconds <= -1000, body)
     }
 }
