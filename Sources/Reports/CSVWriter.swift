@@ -102,7 +102,7 @@ public struct CSVRowBytes: CSVCells {
     /// Digits need no quotes: written straight into the row (once per number cell).
     public mutating func append(_ number: Int?) {
         beginCell()
-        if let number { bytes.appendDecimal(number) }
+        if let number { withDecimalText(number) { bytes.append(contentsOf: $0) } }
     }
 
     /// The comma before every cell but the first.

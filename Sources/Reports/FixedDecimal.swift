@@ -13,12 +13,6 @@ enum FixedDecimal {
         withText(value, decimals: decimals) { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// The text of `format`, appended to `bytes` without a String between (the charts'
-    /// coordinates).
-    static func append(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
-        withText(value, decimals: decimals) { bytes.append(contentsOf: $0) }
-    }
-
     /// round(|value| · 10^decimals), half to even, from the value's exact binary fraction;
     /// nil for the values this path does not cover.
     private static func scaledMagnitude(_ value: Double, decimals: Int) -> UInt64? {
@@ -121,11 +115,4 @@ enum FixedDecimal {
 @inline(__always)
 func withDecimalText<Result>(_ value: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     FixedDecimal.withDigits(UInt64(value.magnitude), decimals: 0, negative: value < 0, body)
-}
-
-extension [UInt8] {
-    /// The decimal digits of `value`, after a minus if negative.
-    mutating func appendDecimal(_ value: Int) {
-        withDecimalText(value) { append(contentsOf: $0) }
-    }
 }

@@ -71,8 +71,8 @@ final class FixedDecimalTests: XCTestCase {
     }
 
     func testTheBytePathWritesTheSameText() {
-        // endpoints.csv and the charts append the text to bytes: the same as `format` (which the
-        // tests above hold to printf), after what the buffer holds, over every scale and sign.
+        // endpoints.csv writes the text into its row's bytes: the same as `format` (which the
+        // tests above hold to printf), after what the row holds, over every scale and sign.
         var state: UInt64 = 0x0123_4567_89AB_CDEF
         func next() -> UInt64 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -85,10 +85,11 @@ final class FixedDecimalTests: XCTestCase {
         }
         for value in values {
             for decimals in 0...6 {
-                var bytes = Array("x,".utf8)
-                FixedDecimal.append(value, decimals: decimals, to: &bytes)
+                var row = CSVRowBytes()
+                row.append("x")
+                row.append(value, decimals: decimals)
                 XCTAssertEqual(
-                    String(decoding: bytes, as: UTF8.self), "x," + FixedDecimal.format(value, decimals: decimals),
+                    String(decoding: row.bytes, as: UTF8.self), "x," + FixedDecimal.format(value, decimals: decimals),
                     "\(value) with \(decimals) decimals")
             }
         }

@@ -49,10 +49,17 @@ struct SVG {
 
     /// A coordinate or length with one decimal (`12.5`, `-3`, never `-0`).
     static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "0" }
+        withNumberText(value) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `body` of `number`'s text: rounded to one decimal, without it when that is a whole number.
+    private static func withNumberText<Result>(
+        _ value: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        guard value.isFinite else { return ("0" as StaticString).withUTF8Buffer(body) }
         let rounded = (value * 10).rounded() / 10
-        if rounded == rounded.rounded() { return String(Int(rounded)) }
-        return FixedDecimal.format(rounded, decimals: 1)
+        if rounded == rounded.rounded(), let whole = Int(exactly: rounded) { return withDecimalText(whole, body) }
+        return FixedDecimal.withText(rounded, decimals: 1, body)
     }
 
     /// Markup of the builder's own, written as it is.
@@ -82,22 +89,8 @@ struct SVG {
         put(" ")
         put(name)
         put("=\"")
-        if let whole = Self.wholeNumber(value) {
-            body.appendDecimal(whole)
-        } else if value.isFinite {
-            FixedDecimal.append((value * 10).rounded() / 10, decimals: 1, to: &body)
-        } else {
-            put("0")
-        }
+        Self.withNumberText(value) { body.append(contentsOf: $0) }
         put("\"")
-    }
-
-    /// `value` rounded to one decimal, when that is a whole number (written without decimals).
-    private static func wholeNumber(_ value: Double) -> Int? {
-        guard value.isFinite else { return nil }
-        let rounded = (value * 10).rounded() / 10
-        guard rounded == rounded.rounded(), let whole = Int(exactly: rounded) else { return nil }
-        return whole
     }
 
     /// The element's end: a `<title>` child holding `tooltip` (the browser shows it on hover)
