@@ -440,11 +440,9 @@ public struct Aggregation: Sendable, Equatable {
         let order = text.withUnsafeBufferPointer { buffer in
             entries.indices.sorted { a, b in
                 let (left, right) = (spans[a], spans[b])
-                let common = Swift.min(left.count, right.count)
-                var order =
-                    common == 0
-                    ? 0 : Int(memcmp(buffer.baseAddress! + left.start, buffer.baseAddress! + right.start, common))
-                if order == 0 { order = left.count - right.count }
+                let order = bytesOrder(
+                    UnsafeBufferPointer(rebasing: buffer[left.start..<left.start + left.count]),
+                    UnsafeBufferPointer(rebasing: buffer[right.start..<right.start + right.count]))
                 // Different bytes are different endpoints, but for canonically equivalent
                 // Unicode (as in `GroupKey.<`).
                 if order != 0 && ((left.ascii && right.ascii) || entries[a].key.endpoint != entries[b].key.endpoint) {
@@ -520,12 +518,14 @@ extension String {
     public func utf8Compare(_ other: String) -> Int {
         var left = self
         var right = other
-        return left.withUTF8 { l in
-            right.withUTF8 { r in
-                let common = Swift.min(l.count, r.count)
-                let result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
-                return result != 0 ? result : l.count - r.count
-            }
-        }
+        return left.withUTF8 { l in right.withUTF8 { r in bytesOrder(l, r) } }
     }
+}
+
+/// Negative, zero or positive as the bytes `l` come before, equal or after `r`: `memcmp` of
+/// what they share, then the shorter first.
+func bytesOrder(_ l: UnsafeBufferPointer<UInt8>, _ r: UnsafeBufferPointer<UInt8>) -> Int {
+    let common = Swift.min(l.count, r.count)
+    let result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
+    return result != 0 ? result : l.count - r.count
 }
