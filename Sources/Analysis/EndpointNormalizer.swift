@@ -1,5 +1,6 @@
 import CaptureIO
 import Foundation
+import HTTP1
 
 /// Groups request paths into endpoints. The user's rewrite rules run first, in order, each
 /// replacing every match in the path; then segments that are identifiers (numbers, UUIDs,
@@ -106,7 +107,7 @@ public struct EndpointNormalizer: @unchecked Sendable {
                 endpoint.reserveCapacity(methodBytes.count + hostBytes.count + path.count + 16)
                 endpoint.append(contentsOf: methodBytes)
                 endpoint.append(UInt8(ascii: " "))
-                for byte in hostBytes { endpoint.append(byte >= 65 && byte <= 90 ? byte | 0x20 : byte) }
+                for byte in hostBytes { endpoint.append(asciiLower(byte)) }
                 endpoint.append(UInt8(ascii: " "))
                 if path.isEmpty {
                     endpoint.append(UInt8(ascii: "/"))

@@ -232,17 +232,13 @@ extension DocumentedEstimator {
     static func sameNameIgnoringASCIICase(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         for index in a.indices {
-            let x = a[index]
-            let y = b[index]
-            if x != y && (x >= 65 && x <= 90 ? x | 0x20 : x) != (y >= 65 && y <= 90 ? y | 0x20 : y) { return false }
+            if a[index] != b[index] && asciiLower(a[index]) != asciiLower(b[index]) { return false }
         }
         return true
     }
 }
 
-func asciiLowercased(_ bytes: [UInt8]) -> [UInt8] {
-    bytes.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
-}
+func asciiLowercased(_ bytes: [UInt8]) -> [UInt8] { bytes.map(asciiLower) }
 
 extension Set where Element == String {
     func contains(_ lowercasedName: [UInt8]) -> Bool {

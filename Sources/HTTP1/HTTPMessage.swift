@@ -239,7 +239,8 @@ public struct HTTPMessage: Sendable, Equatable {
     }
 }
 
-@inline(__always) func asciiLower(_ byte: UInt8) -> UInt8 {
+/// The byte lowercased if it is an ASCII capital: header names compare this way.
+@inlinable @inline(__always) public func asciiLower(_ byte: UInt8) -> UInt8 {
     byte >= 65 && byte <= 90 ? byte | 0x20 : byte
 }
 
