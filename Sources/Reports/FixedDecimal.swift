@@ -55,7 +55,8 @@ enum FixedDecimal {
         _ scaled: UInt64, decimals: Int, negative: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
         // Digits written from the end: the decimals, the point, the whole part, the sign.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text -> Result in
+        // Room for UInt64's 20 digits, the point, the sign and the decimals.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22 + decimals) { text -> Result in
             var start = text.count
             var rest = scaled
             for _ in 0..<decimals {
