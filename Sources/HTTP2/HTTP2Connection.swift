@@ -93,10 +93,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private let sink: Sink
     private let limits: HTTP2Limits
     /// The side that sent the preface (or opened the connection).
-    private var clientSide: FlowSide
-    private var readers: [FrameReader]
-    private var streams: [UInt32: StreamState] = [:]
-    private var messageCounts = [0, 0]
+    private let clientSide: FlowSide
+    /// The two sides' readers (a `let`: reading one is not an access checked at run time).
+    private let readers: [FrameReader]
+    // Changed once per message; not checked for overlapping access at run time, like the
+    // readers' and streams' state (see `FrameReader`).
+    @exclusivity(unchecked) private var streams: [UInt32: StreamState] = [:]
+    @exclusivity(unchecked) private var messageCounts = [0, 0]
     private var streamCount = 0
     /// A stream's request that came before the connection turned HTTP/2 (h2c Upgrade).
     private var upgradedRequest: RequestSummary?
@@ -1051,18 +1054,25 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 }
 
 /// One side's frame reader.
+///
+/// Its buffers and tallies, and the open messages of `StreamState`, change for every frame or
+/// segment, so they are not checked for overlapping access at run time
+/// (`@exclusivity(unchecked)`): a connection and its readers and streams live on the parsing
+/// thread alone, and while one of them is being changed the only code that runs is the body
+/// observer's (`StreamState.withOpen`), which never reaches back into the connection. The
+/// HTTP2 tests run every path in debug builds.
 final class FrameReader {
     enum Phase: Equatable { case preface, frameHeader, payload, searching, lost }
 
     var phase: Phase
     var prefaceMatched = 0
-    var headerBytes: [UInt8] = []
+    @exclusivity(unchecked) var headerBytes: [UInt8] = []
     var header = FrameHeader(length: 0, type: 0, flags: 0, streamID: 0)
     var frameStart: StreamPosition?
     var payloadRemaining = 0
     var payloadRead = 0
     /// The payload kept of a non-DATA frame (bounded by `HTTP2Limits`).
-    var kept: [UInt8] = []
+    @exclusivity(unchecked) var kept: [UInt8] = []
     var padLength: Int?
     /// A gap took part of this frame's payload (a padded frame's pad length, possibly).
     var cutByGap = false
@@ -1087,7 +1097,7 @@ final class FrameReader {
     var searchBuffer: [UInt8] = []
     var searchMarks: [(index: Int, position: StreamPosition)] = []
     var offset: Int64 = 0
-    var tally = HTTP2DirectionTally()
+    @exclusivity(unchecked) var tally = HTTP2DirectionTally()
 
     init(decoder: HPACKDecoder, hpackInput: ByteBuffer, phase: Phase, hpackKnown: Bool) {
         self.decoder = decoder
@@ -1124,12 +1134,13 @@ struct OpenMessage {
 }
 
 /// One stream's messages. A class: the table hands out the stream itself, changed where it
-/// lies (no copy of its state out of `streams` and back per frame).
+/// lies (no copy of its state out of `streams` and back per frame). Its messages are not
+/// checked for overlapping access at run time (see `FrameReader`).
 final class StreamState {
-    var requestOpen: OpenMessage?
-    var responseOpen: OpenMessage?
+    @exclusivity(unchecked) var requestOpen: OpenMessage?
+    @exclusivity(unchecked) var responseOpen: OpenMessage?
     /// A finished request waiting for its pairing (the response head, or the stream's end).
-    var heldRequest: OpenMessage?
+    @exclusivity(unchecked) var heldRequest: OpenMessage?
     var requestIndex: Int?
     var requestSummary: RequestSummary?
     var responseIndex: Int?

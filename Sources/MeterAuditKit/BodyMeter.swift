@@ -8,7 +8,11 @@ final class BodyMeter: BodyObserver {
     private let recipe: BodyRecipe
     private unowned let worker: BodyWorker
     private let scratch: UnsafeMutableRawBufferPointer
-    private var collected: [UInt8] = []
+    /// Appended to for every segment of a body: not checked for overlapping access at run
+    /// time (`@exclusivity(unchecked)`), as a meter lives on the parsing thread alone and no
+    /// code runs while its bytes are appended. `BodyWorkerTests` and the run tests go
+    /// through it in debug builds.
+    @exclusivity(unchecked) private var collected: [UInt8] = []
     private var streaming: StreamingMeasurer?
     private var bytesMissing = false
 

@@ -8,24 +8,31 @@ import TCPReassembly
 /// takes the figures once the peer has acknowledged the message's last byte (retransmissions
 /// come before that ACK) or the connection is over; later copies go to the connection's
 /// overhead.
+///
+/// Its figures and the ledger's state are touched for every packet, so they are not checked
+/// for overlapping access at run time (`@exclusivity(unchecked)`, here and in `DirectionLedger`
+/// and `CleartextClaims`): a slot and its ledger live on the parsing thread alone, each change is
+/// a plain read-modify-write of one value, and no closure or callback runs while one is being
+/// changed (`forEachPiece`'s closure reads `claims` and changes the other properties only).
+/// `CostLayerTests` and `LowerLayerRunTests` run every path in debug builds.
 final class LayerSlot {
-    var layers = LowerLayers(tcp: 0, ip: 0, frame: 0)
+    @exclusivity(unchecked) var layers = LowerLayers(tcp: 0, ip: 0, frame: 0)
     /// TLS record bytes the message owns (its plaintext and its records' overhead); 0 in cleartext.
-    var tls = 0
+    @exclusivity(unchecked) var tls = 0
     /// TCP stream bytes claimed for the message, and how many of them captured packets carried:
     /// fewer means a gap, and every layer is a lower bound.
-    var claimed = 0
-    var carried = 0
+    @exclusivity(unchecked) var claimed = 0
+    @exclusivity(unchecked) var carried = 0
     /// Just past the message's last claimed TCP byte.
-    var tcpEnd: Int64 = .min
+    @exclusivity(unchecked) var tcpEnd: Int64 = .min
     /// Over TLS: how far the message's plaintext was claimed, and how far the TLS records
     /// carrying it were claimed at the TCP level; its TCP end is final once they meet.
-    var plaintextEnd: Int64 = .min
-    var plaintextClaimedBelow: Int64 = .min
+    @exclusivity(unchecked) var plaintextEnd: Int64 = .min
+    @exclusivity(unchecked) var plaintextClaimedBelow: Int64 = .min
     /// The direction that sent it; weak: a closed connection's ledger may be gone.
     weak var ledger: DirectionLedger?
     /// Set when its record took the figures.
-    var sealed = false
+    @exclusivity(unchecked) var sealed = false
 
     init(ledger: DirectionLedger) { self.ledger = ledger }
 
@@ -165,14 +172,15 @@ struct ClaimMap {
 /// What one direction of a connection cost, packet by packet, shared out over the messages
 /// and the connection's overhead kinds (docs/METERING.md §2c). Packets wait (a bounded queue
 /// of plain values) until the bytes they carry are placed.
+/// Its state is not checked for overlapping access at run time (see `LayerSlot`).
 final class DirectionLedger {
-    private(set) var claims: ClaimMap
-    private var pending: Deque<PacketCost> = []
+    @exclusivity(unchecked) private(set) var claims: ClaimMap
+    @exclusivity(unchecked) private var pending: Deque<PacketCost> = []
     private let maxPending: Int
-    private(set) var cost = DirectionCost()
+    @exclusivity(unchecked) private(set) var cost = DirectionCost()
     /// How far the peer acknowledged this direction's stream.
-    var acknowledged: Int64 = .min
-    private(set) var closed = false
+    @exclusivity(unchecked) var acknowledged: Int64 = .min
+    @exclusivity(unchecked) private(set) var closed = false
     /// A tunnel's direction: its claims go, shifted, to the outer connection's direction,
     /// which counts the packets.
     private let forward: (link: TunnelCostLink, outerSide: FlowSide)?
@@ -383,9 +391,10 @@ final class ConnectionCostLedger {
 /// Claims of an HTTP layer that reads the TCP stream itself (cleartext HTTP/1.x, h2c): its
 /// sides are TCP sides, its offsets TCP offsets, and its messages' slots wait here for their
 /// records.
+/// Its slot tables are not checked for overlapping access at run time (see `LayerSlot`).
 final class CleartextClaims: MessageClaims {
     private let ledger: ConnectionCostLedger
-    private var slots: [[Int64: LayerSlot]] = [[:], [:]]
+    @exclusivity(unchecked) private var slots: [[Int64: LayerSlot]] = [[:], [:]]
 
     init(ledger: ConnectionCostLedger) { self.ledger = ledger }
 
@@ -400,7 +409,7 @@ final class CleartextClaims: MessageClaims {
     }
 
     /// Per side, the message claimed last: the same one claims again with each packet.
-    private var lastClaimed: [(start: Int64, slot: LayerSlot)?] = [nil, nil]
+    @exclusivity(unchecked) private var lastClaimed: [(start: Int64, slot: LayerSlot)?] = [nil, nil]
 
     private func costOwner(_ owner: StreamOwner, _ side: FlowSide) -> CostOwner {
         switch owner {

@@ -29,9 +29,11 @@ final class DiagnosticsCollector {
     }
 
     func count(_ estimates: [Result<Estimate, EstimateUnavailable>], estimators: EstimatorSet) {
-        for (estimator, estimate) in zip(estimators.names, estimates) {
+        // By index: the estimators' names are looked up only for a failure (an array of them
+        // per record cost more than the rest of the count).
+        for (index, estimate) in estimates.enumerated() {
             if case let .failure(reason) = estimate {
-                diagnostics.unestimated[estimator, default: [:]][reason, default: 0] += 1
+                diagnostics.unestimated[estimators.estimators[index].name, default: [:]][reason, default: 0] += 1
             }
         }
     }

@@ -14,10 +14,14 @@ final class RecordSink: HTTPRecordSink {
     private let builder: RecordBuilder
     private let diagnostics: DiagnosticsCollector
     private let worker: BodyWorker
+    // The queues change for every message, so they are not checked for overlapping access at
+    // run time (`@exclusivity(unchecked)`): the sink lives on the parsing thread alone, and
+    // no code runs while one is being changed (a record leaves its queue before it is built
+    // and emitted). Every run test goes through them in debug builds.
     /// Records in output order, waiting until no packet can change their layers.
-    private var settling: Deque<Waiting> = []
+    @exclusivity(unchecked) private var settling: Deque<Waiting> = []
     /// Records in output order, their layers taken, waiting for their bodies' measurements.
-    private var measuring: Deque<Waiting> = []
+    @exclusivity(unchecked) private var measuring: Deque<Waiting> = []
     /// Past this many in either queue, the oldest goes on: it takes its layers as they are
     /// (lower bounds), or waits for its body, instead of the queue growing.
     private let maxWaiting: Int

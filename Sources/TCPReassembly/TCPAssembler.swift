@@ -486,10 +486,12 @@ struct PendingReset {
 /// One connection as the assembler keeps it (in its table, shared by reference). All its
 /// mutable state is one struct: a segment is handled with one access to it, passed `inout`,
 /// instead of one dynamically checked access per field read or written. The handler it calls
-/// meanwhile cannot reach back into it (it only ever sees copies of the accounting).
+/// meanwhile cannot reach back into it (it only ever sees copies of the accounting), and the
+/// assembler runs on one thread: so that one access is not checked at run time either
+/// (`@exclusivity(unchecked)`; the reassembly tests run every path in debug builds).
 final class Connection {
     let info: ConnectionInfo
-    var state: ConnectionState
+    @exclusivity(unchecked) var state: ConnectionState
 
     init(info: ConnectionInfo, handler: TCPStreamHandler) {
         self.info = info
