@@ -300,12 +300,26 @@ struct RecordCauses {
 
 /// A group: one endpoint, one direction.
 public struct GroupKey: Hashable, Sendable, Comparable {
-    public var endpoint: String
+    public var endpoint: String { didSet { endpointHash = endpoint.hashValue } }
     public var direction: Direction
+    /// The endpoint's hash, computed once: a record's key is looked up in several tables (its
+    /// group, its header figures, the overhead sharing), each of which rehashes its keys as it
+    /// grows, and hashing the endpoint's text each time cost more than the rest of the look-up.
+    private var endpointHash: Int
 
     public init(endpoint: String, direction: Direction) {
         self.endpoint = endpoint
         self.direction = direction
+        endpointHash = endpoint.hashValue
+    }
+
+    public static func == (a: GroupKey, b: GroupKey) -> Bool {
+        a.endpointHash == b.endpointHash && a.direction == b.direction && a.endpoint == b.endpoint
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(endpointHash)
+        hasher.combine(direction)
     }
 
     /// Endpoint in byte order, then direction.

@@ -138,6 +138,9 @@ public enum NetworkSide: String, Sendable, CaseIterable, Comparable {
 
     public static func < (a: NetworkSide, b: NetworkSide) -> Bool { a == .up && b == .down }
 
+    /// The case, not its name's text, is hashed (a table of sides is looked up per record).
+    public func hash(into hasher: inout Hasher) { hasher.combine(self == .up) }
+
     /// The side that sent a record: requests go up, responses down; an HTTP/2 server push's
     /// promised request (anomaly `pushed`) is sent by the server.
     public static func of(_ record: MessageRecord) -> NetworkSide {

@@ -31,6 +31,9 @@ public enum HTTPProtocol: String, Sendable, CaseIterable, Comparable {
         }
     }
 
+    /// The case, not its name's text, is hashed (protocols key tables looked up per record).
+    public func hash(into hasher: inout Hasher) { hasher.combine(order) }
+
     public static func < (a: HTTPProtocol, b: HTTPProtocol) -> Bool {
         a.order < b.order
     }
