@@ -215,9 +215,19 @@ public struct HTTPMessage: Sendable, Equatable {
     /// Content codings in the order applied (`Content-Encoding` values split at commas,
     /// trimmed, empty ones dropped).
     public var contentCodings: [String] {
-        values(of: "content-encoding").flatMap { value in
-            value.split(separator: UInt8(ascii: ",")).map { String(httpBytes: Array(trimmed($0))) }
-        }.filter { !$0.isEmpty }
+        // One pass over each value's bytes (asked per body and per estimate): no array of
+        // pieces, copies of them or filtered copy of the list.
+        var codings: [String] = []
+        for value in values(of: "content-encoding") {
+            var start = value.startIndex
+            while start <= value.endIndex {
+                let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                let coding = trimmed(value[start..<end])
+                if !coding.isEmpty { codings.append(String(httpBytes: coding)) }
+                start = end + 1
+            }
+        }
+        return codings
     }
 
     /// How the body is delimited by RFC 9112 §6.3; `requestMethod` is, for a response, the
@@ -273,7 +283,7 @@ public struct RequestTarget: Sendable {
     public var query: ArraySlice<UInt8>?
 
     /// Authority of an absolute-form target, as text; nil otherwise.
-    public var authority: String? { authorityBytes.map { String(httpBytes: Array($0)) } }
+    public var authority: String? { authorityBytes.map { String(httpBytes: $0) } }
 
     public init(_ target: [UInt8]) {
         var rest = target[...]

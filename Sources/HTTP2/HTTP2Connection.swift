@@ -766,7 +766,14 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if message.kind == .request {
             // The URL the app asked for: absolute when scheme and authority are known.
             if let scheme, let authority {
-                message.target = Array("\(scheme)://\(authority)\(path ?? "")".utf8)
+                // Joined as bytes (once per request): no String made of the URL first.
+                var target: [UInt8] = []
+                target.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + (path?.utf8.count ?? 0))
+                target.append(contentsOf: scheme.utf8)
+                target.append(contentsOf: "://".utf8)
+                target.append(contentsOf: authority.utf8)
+                if let path { target.append(contentsOf: path.utf8) }
+                message.target = target
             } else {
                 message.target = Array((path ?? authority ?? "").utf8)
             }

@@ -16,10 +16,17 @@ final class BodyMeter: BodyObserver {
     private var streaming: StreamingMeasurer?
     private var bytesMissing = false
 
-    init(_ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer) {
+    /// The body's declared length (Content-Length), when it is one: room for it is made at the
+    /// first bytes, so that collecting a body copies each byte once instead of regrowing.
+    private let expectedLength: Int64?
+
+    init(
+        _ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer, expectedLength: Int64? = nil
+    ) {
         self.recipe = recipe
         self.worker = worker
         self.scratch = scratch
+        self.expectedLength = expectedLength
     }
 
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
@@ -27,6 +34,12 @@ final class BodyMeter: BodyObserver {
         if let streaming {
             streaming.feed(bytes)
         } else if collected.count + bytes.count <= worker.maxCollectedBody {
+            // Only a length the collection could hold is trusted with memory.
+            if collected.isEmpty, let expected = expectedLength, expected > bytes.count,
+                expected <= worker.maxCollectedBody
+            {
+                collected.reserveCapacity(Int(expected))
+            }
             collected.append(contentsOf: bytes)
         } else {
             let measurer = StreamingMeasurer(recipe, level: worker.level, limits: worker.limits, scratch: scratch)

@@ -50,7 +50,9 @@ final class RecordSink: HTTPRecordSink {
 
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? {
         let recipe = BodyRecipe(codings: message.contentCodings, needs: builder.estimators.bodyNeeds(for: message))
-        return BodyMeter(recipe, worker: worker, scratch: scratch)
+        return BodyMeter(
+            recipe, worker: worker, scratch: scratch,
+            expectedLength: recipe.needsBytes ? message.declaredContentLength : nil)
     }
 
     func record(_ captured: CapturedMessage, body: BodyMeter?) {

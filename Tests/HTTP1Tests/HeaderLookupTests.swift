@@ -31,4 +31,16 @@ final class HeaderLookupTests: XCTestCase {
         XCTAssertTrue(HeaderField("CONTENT-LENGTH", "1").hasName(bridged))
         XCTAssertFalse(HeaderField("Content-Type", "1").hasName(bridged))
     }
+
+    func testContentCodingsSplitAtCommasTrimmedEmptiesDropped() {
+        // Two fields in order; commas split, spaces and tabs trimmed, empty pieces (",,", " ",
+        // a trailing comma) dropped: gzip, br, then x-custom from the second field.
+        let sent = message([
+            ("Content-Encoding", " gzip ,, \tbr\t, ,"), ("Vary", "a, b"), ("content-encoding", "x-custom"),
+        ])
+        XCTAssertEqual(sent.contentCodings, ["gzip", "br", "x-custom"])
+        XCTAssertEqual(message([("Content-Encoding", ",")]).contentCodings, [])
+        XCTAssertEqual(message([("Content-Encoding", "")]).contentCodings, [])
+        XCTAssertEqual(message([("Vary", "gzip")]).contentCodings, [])
+    }
 }
