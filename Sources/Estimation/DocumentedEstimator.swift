@@ -136,7 +136,7 @@ public struct DocumentedEstimator: Estimator {
     /// The status line the app reads back: as sent without its CRLF over HTTP/1.x; over
     /// HTTP/2, which has none, `HTTP/2 {status}` (docs/METERING.md §2a).
     func responseLineLength(_ message: HTTPMessage) -> Int {
-        if message.http2 != nil { return "HTTP/2 ".count + String(message.status ?? 0).count }
+        if message.http2 != nil { return "HTTP/2 ".utf8.count + Self.decimalLength(message.status ?? 0) }
         return FoundationText.utf8Length(message.startLine)
     }
 
@@ -146,9 +146,20 @@ public struct DocumentedEstimator: Estimator {
         let host = urlHost(message, target: target)
         // A String is valid UTF-8: its bytes are what Foundation counts.
         let method = (message.method ?? "").utf8.count
-        let path = urlPathLength(target) ?? Self.nullText.count
-        let query = target.query.map(FoundationText.utf8Length) ?? Self.nullText.count
-        return host + 1 + method + 1 + path + 1 + "HTTP/1.1".count + 1 + query + 1
+        let path = urlPathLength(target) ?? Self.nullText.utf8.count
+        let query = target.query.map(FoundationText.utf8Length) ?? Self.nullText.utf8.count
+        return host + 1 + method + 1 + path + 1 + "HTTP/1.1".utf8.count + 1 + query + 1
+    }
+
+    /// The length of `String(value)` (ASCII digits and a sign), without making it.
+    static func decimalLength(_ value: Int) -> Int {
+        var length = value < 0 ? 2 : 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            length += 1
+        }
+        return length
     }
 
     /// Objective-C's `%@` of nil.

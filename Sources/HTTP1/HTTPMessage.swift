@@ -16,7 +16,13 @@ public struct HeaderField: Sendable, Equatable {
     }
 
     public init(_ name: String, _ value: String) {
-        self.init(name: Array(name.utf8), value: Array(value.utf8))
+        self.init(name: Self.bytes(of: name), value: Self.bytes(of: value))
+    }
+
+    /// A String's UTF-8 as an array, copied in one block when the text is contiguous (every
+    /// native String, HPACK's included: once per field of every HTTP/2 message).
+    @inline(__always) static func bytes(of text: String) -> [UInt8] {
+        text.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(text.utf8)
     }
 
     /// Case-insensitive name comparison with an ASCII lowercase name.

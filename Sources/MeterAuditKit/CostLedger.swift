@@ -417,8 +417,14 @@ final class CleartextClaims: MessageClaims {
             if let last = lastClaimed[side.rawValue], last.start == start, !last.slot.sealed {
                 return .message(last.slot)
             }
-            let slot = slots[side.rawValue][start] ?? LayerSlot(ledger: ledger[side].counting)
-            slots[side.rawValue][start] = slot
+            // Stored only when new: a hit is one look-up, not a look-up and a write.
+            let slot: LayerSlot
+            if let known = slots[side.rawValue][start] {
+                slot = known
+            } else {
+                slot = LayerSlot(ledger: ledger[side].counting)
+                slots[side.rawValue][start] = slot
+            }
             lastClaimed[side.rawValue] = (start, slot)
             return .message(slot)
         case .control: return .http2Control

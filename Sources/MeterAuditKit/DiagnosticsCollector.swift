@@ -6,7 +6,11 @@ import HTTP1
 /// Keeps one input's diagnostics while it is read: records by kind, bodies that did not
 /// decode, estimates that could not be made, connections, packets.
 final class DiagnosticsCollector {
-    private(set) var diagnostics: InputDiagnostics
+    /// Counted into several times per record: not checked for overlapping access at run time
+    /// (`@exclusivity(unchecked)`), as the collector lives on the parsing thread alone and each
+    /// count is a plain change of one figure, with no code running meanwhile. The run tests
+    /// count through it in debug builds.
+    @exclusivity(unchecked) private(set) var diagnostics: InputDiagnostics
     private var serverNames: Set<String> = []
 
     init(_ diagnostics: InputDiagnostics) {

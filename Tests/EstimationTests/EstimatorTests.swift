@@ -205,6 +205,22 @@ final class EstimatorTests: XCTestCase {
         XCTAssertEqual(try documentedEstimate(response, body(0)), Estimate(line: 10, headers: 2, body: 0))
     }
 
+    /// The HTTP/2 status line the app reads back is `HTTP/2 {status}` as `String(status)` writes
+    /// it: 7 bytes of "HTTP/2 ", then the digits and a minus sign, counted by hand.
+    func testHTTP2StatusLineLengthCountsTheStatusDigits() throws {
+        var response = HTTPMessage(kind: .response, index: 0)
+        response.http2 = HTTP2MessageFacts(stream: 1)
+        // (status, line): "HTTP/2 0" 8, "HTTP/2 9" 8, "HTTP/2 10" 9, "HTTP/2 200" 10, "HTTP/2 1000" 11,
+        // "HTTP/2 -5" 9, Int.max's 19 digits 26, Int.min's minus and 19 digits 27; none sent: "HTTP/2 0".
+        let cases: [(Int?, Int)] = [
+            (0, 8), (9, 8), (10, 9), (200, 10), (1000, 11), (-5, 9), (Int.max, 26), (Int.min, 27), (nil, 8),
+        ]
+        for (status, line) in cases {
+            response.status = status
+            XCTAssertEqual(try documentedEstimate(response, body(0)).line, line, "status \(String(describing: status))")
+        }
+    }
+
     // MARK: - naive
 
     func testNaiveRequestIsTheBody() throws {
