@@ -19,6 +19,7 @@ final class BodyMeter: BodyObserver {
     /// The body's declared length (Content-Length), when it is one: room for it is made at the
     /// first bytes, so that collecting a body copies each byte once instead of regrowing.
     private let expectedLength: Int64?
+    private static let maxReserved: Int64 = 256 << 10
 
     init(
         _ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer, expectedLength: Int64? = nil
@@ -34,11 +35,12 @@ final class BodyMeter: BodyObserver {
         if let streaming {
             streaming.feed(bytes)
         } else if collected.count + bytes.count <= worker.maxCollectedBody {
-            // Only a length the collection could hold is trusted with memory.
+            // Only a length the collection could hold is trusted with memory, and only up to
+            // `maxReserved`: a capture may declare long bodies on many streams and send none.
             if collected.isEmpty, let expected = expectedLength, expected > bytes.count,
                 expected <= worker.maxCollectedBody
             {
-                collected.reserveCapacity(Int(expected))
+                collected.reserveCapacity(Int(min(expected, Self.maxReserved)))
             }
             collected.append(contentsOf: bytes)
         } else {
