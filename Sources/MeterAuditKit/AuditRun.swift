@@ -118,19 +118,24 @@ public struct AuditRun {
             }
             diagnostics.append(inputDiagnostics)
         }
+        let read = monotonicSeconds()
+        // What follows has two parts that need nothing of each other: putting the streamed
+        // files in place with diagnostics.json (which needs only the diagnostics), and sorting
+        // and ranking the figures for the other reports. The first goes to another core while
+        // this one does the second, so neither core waits on the other's serial work.
+        let diagnosticsPath = outputDirectory + "/diagnostics.json"
+        let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
         // The streamed files appear under their names only now that they are complete.
         let streamed: [(path: String, close: () throws -> Void)] =
             [messages.map { (messagesPath, $0.close) }, connections.map { (connectionsPath, $0.close) }]
             .compactMap { $0 }
-        for file in streamed {
-            do {
-                try file.close()
-                files.append(file.path)
-            } catch {
-                outputErrors.append(String(describing: error))
-            }
+        let early: [(path: String, write: () throws -> Void)] =
+            streamed.map { ($0.path, $0.close) } + [(diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) })]
+        let earlyWrites = WriteFailures(count: early.count)
+        let earlyDone = DispatchGroup()
+        DispatchQueue.global().async(group: earlyDone) {
+            for index in early.indices { earlyWrites.run(index, early[index].write) }
         }
-        let read = monotonicSeconds()
         // The figures sorted once here (in place: the aggregation is complete), not once per
         // report: every report asks order-free ones. Ranked once too, for every report that
         // lists the endpoints.
@@ -140,43 +145,44 @@ public struct AuditRun {
             rankBy: options.rankBy)
         prepared.rankEndpoints()
         let report = prepared
-        // The end-of-run files are independent: written at once, on every core. Listed (and
-        // their errors told) in registry order, diagnostics.json last.
-        let diagnosticsPath = outputDirectory + "/diagnostics.json"
+        // The end-of-run reports are independent: written at once, on every core. Listed (and
+        // their errors told) in registry order.
         var writers: [(path: String, write: () throws -> Void)] = []
         for reporter in Reporters.all where formats?.contains(reporter.name) ?? true {
             let path = outputDirectory + "/" + reporter.fileName
             writers.append((path, { try reporter.write(report, to: path) }))
         }
-        let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
-        writers.append((diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) }))
         let failures = WriteFailures(count: writers.count)
-        // Longest first, so the two cores end together: report.html, report.json and
-        // endpoints.csv take most of the time (in that order on the benchmark captures), then
-        // the rest from the end of the registry. On two cores the page runs beside report.json,
-        // then endpoints.csv, while the short ones follow the page.
-        let longest = [HTMLReport.fileName, JSONReport.fileName, EndpointsReporter.fileName]
+        // Longest first, so the two cores end together: report.json and report.html take most
+        // of the time (in that order on the benchmark captures), then endpoints.csv and the
+        // rest from the end of the registry. On two cores the page runs beside report.json,
+        // then endpoints.csv and report.md follow on whichever core is free first.
+        let longest = [JSONReport.fileName, HTMLReport.fileName, EndpointsReporter.fileName]
         let order =
             longest.compactMap { name in writers.indices.first { writers[$0].path.hasSuffix("/" + name) } }
             + writers.indices.reversed().filter { index in !longest.contains { writers[index].path.hasSuffix("/" + $0) }
             }
+        earlyDone.wait()
         DispatchQueue.concurrentPerform(iterations: writers.count) { started in
             let index = order[started]
-            let begun = monotonicSeconds()
-            do {
-                try writers[index].write()
-            } catch {
-                failures.set(index, String(describing: error))
-            }
-            failures.setSeconds(index, monotonicSeconds() - begun)
+            failures.run(index, writers[index].write)
         }
+        // Told in the order the files are listed: the streamed files, the reports in registry
+        // order, diagnostics.json last. The streamed files were written while reading: only
+        // the others are timed.
+        let diagnosticsIndex = early.count - 1
+        var outcomes: [(path: String, failure: String?, seconds: Double?)] =
+            streamed.indices.map { (early[$0].path, earlyWrites.failure(at: $0), nil) }
+        outcomes += writers.indices.map { (writers[$0].path, failures.failure(at: $0), failures.seconds(at: $0)) }
+        outcomes.append(
+            (diagnosticsPath, earlyWrites.failure(at: diagnosticsIndex), earlyWrites.seconds(at: diagnosticsIndex)))
         var fileSeconds: [(file: String, seconds: Double)] = []
-        for (index, writer) in writers.enumerated() {
-            if let failure = failures.failure(at: index) {
+        for outcome in outcomes {
+            if let failure = outcome.failure {
                 outputErrors.append(failure)
             } else {
-                files.append(writer.path)
-                fileSeconds.append((writer.path, failures.seconds(at: index)))
+                files.append(outcome.path)
+                if let seconds = outcome.seconds { fileSeconds.append((outcome.path, seconds)) }
             }
         }
         var result = Result(
@@ -197,6 +203,17 @@ private final class WriteFailures: @unchecked Sendable {
     init(count: Int) {
         failures = Array(repeating: nil, count: count)
         durations = Array(repeating: 0, count: count)
+    }
+
+    /// Runs `write`, keeping its error and its time under `index`.
+    func run(_ index: Int, _ write: () throws -> Void) {
+        let begun = monotonicSeconds()
+        do {
+            try write()
+        } catch {
+            set(index, String(describing: error))
+        }
+        setSeconds(index, monotonicSeconds() - begun)
     }
 
     func set(_ index: Int, _ failure: String) { lock.withLock { failures[index] = failure } }

@@ -22,7 +22,7 @@ public final class CSVWriter {
     /// Writes a row built cell by cell, and empties it for the next (its capacity kept).
     public func writeRow(_ row: inout CSVRowBytes) {
         row.endRow()
-        file.write(row.bytes)
+        row.withBytes { file.write($0) }
         row.removeAll()
     }
 
@@ -33,7 +33,7 @@ public final class CSVWriter {
             var row = CSVRowBytes()
             for field in fields { row.append(field) }
             row.endRow()
-            bytes += row.bytes
+            row.withBytes { bytes += $0 }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -53,6 +53,8 @@ public protocol CSVCells {
     mutating func append(utf8 text: UnsafeBufferPointer<UInt8>)
     /// A decimal integer; an empty cell for nil.
     mutating func append(_ number: Int?)
+    /// A fraction with `decimals` fixed decimals (`FixedDecimal`); an empty cell for nil.
+    mutating func append(_ fraction: Double?, decimals: Int)
 }
 
 extension CSVCells {
@@ -68,7 +70,7 @@ extension CSVCells {
     }
 
     /// A fraction with `decimals` fixed decimals (`FixedDecimal`); an empty cell for nil.
-    mutating func append(_ fraction: Double?, decimals: Int) {
+    public mutating func append(_ fraction: Double?, decimals: Int) {
         guard let fraction else { return append("") }
         FixedDecimal.withText(fraction, decimals: decimals) { append(utf8: $0) }
     }
@@ -78,48 +80,103 @@ extension CSVCells {
 }
 
 /// One CSV row's bytes, quoted as `CSVWriter` quotes.
+///
+/// The row is `buffer[..<count]`; the buffer is kept longer than any row so far (zeros past
+/// the row), so that a cell is written in place: an Array append per cell cost more than the
+/// digits of a number (messages.csv and endpoints.csv are mostly numbers).
 public struct CSVRowBytes: CSVCells {
-    public private(set) var bytes: [UInt8] = []
+    private var buffer = [UInt8](repeating: 0, count: 512)
+    private var count = 0
     private var cells = 0
 
-    public init() { bytes.reserveCapacity(512) }
+    public init() {}
+
+    /// The row's bytes so far.
+    public var bytes: [UInt8] { Array(buffer[..<count]) }
+
+    /// The row's bytes so far, lent for the call.
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
 
     public mutating func append(utf8 field: UnsafeBufferPointer<UInt8>) {
         beginCell()
         let needsQuotes = field.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
-        guard needsQuotes else {
-            bytes.append(contentsOf: field)
-            return
+        guard needsQuotes else { return write(field) }
+        // Every byte doubled at most, between two quotes.
+        writeInPlace(maximumLength: 2 * field.count + 2) { start in
+            var end = start
+            end.pointee = 34
+            end += 1
+            for byte in field {
+                if byte == 34 {
+                    end.pointee = 34
+                    end += 1
+                }
+                end.pointee = byte
+                end += 1
+            }
+            end.pointee = 34
+            return end - start + 1
         }
-        bytes.append(34)
-        for byte in field {
-            if byte == 34 { bytes.append(34) }
-            bytes.append(byte)
-        }
-        bytes.append(34)
     }
 
     /// Digits need no quotes: written straight into the row (once per number cell).
     public mutating func append(_ number: Int?) {
         beginCell()
-        if let number { withDecimalText(number) { bytes.append(contentsOf: $0) } }
+        guard let number else { return }
+        writeInPlace(maximumLength: FixedDecimal.maximumLength(decimals: 0)) {
+            FixedDecimal.write(UInt64(number.magnitude), decimals: 0, negative: number < 0, at: $0)
+        }
+    }
+
+    /// A fraction's digits need no quotes either (nor does `String(format:)`'s text of the
+    /// values `FixedDecimal` leaves to it: inf, nan, digits).
+    public mutating func append(_ fraction: Double?, decimals: Int) {
+        beginCell()
+        guard let fraction else { return }
+        FixedDecimal.withText(fraction, decimals: decimals) { write($0) }
     }
 
     /// The comma before every cell but the first.
+    @inline(__always)
     private mutating func beginCell() {
-        if cells > 0 { bytes.append(UInt8(ascii: ",")) }
+        if cells > 0 { writeInPlace(maximumLength: 1) { $0.pointee = UInt8(ascii: ","); return 1 } }
         cells += 1
+    }
+
+    private mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        writeInPlace(maximumLength: bytes.count) {
+            $0.update(from: source, count: bytes.count)
+            return bytes.count
+        }
+    }
+
+    /// Lets `body` write up to `maximumLength` bytes at the row's end; it returns how many it wrote.
+    @inline(__always)
+    private mutating func writeInPlace(
+        maximumLength: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int
+    ) {
+        if buffer.count - count < maximumLength {
+            buffer.append(contentsOf: repeatElement(0, count: max(maximumLength, buffer.count)))
+        }
+        let start = count
+        count += buffer.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
     }
 
     /// Ends the row with CRLF.
     mutating func endRow() {
-        bytes.append(13)
-        bytes.append(10)
+        writeInPlace(maximumLength: 2) {
+            $0[0] = 13
+            $0[1] = 10
+            return 2
+        }
     }
 
-    /// Empties the row, keeping its capacity.
+    /// Empties the row, keeping its buffer.
     mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
         cells = 0
     }
 }

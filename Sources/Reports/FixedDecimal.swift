@@ -54,32 +54,62 @@ enum FixedDecimal {
     static func withDigits<Result>(
         _ scaled: UInt64, decimals: Int, negative: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
-        // Digits written from the end: the decimals, the point, the whole part, the sign.
-        // Room for UInt64's 20 digits, the point, the sign and the decimals.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22 + decimals) { text -> Result in
-            var start = text.count
-            var rest = scaled
-            for _ in 0..<decimals {
-                start -= 1
-                text[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            if decimals > 0 {
-                start -= 1
-                text[start] = UInt8(ascii: ".")
-            }
-            repeat {
-                start -= 1
-                text[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if negative {
-                start -= 1
-                text[start] = UInt8(ascii: "-")
-            }
-            return body(UnsafeBufferPointer(rebasing: text[start...]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumLength(decimals: decimals)) { text -> Result in
+            let length = write(scaled, decimals: decimals, negative: negative, at: text.baseAddress!)
+            return body(UnsafeBufferPointer(rebasing: text[..<length]))
         }
     }
+
+    /// Bytes `write` takes at most: UInt64's 20 digits, the point, the sign and the decimals.
+    @inline(__always)
+    static func maximumLength(decimals: Int) -> Int { 22 + decimals }
+
+    /// Writes the text of `scaled` / 10^`decimals` (as `withDigits` gives it) at `start`, which
+    /// has room for `maximumLength(decimals:)` bytes; returns its length. Written in place, so a
+    /// writer with a buffer of its own (report.json's, a CSV row) copies no digits.
+    @inline(__always)
+    static func write(
+        _ scaled: UInt64, decimals: Int, negative: Bool, at start: UnsafeMutablePointer<UInt8>
+    ) -> Int {
+        // The length first, then the digits from the end: the decimals, the point, the whole
+        // part (at least one digit), the sign.
+        let wholeDigits = max(digitCount(scaled) - decimals, 1)
+        let length = (negative ? 1 : 0) + wholeDigits + (decimals > 0 ? decimals + 1 : 0)
+        var position = start + length
+        var rest = scaled
+        for _ in 0..<decimals {
+            position -= 1
+            position.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        if decimals > 0 {
+            position -= 1
+            position.pointee = UInt8(ascii: ".")
+        }
+        for _ in 0..<wholeDigits {
+            position -= 1
+            position.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        if negative { start.pointee = UInt8(ascii: "-") }
+        return length
+    }
+
+    /// Decimal digits of `value` (1 for 0): log10 estimated from the bit length (1233 / 4096
+    /// is just over log10 2), then corrected by one comparison.
+    @inline(__always)
+    static func digitCount(_ value: UInt64) -> Int {
+        let bits = 64 - value.leadingZeroBitCount
+        let estimate = (bits &* 1233) >> 12 // 0...19: the digits, or one more
+        return value < allPowersOfTen[estimate] ? max(estimate, 1) : estimate + 1
+    }
+
+    /// 10^0 ... 10^19, every power of ten UInt64 holds.
+    private static let allPowersOfTen: [UInt64] = [
+        1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000, 10_000_000_000,
+        100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000, 1_000_000_000_000_000,
+        10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000, 10_000_000_000_000_000_000,
+    ]
 
     /// (high · 2^64 + low) / 2^shift, rounded half to even; the quotient fits 64 bits here
     /// (|value| < 2^43 and 10^6 < 2^20).

@@ -485,8 +485,9 @@ struct PrettyJSONWriter {
         writeInt(value)
     }
 
-    /// Bytes a whole number takes at most: Int.min has 19 digits and a sign.
-    private static let intRoom = 20
+    /// Bytes a whole number takes at most (`FixedDecimal.write`'s room, more than Int.min's 19
+    /// digits and sign).
+    private static var intRoom: Int { FixedDecimal.maximumLength(decimals: 0) }
 
     /// A whole number or null, where `reserve` made room for it.
     @inline(__always)
@@ -496,10 +497,7 @@ struct PrettyJSONWriter {
             count += 4
             return
         }
-        withDecimalText(value) { digits in
-            (bytes + count).update(from: digits.baseAddress!, count: digits.count)
-            count += digits.count
-        }
+        count += FixedDecimal.write(UInt64(value.magnitude), decimals: 0, negative: value < 0, at: bytes + count)
     }
 
     /// As JSONEncoder writes a Double: Swift's shortest round-trip text, without a trailing `.0`.
@@ -540,7 +538,8 @@ struct PrettyJSONWriter {
         var scaled = UInt64(millionths.magnitude / 1_000_000)
         for _ in 0..<places { scaled *= 10 }
         scaled += UInt64(fraction)
-        FixedDecimal.withDigits(scaled, decimals: places, negative: millionths < 0) { put($0) }
+        reserve(FixedDecimal.maximumLength(decimals: places))
+        count += FixedDecimal.write(scaled, decimals: places, negative: millionths < 0, at: bytes + count)
     }
 
     mutating func string(_ value: String?) {

@@ -182,8 +182,13 @@ struct Analyze: ParsableCommand {
             print(Reporters.terminalSummary(result.report), terminator: "")
             print("written: " + result.files.joined(separator: ", "))
         }
-        if !result.outputErrors.isEmpty { throw ExitCode(ExitStatus.outputFailed) }
-        if result.someInputsUnreadable { throw ExitCode(ExitStatus.someInputsUnreadable) }
+        let status =
+            !result.outputErrors.isEmpty
+            ? ExitStatus.outputFailed : result.someInputsUnreadable ? ExitStatus.someInputsUnreadable : 0
+        // The process ends here, with the run's result still held: its memory goes back to the
+        // system at once, where freeing its figures one by one took ~2 ms on one core. exit()
+        // flushes stdout as a return would.
+        endProcess(status)
     }
 
     /// `work-floor: …`, one line scripts/bench reads: decoding each distinct wire body and
@@ -210,6 +215,9 @@ extension Analyze {
             + files.joined(separator: ", ") + ")"
     }
 }
+
+/// The C library's exit (ParsableCommand's own `exit(withError:)` shadows it inside commands).
+func endProcess(_ status: Int32) -> Never { exit(status) }
 
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
