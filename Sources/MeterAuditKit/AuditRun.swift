@@ -91,6 +91,9 @@ public struct AuditRun {
         var aggregation = Aggregation(estimators: options.estimators)
         // report.html's per-record charts, in bounded memory; only when the page is written.
         let writesHTML = formats?.contains(HTMLReport.name) ?? true
+        // The page's template, parsed on another core while this one starts reading (the
+        // body workers have little to do yet), instead of at the end.
+        if writesHTML { DispatchQueue.global().async { HTMLReport.prepare() } }
         var charts = ChartSamples(estimatorNames: options.estimators.names)
         var diagnostics: [InputDiagnostics] = []
         for (index, input) in inputs.enumerated() {

@@ -197,8 +197,8 @@ extension JSONReport {
             json.beginObject()
             json.key("directions")
             json.beginObject()
-            for (direction, figures) in sortedByKey(endpoint.directions.map { ($0.direction.rawValue, $0.figures) }) {
-                json.key(named: direction)
+            for (direction, figures) in inKeyOrder(endpoint.directions) {
+                json.key(named: direction.rawValue)
                 headerCompression(figures, keys: keys, &json)
             }
             json.endObject()
@@ -210,9 +210,8 @@ extension JSONReport {
         json.endArray()
         json.key("totals")
         json.beginObject()
-        for (direction, figures) in sortedByKey(run.headerCompressionTotals.map { ($0.direction.rawValue, $0.figures) })
-        {
-            json.key(named: direction)
+        for (direction, figures) in inKeyOrder(run.headerCompressionTotals) {
+            json.key(named: direction.rawValue)
             headerCompression(figures, keys: keys, &json)
         }
         json.endObject()

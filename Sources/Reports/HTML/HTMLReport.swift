@@ -35,6 +35,14 @@ public enum HTMLReport: RunReporter {
             + " base-uri 'none'; form-action 'none'"
     }()
 
+    /// Parses the page's template and hashes its script now (once per process, about 3 ms),
+    /// so that a run can do it on a core that is free while reading starts rather than at the
+    /// end, where every report waits on the slowest.
+    public static func prepare() {
+        _ = template
+        _ = contentSecurityPolicy
+    }
+
     public static func render(_ run: RunReport) -> String {
         render(run, endpointRows: defaultEndpointRows)
     }
