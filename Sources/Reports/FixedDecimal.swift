@@ -77,23 +77,45 @@ enum FixedDecimal {
         let length = (negative ? 1 : 0) + wholeDigits + (decimals > 0 ? decimals + 1 : 0)
         var position = start + length
         var rest = scaled
-        for _ in 0..<decimals {
-            position -= 1
-            position.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-        }
         if decimals > 0 {
-            position -= 1
+            position = writeDigits(of: &rest, count: decimals, before: position) - 1
             position.pointee = UInt8(ascii: ".")
         }
-        for _ in 0..<wholeDigits {
-            position -= 1
-            position.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-        }
+        _ = writeDigits(of: &rest, count: wholeDigits, before: position)
         if negative { start.pointee = UInt8(ascii: "-") }
         return length
     }
+
+    /// The last `count` decimal digits of `value`, written before `end`, two per division;
+    /// `value` keeps the digits above them. Returns where the digits begin.
+    @inline(__always)
+    private static func writeDigits(
+        of value: inout UInt64, count: Int, before end: UnsafeMutablePointer<UInt8>
+    ) -> UnsafeMutablePointer<UInt8> {
+        let pairs = digitPairs.utf8Start
+        var position = end
+        var left = count
+        while left >= 2 {
+            let pair = 2 * Int(value % 100)
+            value /= 100
+            position -= 2
+            position[0] = pairs[pair]
+            position[1] = pairs[pair + 1]
+            left -= 2
+        }
+        if left == 1 {
+            position -= 1
+            position.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+            value /= 10
+        }
+        return position
+    }
+
+    /// 00, 01, ... 99, each number's two digits.
+    private static let digitPairs: StaticString = """
+        0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+        5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899
+        """
 
     /// Decimal digits of `value` (1 for 0): log10 estimated from the bit length (1233 / 4096
     /// is just over log10 2), then corrected by one comparison.
