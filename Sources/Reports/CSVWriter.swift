@@ -79,32 +79,25 @@ extension CSVCells {
     public mutating func append(_ flag: Bool) { append(flag ? "true" : "false") }
 }
 
-/// One CSV row's bytes, quoted as `CSVWriter` quotes.
-///
-/// The row is `buffer[..<count]`; the buffer is kept longer than any row so far (zeros past
-/// the row), so that a cell is written in place: an Array append per cell cost more than the
-/// digits of a number (messages.csv and endpoints.csv are mostly numbers).
+/// One CSV row's bytes, quoted as `CSVWriter` quotes, each cell written in place (`ByteText`).
 public struct CSVRowBytes: CSVCells {
-    private var buffer = [UInt8](repeating: 0, count: 512)
-    private var count = 0
+    private var text = ByteText()
     private var cells = 0
 
     public init() {}
 
     /// The row's bytes so far.
-    public var bytes: [UInt8] { Array(buffer[..<count]) }
+    public var bytes: [UInt8] { text.bytes }
 
     /// The row's bytes so far, lent for the call.
-    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-    }
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result { text.withBytes(body) }
 
     public mutating func append(utf8 field: UnsafeBufferPointer<UInt8>) {
         beginCell()
         let needsQuotes = field.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
-        guard needsQuotes else { return write(field) }
+        guard needsQuotes else { return text.append(field) }
         // Every byte doubled at most, between two quotes.
-        writeInPlace(maximumLength: 2 * field.count + 2) { start in
+        text.write(maximumLength: 2 * field.count + 2) { start in
             var end = start
             end.pointee = 34
             end += 1
@@ -125,7 +118,7 @@ public struct CSVRowBytes: CSVCells {
     public mutating func append(_ number: Int?) {
         beginCell()
         guard let number else { return }
-        writeInPlace(maximumLength: FixedDecimal.maximumLength(decimals: 0)) {
+        text.write(maximumLength: FixedDecimal.maximumLength(decimals: 0)) {
             FixedDecimal.write(UInt64(number.magnitude), decimals: 0, negative: number < 0, at: $0)
         }
     }
@@ -135,48 +128,30 @@ public struct CSVRowBytes: CSVCells {
     public mutating func append(_ fraction: Double?, decimals: Int) {
         beginCell()
         guard let fraction else { return }
-        FixedDecimal.withText(fraction, decimals: decimals) { write($0) }
+        let start = text.count
+        text.write(maximumLength: FixedDecimal.maximumLength(decimals: decimals)) {
+            FixedDecimal.write(fraction, decimals: decimals, at: $0) ?? 0
+        }
+        // Nothing written: a value FixedDecimal leaves to String(format:).
+        if text.count == start { FixedDecimal.withText(fraction, decimals: decimals) { text.append($0) } }
     }
 
     /// The comma before every cell but the first.
     @inline(__always)
     private mutating func beginCell() {
-        if cells > 0 { writeInPlace(maximumLength: 1) { $0.pointee = UInt8(ascii: ","); return 1 } }
+        if cells > 0 { text.append(UInt8(ascii: ",")) }
         cells += 1
-    }
-
-    private mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        writeInPlace(maximumLength: bytes.count) {
-            $0.update(from: source, count: bytes.count)
-            return bytes.count
-        }
-    }
-
-    /// Lets `body` write up to `maximumLength` bytes at the row's end; it returns how many it wrote.
-    @inline(__always)
-    private mutating func writeInPlace(
-        maximumLength: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int
-    ) {
-        if buffer.count - count < maximumLength {
-            buffer.append(contentsOf: repeatElement(0, count: max(maximumLength, buffer.count)))
-        }
-        let start = count
-        count += buffer.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
     }
 
     /// Ends the row with CRLF.
     mutating func endRow() {
-        writeInPlace(maximumLength: 2) {
-            $0[0] = 13
-            $0[1] = 10
-            return 2
-        }
+        text.append(13)
+        text.append(10)
     }
 
     /// Empties the row, keeping its buffer.
     mutating func removeAll() {
-        count = 0
+        text.removeAll()
         cells = 0
     }
 }

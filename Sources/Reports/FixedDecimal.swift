@@ -37,6 +37,15 @@ enum FixedDecimal {
         return scaled
     }
 
+    /// The text of a value this path covers, written at `start` (room for
+    /// `maximumLength(decimals:)` bytes); returns its length, or nil, writing nothing, for the
+    /// values left to `String(format:)` (`withText` writes those).
+    @inline(__always)
+    static func write(_ value: Double, decimals: Int, at start: UnsafeMutablePointer<UInt8>) -> Int? {
+        guard let scaled = scaledMagnitude(value, decimals: decimals) else { return nil }
+        return write(scaled, decimals: decimals, negative: value.sign == .minus, at: start)
+    }
+
     /// `body` of the text, written in a scratch buffer (by `String(format:)` for the values
     /// this path does not cover).
     static func withText<Result>(

@@ -10,7 +10,7 @@ struct SVG {
     /// Describes the chart for screen readers (`<title>` inside the `<svg>`).
     let label: String
     /// The elements' text so far, as UTF-8.
-    private var body: [UInt8] = []
+    private var body = ByteText(capacity: 4096)
 
     init(width: Double, height: Double, label: String) {
         self.width = width
@@ -64,13 +64,13 @@ struct SVG {
 
     /// Markup of the builder's own, written as it is.
     private mutating func put(_ markup: StaticString) {
-        markup.withUTF8Buffer { body.append(contentsOf: $0) }
+        body.append(markup)
     }
 
     /// Text from the run, escaped.
     private mutating func put(escaping text: String) {
         var escaped = Self.escape(text)
-        escaped.withUTF8 { body.append(contentsOf: $0) }
+        escaped.withUTF8 { body.append($0) }
     }
 
     /// ` name="value"`, the value escaped. Elements are written straight into the body
@@ -89,7 +89,7 @@ struct SVG {
         put(" ")
         put(name)
         put("=\"")
-        Self.withNumberText(value) { body.append(contentsOf: $0) }
+        Self.withNumberText(value) { body.append($0) }
         put("\"")
     }
 
@@ -116,7 +116,7 @@ struct SVG {
         attribute("fill", fill)
         for (name, value) in extra {
             put(" ")
-            body.append(contentsOf: name.utf8)
+            body.append(name)
             put("=\"")
             put(escaping: value)
             put("\"")
@@ -199,7 +199,7 @@ struct SVG {
     var rendered: String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\""
             + " role=\"img\" font-family=\"system-ui, sans-serif\">"
-            + "<title>\(Self.escape(label))</title>" + String(decoding: body, as: UTF8.self) + "</svg>"
+            + "<title>\(Self.escape(label))</title>" + body.withBytes { String(decoding: $0, as: UTF8.self) } + "</svg>"
     }
 }
 
