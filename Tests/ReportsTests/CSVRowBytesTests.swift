@@ -49,4 +49,22 @@ final class CSVRowBytesTests: XCTestCase {
             String(decoding: row.bytes, as: UTF8.self),
             ",0,9,10,-305,9223372036854775807,-9223372036854775808\r\n")
     }
+
+    func testARowLongerThanItsFirstBufferKeepsEveryByte() {
+        // 300 cells of 10 letters: 3,299 bytes with the commas, 3,301 with CRLF, past the
+        // 512 bytes the row starts with; then a short row in the same (grown) buffer.
+        var row = CSVRowBytes()
+        for _ in 0..<300 { row.append("abcdefghij") }
+        row.append(-1234567 as Int?)
+        row.endRow()
+        let expected = Array(repeating: "abcdefghij", count: 300).joined(separator: ",") + ",-1234567\r\n"
+        XCTAssertEqual(row.bytes.count, 3_299 + 9 + 2)
+        XCTAssertEqual(String(decoding: row.bytes, as: UTF8.self), expected)
+        row.removeAll()
+        row.append("a\"b")
+        row.append(0.125, decimals: 2)
+        row.endRow()
+        // The quote doubled inside quotes; 0.125 rounds half to even: 0.12.
+        XCTAssertEqual(String(decoding: row.bytes, as: UTF8.self), "\"a\"\"b\",0.12\r\n")
+    }
 }

@@ -100,4 +100,27 @@ final class FixedDecimalTests: XCTestCase {
             assertMatchesPrintf(value)
         }
     }
+
+    func testDigitCountAtEveryPowerOfTen() {
+        // Each side of every power of ten UInt64 holds, and its extremes; the decimal
+        // text's length is the oracle.
+        var values: [UInt64] = [0, 1, 9, UInt64.max]
+        var power: UInt64 = 10
+        for _ in 1...19 {
+            values += [power - 1, power, power + 1]
+            if power > UInt64.max / 10 { break }
+            power *= 10
+        }
+        for value in values {
+            XCTAssertEqual(FixedDecimal.digitCount(value), String(value).count, "\(value)")
+        }
+        // Written in place: the same text as `String`, for whole numbers of every length.
+        for value in values {
+            var text = [UInt8](repeating: 0, count: FixedDecimal.maximumLength(decimals: 0))
+            let length = text.withUnsafeMutableBufferPointer {
+                FixedDecimal.write(value, decimals: 0, negative: false, at: $0.baseAddress!)
+            }
+            XCTAssertEqual(String(decoding: text[..<length], as: UTF8.self), String(value))
+        }
+    }
 }

@@ -126,6 +126,76 @@ final class JSONReportStreamingTests: XCTestCase {
         XCTAssertGreaterThan(written.utf8.count, 1 << 17)
         XCTAssertEqual(written, JSONReportOracle.render(run))
     }
+
+    func testFollowingAShapeWritesWhatWritingEachKeyWrites() {
+        // The same object, values changing (null, negative, wide, fractions, an escaped
+        // string), written through `fixed` and key by key, as an array's elements and as an
+        // object's members at two depths: the texts must be the same bytes.
+        struct Values {
+            var count: Int?
+            var share: Double?
+            var name: String
+        }
+        let values = [
+            Values(count: 7, share: 0.5, name: "first"),
+            Values(count: nil, share: nil, name: "tab\there"),
+            Values(count: Int.min, share: -123456.789012, name: "\"quoted\""),
+            Values(count: 0, share: 1e20, name: ""),
+        ]
+        func object(_ value: Values, _ json: inout PrettyJSONWriter) {
+            json.beginObject()
+            json.member("count", int: value.count)
+            json.key("inner")
+            json.beginObject()
+            json.key("name")
+            json.string(value.name)
+            json.member("share", double: value.share)
+            json.endObject()
+            json.endObject()
+        }
+        func document(shaped: Bool) -> String {
+            var text: [UInt8] = []
+            var json = PrettyJSONWriter { text.append(contentsOf: $0) }
+            var elements = PrettyJSONWriter.Shapes()
+            var members = PrettyJSONWriter.Shapes()
+            json.beginObject()
+            json.key("list")
+            json.beginArray()
+            for value in values {
+                if shaped {
+                    json.fixed(&elements) { json in
+                        json.element()
+                        object(value, &json)
+                    }
+                } else {
+                    json.element()
+                    object(value, &json)
+                }
+            }
+            json.endArray()
+            json.key("nested")
+            json.beginObject()
+            for (index, value) in values.enumerated() {
+                json.key(named: "v\(index)")
+                object(value, &json)
+                // The rest of the object is fixed: members after a member, closing it too.
+                if shaped {
+                    json.fixed(&members) { json in
+                        json.member("after", int: value.count)
+                    }
+                } else {
+                    json.member("after", int: value.count)
+                }
+            }
+            json.endObject()
+            json.endObject()
+            json.newline()
+            json.flush()
+            return String(decoding: text, as: UTF8.self)
+        }
+        XCTAssertEqual(document(shaped: true), document(shaped: false))
+        XCTAssertTrue(document(shaped: false).contains("\"count\" : -9223372036854775808"))
+    }
 }
 
 /// report.json as JSONEncoder writes the whole document at once (the writer before streaming).
