@@ -123,9 +123,10 @@ public struct AuditRun {
         }
         let read = monotonicSeconds()
         // What follows has two parts that need nothing of each other: putting the streamed
-        // files in place with diagnostics.json (which needs only the diagnostics), and sorting
-        // and ranking the figures for the other reports. The first goes to another core while
-        // this one does the second, so neither core waits on the other's serial work.
+        // files in place with diagnostics.json (which needs only the diagnostics) and drawing
+        // report.html's charts of the records' samples, and sorting and ranking the figures for
+        // the other reports. The first goes to another core while this one does the second, so
+        // neither core waits on the other's serial work.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
         let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
         // The streamed files appear under their names only now that they are complete.
@@ -136,8 +137,13 @@ public struct AuditRun {
             streamed.map { ($0.path, $0.close) } + [(diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) })]
         let earlyWrites = WriteFailures(count: early.count)
         let earlyDone = DispatchGroup()
+        let samples = charts
+        let estimatorOrder = RunReport.estimatorOrder(
+            count: aggregation.estimatorNames.count, ranking: aggregation.rankingEstimator)
+        let sampleCharts = SampleChartsBox()
         DispatchQueue.global().async(group: earlyDone) {
             for index in early.indices { earlyWrites.run(index, early[index].write) }
+            if writesHTML { sampleCharts.charts = SampleCharts(samples, estimatorOrder: estimatorOrder) }
         }
         // The figures sorted once here (in place: the aggregation is complete), not once per
         // report: every report asks order-free ones. Ranked once too, for every report that
@@ -147,6 +153,8 @@ public struct AuditRun {
             inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
         prepared.rankEndpoints()
+        earlyDone.wait()
+        prepared.sampleCharts = sampleCharts.charts
         let report = prepared
         // The end-of-run reports are independent: written at once, on every core. Listed (and
         // their errors told) in registry order.
@@ -156,16 +164,15 @@ public struct AuditRun {
             writers.append((path, { try reporter.write(report, to: path) }))
         }
         let failures = WriteFailures(count: writers.count)
-        // Longest first, so the two cores end together: report.json and report.html take most
-        // of the time (in that order on the benchmark captures), then endpoints.csv and the
-        // rest from the end of the registry. On two cores the page runs beside report.json,
-        // then endpoints.csv and report.md follow on whichever core is free first.
+        // Longest first, so the two cores end together: report.json takes the longest on the
+        // benchmark captures (about as long as the others together), then report.html and
+        // endpoints.csv, then the rest from the end of the registry. On two cores the page runs
+        // beside report.json, then endpoints.csv and report.md on whichever core is free first.
         let longest = [JSONReport.fileName, HTMLReport.fileName, EndpointsReporter.fileName]
         let order =
             longest.compactMap { name in writers.indices.first { writers[$0].path.hasSuffix("/" + name) } }
             + writers.indices.reversed().filter { index in !longest.contains { writers[index].path.hasSuffix("/" + $0) }
             }
-        earlyDone.wait()
         DispatchQueue.concurrentPerform(iterations: writers.count) { started in
             let index = order[started]
             failures.run(index, writers[index].write)
@@ -195,6 +202,12 @@ public struct AuditRun {
         result.reportFileSeconds = fileSeconds
         return result
     }
+}
+
+/// The sample charts drawn on another core, read once that work is done (`DispatchGroup.wait`
+/// orders the write before the read).
+private final class SampleChartsBox: @unchecked Sendable {
+    var charts: SampleCharts?
 }
 
 /// The error and the time of each of several writes running at once, by index.

@@ -7,14 +7,22 @@ public struct RunReport: Sendable {
     /// Each input's diagnostics, in the order the inputs were given.
     public var inputs: [InputDiagnostics]
     public var aggregation: Aggregation {
-        didSet { forgetRanking() }
+        didSet {
+            forgetRanking()
+            sampleCharts = nil // drawn in the estimator order the aggregation gives
+        }
     }
     /// What the run was told (client profile, gzip level, endpoint rules…), shown as given,
     /// in this order.
     public var settings: [(String, String)]
     /// What report.html's per-record charts drew from the records as they streamed by
     /// (bounded samples and bins); empty when nobody collected them.
-    public var charts: ChartSamples
+    public var charts: ChartSamples {
+        didSet { sampleCharts = nil }
+    }
+    /// report.html's charts of `charts`, when drawn ahead (`SampleCharts`); the page draws
+    /// them itself otherwise. Forgotten when the samples or the estimator order change.
+    public var sampleCharts: SampleCharts?
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
     public var rankBy: RankLayer {
         didSet { forgetRanking() }
@@ -48,8 +56,13 @@ public struct RunReport: Sendable {
     /// Estimator indices in report order: the ranking estimator first, then the others in
     /// the run's order.
     public var estimatorOrder: [Int] {
-        let all = Array(aggregation.estimatorNames.indices)
-        guard let first = rankingEstimator else { return all }
+        Self.estimatorOrder(count: aggregation.estimatorNames.count, ranking: rankingEstimator)
+    }
+
+    /// `estimatorOrder` of `count` estimators ranked by `ranking`'s.
+    public static func estimatorOrder(count: Int, ranking: Int?) -> [Int] {
+        let all = Array(0..<count)
+        guard let first = ranking else { return all }
         return [first] + all.filter { $0 != first }
     }
 

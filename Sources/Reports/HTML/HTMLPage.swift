@@ -166,24 +166,22 @@ struct HTMLPage {
 
     static func charts(_ run: RunReport) -> [ChartGroup] {
         let order = run.estimatorOrder
-        func view(_ chart: Chart, _ size: String) -> ChartView {
-            ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: size)
-        }
+        let samples = run.sampleCharts ?? SampleCharts(run.charts, estimatorOrder: order)
         return [
             ChartGroup(
                 heading: "Endpoints ranked by error",
                 charts: order.map { view(ErrorBarsChart.chart(run, estimator: $0), "wide") }),
-            ChartGroup(
-                heading: "Wire size against estimate, per record",
-                charts: order.map { view(ScatterChart.chart(run.charts, estimator: $0), "half") }),
-            ChartGroup(
-                heading: "Distribution of the relative error",
-                charts: order.map { view(HistogramChart.chart(run.charts, estimator: $0), "half") }),
+            ChartGroup(heading: "Wire size against estimate, per record", charts: samples.scatter),
+            ChartGroup(heading: "Distribution of the relative error", charts: samples.histograms),
             ChartGroup(
                 heading: "Error by component: start line, headers, body",
                 charts: order.map { view(ComponentChart.chart(run, estimator: $0), "wide") }),
-            ChartGroup(heading: "Bytes over capture time", charts: [view(TimelineChart.chart(run.charts), "wide")]),
+            ChartGroup(heading: "Bytes over capture time", charts: [samples.timeline]),
         ]
+    }
+
+    static func view(_ chart: Chart, _ size: String) -> ChartView {
+        ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: size)
     }
 
     // MARK: - Endpoints
@@ -383,5 +381,21 @@ extension HTMLPage.ChartGroup: MustacheParent {
         case "charts": return charts
         default: return nil
         }
+    }
+}
+
+/// report.html's charts drawn from the records' samples alone (`ChartSamples`), not from the
+/// figures: a run can draw them on another core while it sorts and ranks the figures
+/// (`RunReport.sampleCharts`), instead of after, with the rest of the page.
+public struct SampleCharts: Sendable {
+    var scatter: [HTMLPage.ChartView]
+    var histograms: [HTMLPage.ChartView]
+    var timeline: HTMLPage.ChartView
+
+    /// The charts for estimators in `estimatorOrder` (`RunReport.estimatorOrder`).
+    public init(_ samples: ChartSamples, estimatorOrder order: [Int]) {
+        scatter = order.map { HTMLPage.view(ScatterChart.chart(samples, estimator: $0), "half") }
+        histograms = order.map { HTMLPage.view(HistogramChart.chart(samples, estimator: $0), "half") }
+        timeline = HTMLPage.view(TimelineChart.chart(samples), "wide")
     }
 }
