@@ -134,7 +134,9 @@ public struct AuditRun {
             [messages.map { (messagesPath, $0.close) }, connections.map { (connectionsPath, $0.close) }]
             .compactMap { $0 }
         let early: [(path: String, write: () throws -> Void)] =
-            streamed.map { ($0.path, $0.close) } + [(diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) })]
+            streamed.map { ($0.path, $0.close) } + [
+                (diagnosticsPath, { try diagnosticsFile.write(to: diagnosticsPath) })
+            ]
         let earlyWrites = WriteFailures(count: early.count)
         let earlyDone = DispatchGroup()
         let samples = charts
