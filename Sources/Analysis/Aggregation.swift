@@ -111,8 +111,13 @@ public struct EstimatorFigures: Sendable, Equatable {
         // Already sorted (the run sorts once for every report): no copy of the errors.
         if isOrderFree { return self }
         var copy = self
-        copy.absoluteRelativeErrors.sort()
+        copy.makeOrderFree()
         return copy
+    }
+
+    /// `orderFree` in place: the relative errors sorted where they are.
+    mutating func makeOrderFree() {
+        if !isOrderFree { absoluteRelativeErrors.sort() }
     }
 
     /// Whether the relative errors are already in `orderFree`'s order.
@@ -194,9 +199,7 @@ public struct GroupFigures: Sendable, Equatable {
 
     /// Sorts the relative errors in place (`orderFree` without a copy).
     mutating func makeOrderFree() {
-        for index in estimators.indices where !estimators[index].isOrderFree {
-            estimators[index].absoluteRelativeErrors.sort()
-        }
+        for index in estimators.indices { estimators[index].makeOrderFree() }
     }
 }
 

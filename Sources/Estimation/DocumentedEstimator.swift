@@ -190,7 +190,7 @@ public struct DocumentedEstimator: Estimator {
         let path = target.path
         // ASCII without escapes (nearly every path) is its own decoding: no copy is made.
         guard path.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) else {
-            return path.count > 1 && path.last == UInt8(ascii: "/") ? path.count - 1 : path.count
+            return Self.droppingTrailingSlash(path).count
         }
         return urlPath(target).map(FoundationText.utf8Length)
     }
@@ -198,9 +198,13 @@ public struct DocumentedEstimator: Estimator {
     /// NSURL `path`: percent-decoded, one trailing slash stripped unless the path is `/`;
     /// nil when decoding fails.
     private func urlPath(_ target: RequestTarget) -> [UInt8]? {
-        guard var path = FoundationText.percentDecoded(Array(target.path)) else { return nil }
-        if path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
-        return path
+        guard let path = FoundationText.percentDecoded(Array(target.path)) else { return nil }
+        return Array(Self.droppingTrailingSlash(path[...]))
+    }
+
+    /// NSURL drops one trailing slash from a path, unless the path is `/`.
+    private static func droppingTrailingSlash(_ path: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        path.count > 1 && path.last == UInt8(ascii: "/") ? path.dropLast() : path
     }
 
     /// Σ `len(name) + 2 + len(value) + 2` over fields merged by name (first spelling kept,

@@ -5,27 +5,23 @@ import Foundation
 public enum TextFormat {
     /// Whole bytes with `,` between thousands: `54,425`, `-9,167`.
     public static func bytes(_ value: Int) -> String {
-        // Digits from the end, a comma before every third: by bytes, not by Character (the
-        // reports format thousands of figures). Int.min has 19 digits, 6 commas and a sign.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
-            var position = text.count
-            var rest = value.magnitude
-            var digits = 0
-            repeat {
-                if digits > 0 && digits % 3 == 0 {
-                    position -= 1
-                    text[position] = UInt8(ascii: ",")
-                }
-                position -= 1
-                text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                digits += 1
-            } while rest > 0
-            if value < 0 {
-                position -= 1
-                text[position] = UInt8(ascii: "-")
-            }
-            return String(decoding: UnsafeBufferPointer(rebasing: text[position...]), as: UTF8.self)
+        // By bytes, not by Character: the reports format thousands of figures.
+        withDecimalText(value) { text in
+            var grouped: [UInt8] = []
+            grouped.reserveCapacity(text.count + text.count / 3)
+            if value < 0 { grouped.append(UInt8(ascii: "-")) }
+            appendGrouped(value < 0 ? text.dropFirst() : text[...], to: &grouped)
+            return String(decoding: grouped, as: UTF8.self)
+        }
+    }
+
+    /// Whole-number digits with `,` before each group of three from the right.
+    private static func appendGrouped(_ digits: some Collection<UInt8>, to text: inout [UInt8]) {
+        var left = digits.count
+        for digit in digits {
+            if left < digits.count && left % 3 == 0 { text.append(UInt8(ascii: ",")) }
+            text.append(digit)
+            left -= 1
         }
     }
 
@@ -100,11 +96,7 @@ public enum TextFormat {
             // Int(whole) drops leading zeros before grouping: "007" is 7.
             var first = start
             while first < point - 1 && bytes[first] == UInt8(ascii: "0") { first += 1 }
-            for index in first..<point {
-                let left = point - index
-                if index > first && left % 3 == 0 { grouped.append(UInt8(ascii: ",")) }
-                grouped.append(bytes[index])
-            }
+            appendGrouped(bytes[first..<point], to: &grouped)
             grouped.append(contentsOf: bytes[point...])
             return String(decoding: grouped, as: UTF8.self)
         }

@@ -55,6 +55,10 @@ final class TextFormatTests: XCTestCase {
         XCTAssertEqual(TextFormat.bytes(1000), "1,000")
         XCTAssertEqual(TextFormat.bytes(1_234_567), "1,234,567")
         XCTAssertEqual(TextFormat.bytes(-9167), "-9,167")
+        XCTAssertEqual(TextFormat.bytes(-100), "-100")
+        // The extremes: 19 digits, 6 commas (Int.min's magnitude is not an Int).
+        XCTAssertEqual(TextFormat.bytes(Int.max), "9,223,372,036,854,775,807")
+        XCTAssertEqual(TextFormat.bytes(Int.min), "-9,223,372,036,854,775,808")
         XCTAssertEqual(TextFormat.signedBytes(7728), "+7,728")
         XCTAssertEqual(TextFormat.signedBytes(-134), "-134")
         XCTAssertEqual(TextFormat.signedBytes(0), "0")

@@ -78,6 +78,11 @@ struct SVG {
     private mutating func attribute(_ name: StaticString, _ value: String) {
         put(" ")
         put(name)
+        put(value: value)
+    }
+
+    /// `="value"`, the value escaped.
+    private mutating func put(value: String) {
         put("=\"")
         put(escaping: value)
         put("\"")
@@ -117,9 +122,7 @@ struct SVG {
         for (name, value) in extra {
             put(" ")
             body.append(name)
-            put("=\"")
-            put(escaping: value)
-            put("\"")
+            put(value: value)
         }
         close("rect", tooltip: tooltip)
     }
