@@ -19,7 +19,10 @@ final class BodyMeter: BodyObserver {
     /// The body's declared length (Content-Length), when it is one: room for it is made at the
     /// first bytes, so that collecting a body copies each byte once instead of regrowing.
     private let expectedLength: Int64?
-    private static let maxReserved: Int64 = 256 << 10
+    static let maxReserved: Int64 = 256 << 10
+
+    /// Bytes of memory the collection holds now (tests: what a declared length was trusted with).
+    var collectedCapacity: Int { collected.capacity }
 
     init(
         _ recipe: BodyRecipe, worker: BodyWorker, scratch: UnsafeMutableRawBufferPointer, expectedLength: Int64? = nil

@@ -157,6 +157,30 @@ final class BodyWorkerTests: XCTestCase {
         // Identity bodies starting with the gzip magic are returned unchanged by gzippedData.
         XCTAssertEqual(jobs.map { $0.wait().gzippedTransferDecoded }, Array(repeating: 13_438, count: 5))
     }
+
+    func testADeclaredLengthIsTrustedWithAtMostAQuarterMebibyte() throws {
+        // A capture may declare a long body and send 10 bytes of it, on any number of
+        // streams: the collection holds room for at most 256 KiB (262,144 bytes), not 8 MB.
+        let worker = BodyWorker(level: 6, limits: DecodingLimits())
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { scratch.deallocate() }
+        let tenBytes: [UInt8] = Array("0123456789".utf8)
+        let declaredLong = BodyMeter(
+            gzipDecoded, worker: worker, scratch: scratch, expectedLength: Int64(worker.maxCollectedBody))
+        tenBytes.withUnsafeBytes { declaredLong.bodyBytes($0) }
+        XCTAssertGreaterThanOrEqual(declaredLong.collectedCapacity, 256 << 10)
+        XCTAssertLessThan(declaredLong.collectedCapacity, 2 * (256 << 10))
+        // A short declared length gets its room at once; the body's bytes are all kept.
+        let declaredShort = BodyMeter(gzipDecoded, worker: worker, scratch: scratch, expectedLength: 5_000)
+        tenBytes.withUnsafeBytes { declaredShort.bodyBytes($0) }
+        XCTAssertGreaterThanOrEqual(declaredShort.collectedCapacity, 5_000)
+        XCTAssertLessThan(declaredShort.collectedCapacity, 256 << 10)
+        // A length past what is collected at all reserves nothing beyond the bytes.
+        let declaredHuge = BodyMeter(gzipDecoded, worker: worker, scratch: scratch, expectedLength: 1 << 40)
+        tenBytes.withUnsafeBytes { declaredHuge.bodyBytes($0) }
+        XCTAssertLessThan(declaredHuge.collectedCapacity, 4_096)
+    }
+
 }
 
 final class LRUMemoTests: XCTestCase {
