@@ -59,6 +59,7 @@ let package = Package(
         .target(
             name: "TLS",
             dependencies: [
+                "CaptureIO", // saturatingSum
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),

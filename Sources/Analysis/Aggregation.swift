@@ -1,3 +1,4 @@
+import CaptureIO
 import Estimation
 
 #if canImport(Glibc)

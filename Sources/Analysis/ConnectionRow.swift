@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// What one TCP connection carried (a row of `connections.csv`, docs/METERING.md §6): its
 /// protocol, what its TLS handshake said, whether it was decrypted, and its bytes per
 /// direction, as TCP payload and as TLS records.
@@ -175,12 +177,6 @@ public struct DirectionCost: Sendable, Equatable, Codable {
         sum.add(unclaimed)
         return sum
     }
-}
-
-/// `a + b`, Int.max when it overflows (counts read from input never trap).
-func saturatingSum(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? Int.max : sum
 }
 
 extension Int {

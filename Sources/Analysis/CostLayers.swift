@@ -1,3 +1,4 @@
+import CaptureIO
 import HTTP1
 import Records
 

@@ -1,4 +1,5 @@
 import Analysis
+import CaptureIO
 import DequeModule
 import HTTP1
 import HTTP2
@@ -406,12 +407,6 @@ final class TLSOverheadLedger {
         }
         return total
     }
-}
-
-@inline(__always)
-func saturatingSum(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? Int.max : sum
 }
 
 /// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted

@@ -1,4 +1,5 @@
 import Analysis
+import CaptureIO
 import DequeModule
 import HTTP1
 import Records

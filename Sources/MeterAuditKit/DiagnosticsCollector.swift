@@ -1,4 +1,5 @@
 import Analysis
+import CaptureIO
 import ContentCoding
 import Estimation
 import HTTP1

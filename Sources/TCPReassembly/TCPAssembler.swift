@@ -1,3 +1,4 @@
+import CaptureIO
 import PacketLayers
 
 /// Turns TCP segments, in capture order, into ordered byte streams per connection
@@ -116,7 +117,7 @@ public final class TCPAssembler {
     }
 
     private func sweepIdleConnections(now: Int64) {
-        guard now >= Self.saturatingSum(lastSweep, 1_000_000_000) || now < lastSweep else { return }
+        guard now >= saturatingSum(lastSweep, 1_000_000_000) || now < lastSweep else { return }
         lastSweep = now
         var expired: [(FlowKey, Connection)] = []
         for (key, connection) in connections {
@@ -142,12 +143,6 @@ public final class TCPAssembler {
         let (difference, overflow) = a.subtractingReportingOverflow(b)
         // a - b overflows upwards only when a >= 0 > b, downwards only when a < 0 <= b.
         return overflow ? (a >= 0 ? .max : .min) : difference
-    }
-
-    /// `a + b`, saturated at the ends of Int64 instead of trapping.
-    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     // MARK: - Segments

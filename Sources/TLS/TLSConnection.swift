@@ -1,3 +1,5 @@
+import CaptureIO
+
 /// Records and bytes of one content type in one direction.
 public struct TLSRecordTally: Sendable, Equatable {
     public var records = 0
@@ -167,7 +169,7 @@ public final class TLSConnection {
     public func receive(_ bytes: UnsafeRawBufferPointer, from direction: TLSDirection) {
         let d = direction.rawValue
         guard !directions[d].stopped else {
-            summary[direction].unreadBytes = saturatingAdd(summary[direction].unreadBytes, bytes.count)
+            summary[direction].unreadBytes = saturatingSum(summary[direction].unreadBytes, bytes.count)
             return
         }
         var offset = 0
@@ -206,7 +208,7 @@ public final class TLSConnection {
 
     /// `length` bytes of `direction`'s stream are missing: its records cannot be framed any more.
     public func gap(_ length: Int, in direction: TLSDirection) {
-        summary[direction].gapBytes = saturatingAdd(summary[direction].gapBytes, max(0, length))
+        summary[direction].gapBytes = saturatingSum(summary[direction].gapBytes, max(0, length))
         guard !directions[direction.rawValue].stopped else { return }
         stop(direction, reason: .gap, unread: 0)
     }
@@ -223,7 +225,7 @@ public final class TLSConnection {
         for direction in TLSDirection.allCases { releaseWaiting(direction) }
         for direction in TLSDirection.allCases {
             let d = direction.rawValue
-            summary[direction].unreadBytes = saturatingAdd(summary[direction].unreadBytes, directions[d].partial.count)
+            summary[direction].unreadBytes = saturatingSum(summary[direction].unreadBytes, directions[d].partial.count)
             directions[d].partial = []
         }
     }
@@ -242,8 +244,8 @@ public final class TLSConnection {
     private func stop(_ direction: TLSDirection, reason: NotDecryptedReason, unread: Int) {
         let d = direction.rawValue
         directions[d].stopped = true
-        summary[direction].unreadBytes = saturatingAdd(
-            summary[direction].unreadBytes, saturatingAdd(unread, directions[d].partial.count))
+        summary[direction].unreadBytes = saturatingSum(
+            summary[direction].unreadBytes, saturatingSum(unread, directions[d].partial.count))
         directions[d].partial = []
         directions[d].partialTarget = 0
         if summary[direction].notDecrypted == nil { summary[direction].notDecrypted = reason }
@@ -393,7 +395,7 @@ public final class TLSConnection {
         summary[direction].count(contentType: type, wireLength: record.count)
         let isApplicationData = type == TLSContentType.applicationData.rawValue
         if readable && isApplicationData {
-            summary[direction].plaintextBytes = saturatingAdd(summary[direction].plaintextBytes, content.count)
+            summary[direction].plaintextBytes = saturatingSum(summary[direction].plaintextBytes, content.count)
         }
         if readable && type == TLSContentType.handshake.rawValue && phase != .opaque {
             // Messages are acted on once the record is done (see runHandshakeMessages): acting
@@ -520,10 +522,4 @@ public final class TLSConnection {
                 tls12: suite, keys: keys.server, encryptThenMAC: encryptThenMAC)
         }
     }
-}
-
-@inline(__always)
-func saturatingAdd(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? (b < 0 ? Int.min : Int.max) : sum
 }
