@@ -214,17 +214,30 @@ public struct NetworkFigures: Sendable, Equatable {
     /// (name, bytes). TLS handshake records count as TLS overhead; the headers of the packets
     /// that carry connection overhead as TCP/IP and link-layer headers.
     public var parts: [(name: String, bytes: Int)] {
-        let payloadOverhead = [cost.tlsControl, cost.http2Control, cost.unclaimed]
-        let overheadHeaders = payloadOverhead.reduce(0) { saturatingSum($0, max($1.ip - $1.tcp, 0)) }
-        let overheadLink = [cost.emptyPackets, cost.tlsControl, cost.http2Control, cost.unclaimed]
-            .reduce(0) { saturatingSum($0, max($1.frame - $1.ip, 0)) }
+        // Each overhead kind's bytes go to its part; the headers of its packets (but those of
+        // packets without payload, which are their own part) to the header parts.
+        var tls = tlsOverhead
+        var emptyPackets = 0
+        var other = 0
+        var overheadHeaders = 0
+        var overheadLink = 0
+        for kind in OverheadKind.allKinds {
+            let bytes = cost[kind]
+            switch kind.part {
+            case .tls: tls = saturatingSum(tls, bytes.tcp)
+            case .emptyPackets: emptyPackets = saturatingSum(emptyPackets, bytes.ip)
+            case .other: other = saturatingSum(other, bytes.tcp)
+            }
+            if kind.part != .emptyPackets { overheadHeaders = saturatingSum(overheadHeaders, max(bytes.ip - bytes.tcp, 0)) }
+            overheadLink = saturatingSum(overheadLink, max(bytes.frame - bytes.ip, 0))
+        }
         return [
             ("HTTP bytes", http),
-            ("TLS overhead", saturatingSum(tlsOverhead, cost.tlsControl.tcp)),
+            ("TLS overhead", tls),
             ("retransmissions", retransmitted),
             ("TCP/IP headers", saturatingSum(headers, overheadHeaders)),
-            ("handshakes and ACKs", cost.emptyPackets.ip),
-            ("other connection overhead", saturatingSum(cost.http2Control.tcp, cost.unclaimed.tcp)),
+            ("handshakes and ACKs", emptyPackets),
+            ("other connection overhead", other),
             ("link-layer headers", saturatingSum(link, overheadLink)),
         ]
     }
@@ -237,10 +250,7 @@ extension DirectionCost {
     /// Adds another direction's bytes, kind by kind.
     public mutating func add(_ other: DirectionCost) {
         total.add(other.total)
-        emptyPackets.add(other.emptyPackets)
-        tlsControl.add(other.tlsControl)
-        http2Control.add(other.http2Control)
-        unclaimed.add(other.unclaimed)
+        for kind in OverheadKind.allKinds { self[kind].add(other[kind]) }
         emptyPacketCount = saturatingSum(emptyPacketCount, other.emptyPacketCount)
         retransmittedSegments = saturatingSum(retransmittedSegments, other.retransmittedSegments)
         retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)

@@ -255,12 +255,9 @@ public enum JSONReport: RunReporter {
             json.member("lower_bound_records", int: figures.lowerBoundRecords)
             json.key("overhead")
             json.beginObject()
-            for (name, layer) in [
-                ("empty_packets", cost.emptyPackets), ("http2_control", cost.http2Control),
-                ("tls_control", cost.tlsControl), ("unclaimed", cost.unclaimed),
-            ] {
-                json.key(named: name)
-                layerBytes(layer, &json)
+            for kind in overheadKindsInKeyOrder {
+                json.key(named: kind.name)
+                layerBytes(cost[kind], &json)
             }
             json.endObject()
             json.key("parts")
@@ -284,6 +281,9 @@ public enum JSONReport: RunReporter {
         }
         json.endObject()
     }
+
+    /// `OverheadKind.allKinds` as an object keyed by their names orders them.
+    static let overheadKindsInKeyOrder = OverheadKind.allKinds.sorted { $0.name.utf8Compare($1.name) < 0 }
 
     private static func layerBytes(_ layer: LayerBytes, _ json: inout PrettyJSONWriter) {
         json.beginObject()

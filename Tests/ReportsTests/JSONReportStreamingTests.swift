@@ -476,7 +476,7 @@ enum JSONReportOracle {
             try container.encode(figures.lowerBoundRecords, forKey: .lowerBoundRecords)
             try container.encode(
                 [
-                    "empty_packets": cost.emptyPackets, "http2_control": cost.http2Control,
+                    "empty_packets": cost.emptyPackets, "h2_control": cost.http2Control,
                     "tls_control": cost.tlsControl, "unclaimed": cost.unclaimed,
                 ], forKey: .overhead)
             try container.encode(figures.parts.map { Part(name: $0.name, bytes: $0.bytes) }, forKey: .parts)
