@@ -1,4 +1,5 @@
 import CaptureIO
+import MessageModel
 
 /// What one TCP connection carried (a row of `connections.csv`, docs/METERING.md §6): its
 /// protocol, what its TLS handshake said, whether it was decrypted, and its bytes per

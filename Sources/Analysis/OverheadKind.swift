@@ -1,3 +1,5 @@
+import MessageModel
+
 /// A kind of connection overhead: bytes of a connection that no message owns (docs/METERING.md
 /// §2c). `allKinds` is the one list of them: connections.csv's columns, diagnostics.json's and
 /// report.json's `overhead` keys, and the parts of "What the network carried" all read it, so a

@@ -37,7 +37,7 @@ public struct HTTPLimits: Sendable {
 /// part of a message, input consumed by offset, only partial lines buffered. Every byte of
 /// the stream lands in exactly one place: a message's line, headers or body, or the tally.
 /// The outcome never depends on how the stream was cut into `receive` calls.
-final class SideParser<Sink: HTTPRecordSink> {
+final class SideParser<Sink: MessageSink> {
     enum State: Equatable {
         /// Scanning lines for a start line (mid-connection start, after a gap or garbage).
         case seekingStart
@@ -55,7 +55,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         case ended
     }
 
-    let side: FlowSide
+    let side: Direction
     unowned let connection: HTTPConnection<Sink>
     private let limits: HTTPLimits
     private(set) var state: State
@@ -93,7 +93,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var heldPrefix: [UInt8] = []
     private var heldCount = 0
 
-    init(side: FlowSide, connection: HTTPConnection<Sink>, limits: HTTPLimits, startsAtMessage: Bool) {
+    init(side: Direction, connection: HTTPConnection<Sink>, limits: HTTPLimits, startsAtMessage: Bool) {
         self.side = side
         self.connection = connection
         self.limits = limits

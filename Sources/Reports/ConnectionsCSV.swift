@@ -1,4 +1,5 @@
 import Analysis
+import MessageModel
 
 /// `connections.csv`: one row per connection (docs/METERING.md §6), streamed as connections
 /// close, in the order they closed within each input.

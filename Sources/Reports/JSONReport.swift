@@ -119,12 +119,12 @@ public enum JSONReport: RunReporter {
 
     /// Directions as objects keyed by them order them: by their names' bytes (interim,
     /// request, response), sorted once rather than once per object.
-    static let directionsInKeyOrder = Direction.allCases.sorted { $0.rawValue.utf8Compare($1.rawValue) < 0 }
+    static let directionsInKeyOrder = RecordClass.allCases.sorted { $0.rawValue.utf8Compare($1.rawValue) < 0 }
 
     /// Figures by direction in key order, the first of a repeated direction kept (as `sortedByKey`).
     static func inKeyOrder<Figures>(
-        _ pairs: [(direction: Direction, figures: Figures)]
-    ) -> [(direction: Direction, figures: Figures)] {
+        _ pairs: [(direction: RecordClass, figures: Figures)]
+    ) -> [(direction: RecordClass, figures: Figures)] {
         directionsInKeyOrder.compactMap { direction in pairs.first { $0.direction == direction } }
     }
 

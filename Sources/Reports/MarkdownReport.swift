@@ -301,7 +301,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func explanation(_ run: RunReport, direction: Direction, figures: GroupFigures) -> [String] {
+    static func explanation(_ run: RunReport, direction: RecordClass, figures: GroupFigures) -> [String] {
         var heading =
             "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
             + " \(TextFormat.bytes(figures.wireBytes)) B on the wire"
@@ -318,7 +318,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
+    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: RecordClass) -> [String] {
         let explanation = causeExplanation(name: name, estimator, direction: direction, quote: MarkdownText.inline)
         return ["- " + explanation.head] + explanation.causes.map { "  - " + $0 }
     }
@@ -328,7 +328,7 @@ public enum MarkdownReport: RunReporter {
     /// rest summed. `quote` makes a cause's name safe for the output (report.md escapes
     /// Markdown; report.html's templates escape HTML themselves).
     static func causeExplanation(
-        name: String, _ estimator: EstimatorFigures, direction: Direction, quote: (String) -> String
+        name: String, _ estimator: EstimatorFigures, direction: RecordClass, quote: (String) -> String
     ) -> (head: String, causes: [String]) {
         guard estimator.count > 0 else {
             return (
@@ -387,8 +387,8 @@ public enum MarkdownReport: RunReporter {
             lines.append("- \(description): \(TextFormat.bytes(figure.total))" + (bytes ? " B" : "") + perInput(figure) + ".")
         }
         /// "a requests and b responses", the directions with a count.
-        func byDirection(_ counts: [Direction: Int]) -> [String] {
-            Direction.allCases.compactMap { direction in
+        func byDirection(_ counts: [RecordClass: Int]) -> [String] {
+            RecordClass.allCases.compactMap { direction in
                 let count = counts[direction] ?? 0
                 return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
             }
@@ -505,7 +505,7 @@ public enum MarkdownReport: RunReporter {
     }
 }
 
-extension Direction {
+extension RecordClass {
     var noun: String {
         switch self {
         case .request: return "request"

@@ -75,7 +75,7 @@ extension MarkdownReport {
     }
 }
 
-extension NetworkSide {
+extension Direction {
     /// `up (client to server)`, `down (server to client)`.
     var label: String { self == .up ? "up" : "down" }
 }

@@ -1,6 +1,7 @@
 import Analysis
 import CaptureIO
 import Estimation
+import Flows
 import PacketLayers
 
 // The report's sections as values: each section's figures are computed here once from the run,
@@ -37,9 +38,9 @@ struct SummarySection {
     /// Records without a known wire size, in no byte figure.
     var unmeasured: Int
     /// The totals by direction (`RunReport.totals`).
-    var totals: [(direction: Direction, figures: GroupFigures)]
+    var totals: [(direction: RecordClass, figures: GroupFigures)]
     /// Per estimator in report order: its figures on each metered direction (not interim).
-    var estimators: [(name: String, directions: [(direction: Direction, figures: EstimatorFigures)])]
+    var estimators: [(name: String, directions: [(direction: RecordClass, figures: EstimatorFigures)])]
     /// The endpoint with the largest error of the ranking estimator, when that error is not zero.
     var worst: (estimator: String, endpoint: String, absoluteError: Int)?
     /// "Estimators: …" (the ranking estimator marked); nil without estimators.
@@ -181,9 +182,9 @@ struct TLSSection {
 /// "Data quality": what the figures leave out and why, summed over the inputs.
 struct DataQualitySection {
     /// By direction, from the totals: records without a partner, not complete, not measured.
-    var unpaired: [Direction: Int] = [:]
-    var incomplete: [Direction: Int] = [:]
-    var unmeasured: [Direction: Int] = [:]
+    var unpaired: [RecordClass: Int] = [:]
+    var incomplete: [RecordClass: Int] = [:]
+    var unmeasured: [RecordClass: Int] = [:]
     /// The same per input, from the diagnostics.
     var unpairedRecords: PerInput
     var incompleteRecords: PerInput
@@ -245,7 +246,7 @@ struct DataQualitySection {
 /// per direction present, its figures and their parts, computed once.
 struct NetworkSection {
     struct Side {
-        var side: NetworkSide
+        var side: RecordClass
         var figures: NetworkFigures
         /// `figures.parts`, partitioning `frameTotal`.
         var parts: [(name: String, bytes: Int)]
@@ -256,7 +257,7 @@ struct NetworkSection {
     var sides: [Side]
 
     init(_ aggregation: Aggregation) {
-        sides = NetworkSide.allCases.compactMap { side in
+        sides = RecordClass.allCases.compactMap { side in
             aggregation.network[side].map { figures in
                 let parts = figures.parts
                 return Side(

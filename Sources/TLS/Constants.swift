@@ -1,9 +1,9 @@
 /// Which way a TLS record travelled.
-public enum TLSDirection: Int, Sendable, CaseIterable {
+public enum Direction: Int, Sendable, CaseIterable {
     case client = 0
     case server = 1
 
-    public var peer: TLSDirection { self == .client ? .server : .client }
+    public var peer: Direction { self == .up ? .down : .up }
 }
 
 /// TLS record content types (the outer type on the wire, or the inner type of a TLS 1.3 record).

@@ -1,5 +1,6 @@
 import Analysis
 import Foundation
+import MessageModel
 import XCTest
 @testable import Reports
 
