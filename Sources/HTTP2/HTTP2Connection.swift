@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 import NIOCore
 import NIOHPACK
 import PacketLayers
@@ -85,7 +86,7 @@ public struct HTTP2ConnectionSummary: Sendable, Equatable {
 /// One connection read as HTTP/2 (RFC 9113): a frame reader per side over the ordered bytes,
 /// an HPACK decoder per direction (swift-nio-http2's `NIOHPACK`), and one record per message
 /// of each stream, fed to the same sink as `HTTPConnection`'s (docs/METERING.md §2a).
-public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
+public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     /// The client's connection preface (RFC 9113 §3.4).
     public static var prefaceBytes: [UInt8] { Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) }
 
@@ -93,7 +94,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private let sink: Sink
     private let limits: HTTP2Limits
     /// The side that sent the preface (or opened the connection).
-    private let clientSide: FlowSide
+    private let clientSide: Direction
     /// The two sides' readers (a `let`: reading one is not an access checked at run time).
     private let readers: [FrameReader]
     // Changed once per message; not checked for overlapping access at run time, like the
@@ -109,7 +110,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// mid-connection). `upgradedRequest`: the HTTP/1.1 request an h2c Upgrade turned into
     /// stream 1's request, whose response comes as frames.
     public init(
-        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: FlowSide = .initiator,
+        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: Direction = .up,
         firstIndexes: [Int] = [0, 0], upgradedRequest: RequestSummary? = nil, startsAtBeginning: Bool = true
     ) {
         self.info = info
@@ -121,7 +122,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             messageCounts[clientSide.peer.rawValue] = firstIndexes[1]
         }
         let allocator = ByteBufferAllocator()
-        readers = [FlowSide.initiator, .responder].map { side in
+        readers = [Direction.up, .down].map { side in
             FrameReader(
                 decoder: HPACKDecoder(
                     allocator: allocator, maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
@@ -142,9 +143,9 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     public private(set) var summary = HTTP2ConnectionSummary()
 
-    // MARK: - TCPStreamHandler
+    // MARK: - ByteStreamHandler
 
-    public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    public func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         guard !bytes.isEmpty else { return }
         var index = 0
         while index < bytes.count {
@@ -156,7 +157,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// Everything `side` read is placed but a frame or header block still being read, and
     /// bytes held while searching for frame boundaries (docs/METERING.md §2c).
-    private func settlePlacement(_ side: FlowSide) {
+    private func settlePlacement(_ side: Direction) {
         let reader = readers[side.rawValue]
         var placed = reader.offset
         if let block = reader.block { placed = min(placed, block.start.offset) }
@@ -174,13 +175,13 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// Claims the frame now read (or begun, for DATA, whose length says where it ends).
-    private func claimFrame(_ side: FlowSide, by owner: StreamOwner) {
+    private func claimFrame(_ side: Direction, by owner: StreamOwner) {
         let reader = readers[side.rawValue]
         guard let start = reader.frameStart?.offset else { return }
         sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, by: owner)
     }
 
-    public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    public func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         guard length > 0 else { return }
         let reader = readers[side.rawValue]
         // Inside a DATA, HEADERS or CONTINUATION frame's payload the frame goes on, its length
@@ -222,7 +223,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// The end of the capture cut a DATA frame: its header and the payload that came are its
     /// open message's (which ends incomplete); without one they are lost.
-    private func partialDataFrame(_ reader: FrameReader, sender: FlowSide) {
+    private func partialDataFrame(_ reader: FrameReader, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let id = reader.header.streamID
         if id != 0, let stream = streams[id], stream.isOpen(kind) {
@@ -271,10 +272,10 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         reader.searchMarks.removeAll(keepingCapacity: true)
     }
 
-    public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
+    public func end(of side: Direction, reason: StreamEndReason, time: Int64) {}
 
     public func close(_ accounting: ConnectionAccounting) {
-        for side in [FlowSide.initiator, .responder] {
+        for side in [Direction.up, .down] {
             let reader = readers[side.rawValue]
             if reader.phase == .payload, reader.header.knownType == .data {
                 // A DATA frame cut by the end of the capture: what came of it is its message's.
@@ -304,7 +305,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     // MARK: - Frame reading
 
     /// Consumes what it can of `bytes` in the side's current phase; returns how many.
-    private func step(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition, at index: Int) -> Int {
+    private func step(_ bytes: UnsafeRawBufferPointer, side: Direction, position: StreamPosition, at index: Int) -> Int {
         let reader = readers[side.rawValue]
         let here = StreamPosition(
             time: position.time, offset: position.offset &+ Int64(index), peerAcknowledged: position.peerAcknowledged)
@@ -325,7 +326,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             }
             if reader.prefaceMatched == preface.count {
                 let end = here.offset &+ Int64(used)
-                sink.claim((end &- Int64(preface.count))..<end, of: side, by: .control)
+                sink.claim((end &- Int64(preface.count))..<end, of: side, by: .overhead(.h2Control))
                 reader.tally.prefaceBytes = preface.count
                 reader.phase = .frameHeader
             }
@@ -363,7 +364,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func beginFrame(_ header: FrameHeader, side: FlowSide) {
+    private func beginFrame(_ header: FrameHeader, side: Direction) {
         let reader = readers[side.rawValue]
         reader.header = header
         reader.payloadRemaining = header.length
@@ -394,7 +395,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func payload(_ bytes: UnsafeRawBufferPointer, side: FlowSide) {
+    private func payload(_ bytes: UnsafeRawBufferPointer, side: Direction) {
         let reader = readers[side.rawValue]
         if reader.header.knownType == .data {
             var rest = bytes[...]
@@ -428,7 +429,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// The frame whose header is `reader.header` is complete.
-    private func endFrame(_ side: FlowSide, position: StreamPosition) {
+    private func endFrame(_ side: Direction, position: StreamPosition) {
         let reader = readers[side.rawValue]
         let header = reader.header
         reader.phase = .frameHeader
@@ -467,22 +468,22 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             reader.block = block
             if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
         case .settings:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
             settings(header, side: side)
         case .rstStream:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
             guard header.streamID != 0, header.length == 4 else {
                 reader.tally.protocolErrors += 1
                 return
             }
             reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
         }
     }
 
     /// HEADERS or PUSH_PROMISE: the start of a header block (padding and priority removed).
-    private func startBlock(_ header: FrameHeader, side: FlowSide, at start: StreamPosition) {
+    private func startBlock(_ header: FrameHeader, side: Direction, at start: StreamPosition) {
         let reader = readers[side.rawValue]
         if reader.cutByGap, header.knownType == .headers, header.streamID != 0 {
             // A gap took part of the frame: its padding and fields are unknown, never read from
@@ -536,7 +537,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// SETTINGS from `side`: its HEADER_TABLE_SIZE bounds the dynamic table of the blocks
     /// the peer sends; its MAX_FRAME_SIZE bounds the peer's frames (RFC 9113 §6.5.2).
-    private func settings(_ header: FrameHeader, side: FlowSide) {
+    private func settings(_ header: FrameHeader, side: Direction) {
         let reader = readers[side.rawValue]
         let peer = readers[side.peer.rawValue]
         if header.has(FrameFlags.ack) {
@@ -583,7 +584,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // MARK: - Header blocks and messages
 
-    private func completeBlock(side: FlowSide) {
+    private func completeBlock(side: Direction) {
         let reader = readers[side.rawValue]
         guard let block = reader.block else { return }
         reader.block = nil
@@ -608,7 +609,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: FlowSide) {
+    private func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let stream = stream(block.stream)
         if let offset = stream.openStreamOffset(kind) {
@@ -630,7 +631,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
                     addListSize(&open.message, fields)
                 } else {
                     open.message.anomalies.insert(.hpackStateUnknown)
-                    open.message.http2?.headerListSize = nil
+                    open.message.protocolFacts.headerListSize = nil
                 }
             }
             if block.endStream { finish(stream, kind, complete: true, reset: false) }
@@ -643,7 +644,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             return
         }
         var message = newMessage(kind, sender: sender, stream: block.stream, at: block.start)
-        message.message.http2?.frames = block.frames
+        message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
         apply(fields, to: &message)
         if kind == .response {
@@ -674,7 +675,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
     private func promise(
-        _ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: FlowSide
+        _ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: Direction
     ) {
         guard sender != clientSide else {
             // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
@@ -693,7 +694,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
         // Indexed among the client's requests: it stands for one the client did not send.
         var message = newMessage(.request, sender: clientSide, stream: promised, at: block.start)
-        message.message.http2?.frames = block.frames
+        message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
         message.anomalies.insert(.pushed)
         apply(fields, to: &message)
@@ -704,7 +705,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// A complete header block's frames, from its first frame to the one just read.
-    private func claimBlock(_ block: HeaderBlock, sender: FlowSide, by owner: StreamOwner) {
+    private func claimBlock(_ block: HeaderBlock, sender: Direction, by owner: StreamOwner) {
         let reader = readers[sender.rawValue]
         let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
         sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
@@ -719,7 +720,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return stream
     }
 
-    private func newMessage(_ kind: MessageKind, sender: FlowSide, stream: UInt32, at position: StreamPosition)
+    private func newMessage(_ kind: MessageKind, sender: Direction, stream: UInt32, at position: StreamPosition)
         -> CapturedMessage
     {
         var message = CapturedMessage(
@@ -728,8 +729,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             streamOffset: position.offset)
         messageCounts[sender.rawValue] += 1
         message.version = "HTTP/2"
-        message.message.http2 = HTTP2MessageFacts(stream: stream)
-        message.message.http2?.headerListSize = 0
+        message.message.protocolFacts = .http2(stream: stream)
+        message.message.protocolFacts.headerListSize = 0
         return message
     }
 
@@ -738,8 +739,8 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
         guard let fields else {
             message.anomalies.insert(.hpackStateUnknown)
-            message.message.http2?.headerListSize = nil
-            message.message.http2?.headFieldsKnown = false
+            message.message.protocolFacts.headerListSize = nil
+            message.message.protocolFacts.headFieldsKnown = false
             return
         }
         var scheme: String?
@@ -781,15 +782,15 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     private func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
-        guard let size = message.message.http2?.headerListSize else { return }
-        message.message.http2?.headerListSize = fields.reduce(size) {
+        guard let size = message.message.protocolFacts.headerListSize else { return }
+        message.message.protocolFacts.headerListSize = fields.reduce(size) {
             saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
         }
     }
 
     private func addFrames(_ message: inout CapturedMessage, _ frames: Int) {
-        let count = message.message.http2?.frames ?? 0
-        message.message.http2?.frames = saturatingAdd(count, frames)
+        let count = message.message.protocolFacts.frames ?? 0
+        message.message.protocolFacts.frames = saturatingAdd(count, frames)
     }
 
     private func summary(of message: CapturedMessage) -> RequestSummary {
@@ -802,7 +803,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     // Body bytes come once per segment: the DATA frame's stream, found when its header was
     // read, is changed in place (no lookup in `streams` per segment).
-    private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
+    private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
@@ -810,7 +811,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
+    private func bodyGap(_ length: Int, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
@@ -820,7 +821,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         }
     }
 
-    private func dataFrameEnded(_ header: FrameHeader, sender: FlowSide) {
+    private func dataFrameEnded(_ header: FrameHeader, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard header.streamID != 0 else {
             readers[sender.rawValue].tally.protocolErrors += 1
@@ -865,7 +866,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// A gap took a DATA frame's boundaries: its message ends incomplete.
-    private func abandonMessage(stream id: UInt32, sender: FlowSide) {
+    private func abandonMessage(stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard let stream = streams[id] else { return }
         stream.withOpen(kind) { open in open.message.anomalies.insert(.bytesMissing) }
@@ -876,7 +877,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// frames in flight (a request body sent before the server's early answer and reset
     /// arrived): it keeps them and ends at its END_STREAM, or incomplete at the end of the
     /// capture, marked `stream-reset` either way (docs/METERING.md §2a).
-    private func reset(stream id: UInt32, sender: FlowSide) {
+    private func reset(stream id: UInt32, sender: Direction) {
         guard let stream = streams[id] else { return }
         stream.resetSeen = true
         finish(stream, sender == clientSide ? .request : .response, complete: false, reset: true)
@@ -913,7 +914,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// The DATA frame being read's stream: the one found when its header was read, or (when
     /// none was then, or the bytes are another frame's) a lookup.
-    private func dataStream(_ id: UInt32, sender: FlowSide) -> StreamState? {
+    private func dataStream(_ id: UInt32, sender: Direction) -> StreamState? {
         let reader = readers[sender.rawValue]
         if let stream = reader.dataStream, reader.header.streamID == id { return stream }
         return streams[id]
@@ -931,7 +932,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// shows where frames begin; what came before is lost, and HPACK state is unknown. The held
     /// bytes are replayed with the positions (time, offset) they arrived at, so where the
     /// segments were cut changes nothing.
-    private func search(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition) -> Int {
+    private func search(_ bytes: UnsafeRawBufferPointer, side: Direction, position: StreamPosition) -> Int {
         let reader = readers[side.rawValue]
         let room = max(0, Self.searchWindow - reader.searchBuffer.count)
         let used = min(room, bytes.count)
