@@ -1,5 +1,6 @@
 import CaptureIO
 import Estimation
+import Flows
 
 #if canImport(Glibc)
     import Glibc
@@ -378,8 +379,8 @@ public struct Aggregation: Sendable, Equatable {
             ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
             default: GroupFigures(estimatorCount: estimatorNames.count)
         ].add(record, causes: causes)
-        // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
-        guard record.message.http2 != nil else { return }
+        // Header lists are measured by the readers that count frames (HTTP/2); HTTP/1.x and a HAR tell neither.
+        guard record.message.protocolFacts.frames != nil else { return }
         headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
         headerCompressionTotals[
             record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)

@@ -1,5 +1,5 @@
 import CaptureIO
-import HTTP1
+import Flows
 import Records
 
 /// The cost layers (docs/METERING.md §2c) summed over one group of measured records, with how
@@ -133,15 +133,7 @@ public struct LayerErrors: Sendable, Equatable {
     }
 }
 
-/// Which way bytes went on a connection: `up` from the client, `down` from the server.
-public enum Direction: String, Sendable, CaseIterable, Comparable {
-    case up, down
-
-    public static func < (a: Direction, b: Direction) -> Bool { a == .up && b == .down }
-
-    /// The case, not its name's text, is hashed (a table of sides is looked up per record).
-    public func hash(into hasher: inout Hasher) { hasher.combine(self == .up) }
-
+extension Direction {
     /// The side that sent a record: requests go up, responses down; an HTTP/2 server push's
     /// promised request (anomaly `pushed`) is sent by the server.
     public static func of(_ record: MessageRecord) -> Direction {

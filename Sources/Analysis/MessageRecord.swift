@@ -1,6 +1,6 @@
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 import Records
 
 /// One HTTP message with everything measured about it: the unit every output counts.

@@ -1,5 +1,6 @@
-import HTTP1
+import Flows
 import HTTP2
+import MessageModel
 import PacketLayers
 import TCPReassembly
 

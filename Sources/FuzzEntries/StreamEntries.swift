@@ -1,4 +1,6 @@
+import Flows
 import HTTP1
+import MessageModel
 import PacketLayers
 import TCPReassembly
 

@@ -1,3 +1,4 @@
+import Flows
 import TLS
 
 /// Both directions of one TLS connection from the input, fed to a `TLSConnection` in pieces,

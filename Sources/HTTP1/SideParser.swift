@@ -1,24 +1,11 @@
+import Flows
+import MessageModel
 import TCPReassembly
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// Where the bytes of one side's stream went that belong to no message.
-public struct StreamTally: Sendable, Equatable {
-    /// Bytes skipped while looking for a message start (mid-connection, after a gap, garbage).
-    public var skippedBytes = 0
-    /// Bytes lost in gaps while no message was being read, or that a gap took with the framing
-    /// of the message being read (head, chunk framing): it is unknown how many were the message's.
-    public var lostBytes = 0
-    /// Bytes after CONNECT or 101 Switching Protocols.
-    public var tunnelBytes = 0
-    /// Bytes of a TLS session (not decrypted), gaps included.
-    public var tlsBytes = 0
-
-    public init() {}
-}
 
 /// Bounds on what the HTTP parser buffers.
 public struct HTTPLimits: Sendable {

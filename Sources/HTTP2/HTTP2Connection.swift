@@ -1,5 +1,5 @@
-import CaptureIO
-import HTTP1
+import Flows
+import MessageModel
 import NIOCore
 import NIOHPACK
 import PacketLayers
@@ -66,9 +66,9 @@ public struct HTTP2DirectionTally: Sendable, Equatable {
     /// PUSH_PROMISE, the preface and the unowned frames of those types included
     /// (docs/METERING.md §2a).
     public var connectionOverheadBytes: Int {
-        var total = saturatingSum(prefaceBytes, unowned.bytes)
+        var total = saturatingAdd(prefaceBytes, unowned.bytes)
         for (index, count) in byType.enumerated() where ![0, 1, 5, 9].contains(index) {
-            total = saturatingSum(total, count.bytes)
+            total = saturatingAdd(total, count.bytes)
         }
         return total
     }
@@ -211,7 +211,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             return
         }
         // Anything else loses the frame boundaries, and a header block's bytes lose HPACK state.
-        reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, length)
+        reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, length)
         if case .payload = reader.phase, reader.header.knownType == .data {
             abandonMessage(stream: reader.header.streamID, sender: side)
         }
@@ -228,8 +228,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         let id = reader.header.streamID
         if id != 0, let stream = streams[id], stream.isOpen(kind) {
             stream.withOpen(kind) { open in
-                open.message.wireBody = saturatingSum(
-                    open.message.wireBody, saturatingSum(FrameHeader.size, reader.payloadRead))
+                open.message.wireBody = saturatingAdd(
+                    open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
                 addFrames(&open.message, 1)
             }
             reader.phase = .frameHeader
@@ -239,8 +239,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
 
     /// Frames of a message type that no message takes.
     private func unowned(_ reader: FrameReader, frames: Int, bytes: Int) {
-        reader.tally.unowned.frames = saturatingSum(reader.tally.unowned.frames, frames)
-        reader.tally.unowned.bytes = saturatingSum(reader.tally.unowned.bytes, bytes)
+        reader.tally.unowned.frames = saturatingAdd(reader.tally.unowned.frames, frames)
+        reader.tally.unowned.bytes = saturatingAdd(reader.tally.unowned.bytes, bytes)
     }
 
     /// What a side holds of a frame not finished (a gap took the rest, or the capture ended)
@@ -256,7 +256,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         case .frameHeader:
             lost = reader.headerBytes.count
         case .payload:
-            lost = saturatingSum(reader.payloadRead, FrameHeader.size)
+            lost = saturatingAdd(reader.payloadRead, FrameHeader.size)
             if reader.carriesHeaderBlock { reader.hpackKnown = false }
         case .searching, .lost:
             lost = reader.searchBuffer.count
@@ -266,7 +266,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             reader.hpackKnown = false
             reader.block = nil
         }
-        reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, lost)
+        reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, lost)
         reader.headerBytes.removeAll(keepingCapacity: true)
         reader.searchBuffer.removeAll(keepingCapacity: true)
         reader.searchMarks.removeAll(keepingCapacity: true)
@@ -317,7 +317,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
                 guard bytes[used] == preface[reader.prefaceMatched] else {
                     // Not the preface: frames may begin here after all (read on, reported).
                     reader.tally.protocolErrors += 1
-                    reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, reader.prefaceMatched)
+                    reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, reader.prefaceMatched)
                     reader.phase = reader.prefaceMatched == 0 ? .frameHeader : .searching
                     return used
                 }
@@ -359,7 +359,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         case .searching:
             return search(bytes, side: side, position: here)
         case .lost:
-            reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, bytes.count)
+            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, bytes.count)
             return bytes.count
         }
     }
@@ -435,7 +435,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         reader.phase = .frameHeader
         let slot = header.knownType.map { Int($0.rawValue) } ?? 10
         reader.tally.byType[slot].frames += 1
-        reader.tally.byType[slot].bytes = saturatingSum(reader.tally.byType[slot].bytes, header.wireSize)
+        reader.tally.byType[slot].bytes = saturatingAdd(reader.tally.byType[slot].bytes, header.wireSize)
         let start = reader.frameStart ?? position
         // A header block admits only its own CONTINUATIONs between its frames (RFC 9113 §6.10):
         // any other frame, a CONTINUATION of another stream included, ends it unread.
@@ -463,7 +463,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             }
             block.fragment += reader.kept
             block.frames += 1
-            block.wire = saturatingSum(block.wire, header.wireSize)
+            block.wire = saturatingAdd(block.wire, header.wireSize)
             block.truncated = block.truncated || reader.cutByGap || reader.kept.count < header.length
             reader.block = block
             if header.has(FrameFlags.endHeaders) { completeBlock(side: side) }
@@ -622,7 +622,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         if stream.isOpen(kind) {
             // A second block on an open message: its trailers (docs/METERING.md §2a).
             stream.withOpen(kind) { open in
-                open.message.wireHeaders = saturatingSum(open.message.wireHeaders, block.wire)
+                open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
                 addFrames(&open.message, block.frames)
                 if let fields {
                     open.message.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
@@ -784,13 +784,13 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     private func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
         guard let size = message.message.protocolFacts.headerListSize else { return }
         message.message.protocolFacts.headerListSize = fields.reduce(size) {
-            saturatingSum($0, $1.name.utf8.count + $1.value.utf8.count + 32)
+            saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
         }
     }
 
     private func addFrames(_ message: inout CapturedMessage, _ frames: Int) {
         let count = message.message.protocolFacts.frames ?? 0
-        message.message.protocolFacts.frames = saturatingSum(count, frames)
+        message.message.protocolFacts.frames = saturatingAdd(count, frames)
     }
 
     private func summary(of message: CapturedMessage) -> RequestSummary {
@@ -806,7 +806,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
-            open.message.bodyLength = saturatingSum(open.message.bodyLength, bytes.count)
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
             open.observer?.bodyBytes(bytes)
         }
     }
@@ -814,8 +814,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     private func bodyGap(_ length: Int, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
-            open.message.bodyLength = saturatingSum(open.message.bodyLength, length)
-            open.message.missingBytes = saturatingSum(open.message.missingBytes, length)
+            open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
+            open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
             open.message.anomalies.insert(.bytesMissing)
             open.observer?.bodyGap(length)
         }
@@ -831,7 +831,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         // The usual case, a frame of an open message, changes it in place.
         if let stream = dataStream(header.streamID, sender: sender), stream.isOpen(kind) {
             stream.withOpen(kind) { open in
-                open.message.wireBody = saturatingSum(open.message.wireBody, header.wireSize)
+                open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
                 addFrames(&open.message, 1)
             }
             if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
@@ -859,7 +859,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         }
         guard stream.isOpen(kind) else { return }
         stream.withOpen(kind) { open in
-            open.message.wireBody = saturatingSum(open.message.wireBody, header.wireSize)
+            open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
             addFrames(&open.message, 1)
         }
         if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
@@ -944,7 +944,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             switch Self.chain(in: buffer, from: candidate) {
             case .found:
                 reader.hpackKnown = false
-                reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, candidate)
+                reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, candidate)
                 let marks = reader.searchMarks
                 reader.searchBuffer.removeAll(keepingCapacity: true)
                 reader.searchMarks.removeAll(keepingCapacity: true)
@@ -976,7 +976,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         if buffer.count >= Self.searchWindow {
             // Nothing found in a whole window: drop all but the last header's worth.
             let dropped = buffer.count - (FrameHeader.size - 1)
-            reader.tally.lostBytes = saturatingSum(reader.tally.lostBytes, dropped)
+            reader.tally.lostBytes = saturatingAdd(reader.tally.lostBytes, dropped)
             reader.searchBuffer.removeFirst(dropped)
             var kept: [(index: Int, position: StreamPosition)] = []
             for (number, mark) in reader.searchMarks.enumerated() {
@@ -1181,4 +1181,10 @@ final class StreamState {
         if kind == .request { swap(&taken, &requestOpen) } else { swap(&taken, &responseOpen) }
         return taken
     }
+}
+
+@inline(__always)
+func saturatingAdd(_ a: Int, _ b: Int) -> Int {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? Int.max : sum
 }

@@ -1,8 +1,10 @@
 import Analysis
 import CaptureIO
 import DequeModule
+import Flows
 import HTTP1
 import HTTP2
+import MessageModel
 import PacketLayers
 import Records
 import TCPReassembly
@@ -297,7 +299,7 @@ final class ConnectionRecordSink: MessageSink {
             message, body: body, transport: transport,
             // HTTP/2 frames of many streams share TLS records: no message owns a record's
             // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
-            tlsOverhead: message.http2 != nil && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
+            tlsOverhead: message.protocolFacts.wireProtocol == .h2 && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
             tunnelHost: context.tunnelHost, lower: slot)
     }
 
@@ -509,7 +511,7 @@ final class TLSRelay: ByteStreamHandler, MessageClaims {
             let slot = LayerSlot(ledger: costs[tcpSide(d)].counting)
             plaintextSlots[d][start] = slot
             return .message(slot)
-        case .control: return .http2Control
+        case .overhead: return .http2Control  // HTTP/2's control bytes: the one kind a protocol claims
         case .unclaimed: return .unclaimed
         }
     }

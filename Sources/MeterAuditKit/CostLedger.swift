@@ -1,7 +1,8 @@
 import Analysis
 import CaptureIO
 import DequeModule
-import HTTP1
+import Flows
+import MessageModel
 import Records
 import TCPReassembly
 
@@ -428,7 +429,7 @@ final class CleartextClaims: MessageClaims {
             }
             lastClaimed[side.rawValue] = (start, slot)
             return .message(slot)
-        case .control: return .http2Control
+        case .overhead: return .http2Control  // HTTP/2's control bytes: the one kind a protocol claims
         case .unclaimed: return .unclaimed
         }
     }

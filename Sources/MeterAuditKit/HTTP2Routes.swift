@@ -1,6 +1,7 @@
 import Analysis
-import HTTP1
+import Flows
 import HTTP2
+import MessageModel
 import PacketLayers
 import TCPReassembly
 

@@ -2,7 +2,7 @@ import Analysis
 import DequeModule
 import Estimation
 import HARMessages
-import HTTP1
+import MessageModel
 import Records
 
 /// One input's messages on their way to becoming records: the HTTP layer and the HAR

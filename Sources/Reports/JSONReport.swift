@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 import Foundation
 
 /// `report.json`: the figures of report.md for programs (schema: docs/REPORT-JSON.md).
@@ -245,9 +246,9 @@ public enum JSONReport: RunReporter {
         json.key("network")
         json.beginObject()
         // Keyed by direction: `down` before `up`.
-        for entry in NetworkSection(aggregation).sides.sorted(by: { $0.side.rawValue < $1.side.rawValue }) {
+        for entry in NetworkSection(aggregation).sides.sorted(by: { $0.side.name < $1.side.name }) {
             let (figures, cost) = (entry.figures, entry.figures.cost)
-            json.key(named: entry.side.rawValue)
+            json.key(named: entry.side.name)
             json.beginObject()
             json.member("connections", int: figures.connections)
             json.member("frame_total", int: entry.frameTotal)

@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 
 /// report.md's "What the network carried" (docs/METERING.md §2c): per direction, the frame
 /// bytes of every captured connection split into the HTTP bytes and what carried them.

@@ -246,7 +246,7 @@ struct DataQualitySection {
 /// per direction present, its figures and their parts, computed once.
 struct NetworkSection {
     struct Side {
-        var side: RecordClass
+        var side: Direction
         var figures: NetworkFigures
         /// `figures.parts`, partitioning `frameTotal`.
         var parts: [(name: String, bytes: Int)]
@@ -257,7 +257,7 @@ struct NetworkSection {
     var sides: [Side]
 
     init(_ aggregation: Aggregation) {
-        sides = RecordClass.allCases.compactMap { side in
+        sides = Direction.allCases.compactMap { side in
             aggregation.network[side].map { figures in
                 let parts = figures.parts
                 return Side(

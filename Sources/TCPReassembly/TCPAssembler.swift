@@ -1,4 +1,5 @@
 import CaptureIO
+import Flows
 import PacketLayers
 
 /// Turns TCP segments, in capture order, into ordered byte streams per connection

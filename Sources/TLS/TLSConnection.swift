@@ -1,4 +1,5 @@
 import CaptureIO
+import Flows
 
 /// Records and bytes of one content type in one direction.
 public struct TLSRecordTally: Sendable, Equatable {

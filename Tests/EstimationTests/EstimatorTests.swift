@@ -1,5 +1,5 @@
 import Estimation
-import HTTP1
+import MessageModel
 import XCTest
 
 /// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
@@ -209,6 +209,7 @@ final class EstimatorTests: XCTestCase {
     /// it: 7 bytes of "HTTP/2 ", then the digits and a minus sign, counted by hand.
     func testHTTP2StatusLineLengthCountsTheStatusDigits() throws {
         var response = HTTPMessage(kind: .response, index: 0)
+        response.version = "HTTP/2" // as the HTTP/2 reader writes it
         response.protocolFacts = ProtocolFacts(.h2, stream: 1, frames: 0, startLineInHeaderBlock: true)
         // (status, line): "HTTP/2 0" 8, "HTTP/2 9" 8, "HTTP/2 10" 9, "HTTP/2 200" 10, "HTTP/2 1000" 11,
         // "HTTP/2 -5" 9, Int.max's 19 digits 26, Int.min's minus and 19 digits 27; none sent: "HTTP/2 0".

@@ -1,4 +1,7 @@
+import MessageModel
+
 @testable import HTTP1
+import Flows
 import TCPReassembly
 import XCTest
 

@@ -1,4 +1,7 @@
+import MessageModel
+
 @testable import HTTP1
+import Flows
 import PacketLayers
 @testable import TCPReassembly
 import TestSupport

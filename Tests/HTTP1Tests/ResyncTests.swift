@@ -1,3 +1,5 @@
+import MessageModel
+
 @testable import HTTP1
 import TCPReassembly
 import XCTest

@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 @testable import HTTP2
 import PacketLayers
 import TCPReassembly

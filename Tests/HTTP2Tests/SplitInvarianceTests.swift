@@ -1,6 +1,7 @@
 import CaptureIO
+import Flows
 import Foundation
-import HTTP1
+import MessageModel
 @testable import HTTP2
 import PacketLayers
 import TCPReassembly

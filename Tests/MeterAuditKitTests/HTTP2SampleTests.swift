@@ -1,7 +1,7 @@
 import Analysis
 import Estimation
 import Foundation
-import HTTP1
+import MessageModel
 import MeterAuditKit
 import TestSupport
 import XCTest
@@ -50,7 +50,7 @@ final class HTTP2SampleTests: XCTestCase {
         for name in Self.pythonPeerSamples {
             let (records, _) = try analyze("\(name).pcap")
             let truths = try truths("\(name).h2truth.jsonl")
-            let http2Records = records.filter { $0.message.http2 != nil }
+            let http2Records = records.filter { $0.message.protocolFacts.wireProtocol == .h2 }
             XCTAssertEqual(http2Records.count, truths.count, "\(name): HTTP/2 records")
             for truth in truths {
                 let matching = http2Records.filter {
@@ -250,7 +250,7 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(records.map { $0.message.status }, [nil, 101, 200])
         let request = records[0]
         let response = records[2]
-        XCTAssertNil(request.message.http2)
+        XCTAssertEqual(request.message.protocolFacts, ProtocolFacts())
         XCTAssertEqual(request.message.version, "HTTP/1.1")
         XCTAssertEqual(response.message.protocolFacts.stream, 1)
         XCTAssertEqual(response.message.pair, request.message.index)
@@ -386,15 +386,16 @@ final class HTTP2SampleTests: XCTestCase {
         let (records, connections) = try given.map { ($0, givenConnections ?? []) } ?? analyze(name)
         var ours = FrameSums()
         for record in records {
-            guard let facts = record.message.http2 else { continue }
+            let facts = record.message.protocolFacts
+            guard facts.wireProtocol == .h2, let stream = facts.stream, let frames = facts.frames else { continue }
             let fromServer = record.message.kind == .response || record.message.anomalies.contains(.pushed)
             for (part, size) in [("headers", record.wire.headers), ("body", record.wire.body)] {
                 guard let size, size > 0 else { continue }
-                ours.bytes["\(fromServer) \(facts.stream) \(part)", default: 0] += size
+                ours.bytes["\(fromServer) \(stream) \(part)", default: 0] += size
             }
-            ours.frames["\(fromServer) \(facts.stream)", default: 0] += facts.frames
+            ours.frames["\(fromServer) \(stream)", default: 0] += frames
             if let headers = record.wire.headers, headers > 0, compareHeaderLists {
-                ours.headerList["\(fromServer) \(facts.stream) headers", default: 0] += facts.headerListSize ?? 0
+                ours.headerList["\(fromServer) \(stream) headers", default: 0] += facts.headerListSize ?? 0
             }
         }
         let overhead = try XCTUnwrap(connections.first?.http2, name)

@@ -1,7 +1,7 @@
 import Analysis
 import Estimation
 import Foundation
-import HTTP1
+import MessageModel
 import Records
 import XCTest
 @testable import Reports

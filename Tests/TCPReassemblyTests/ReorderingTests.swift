@@ -1,4 +1,5 @@
 @testable import TCPReassembly
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest

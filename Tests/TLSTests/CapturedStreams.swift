@@ -1,4 +1,5 @@
 import CaptureIO
+import Flows
 import Foundation
 import PacketLayers
 import TCPReassembly

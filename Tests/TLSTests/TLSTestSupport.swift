@@ -1,3 +1,4 @@
+import Flows
 import XCTest
 @testable import TLS
 

@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 
 /// What each direction cost the network, layer by layer: one bar per direction (up, down),
 /// its frame bytes stacked by what they carried (`NetworkFigures.parts`: HTTP, TLS,
