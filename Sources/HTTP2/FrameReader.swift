@@ -16,8 +16,9 @@ import TCPReassembly
 final class FrameReader {
     enum Phase: Equatable { case preface, frameHeader, payload, searching, lost }
 
-    /// What a step read that the connection acts on (no payload but bytes already in hand:
-    /// stepping allocates nothing).
+    /// What a step read that the connection acts on. Returned rather than called back: the
+    /// reader needs no reference to its generic connection, and its cases carry only numbers
+    /// and bytes already in hand (a step allocates nothing).
     enum Event {
         case none
         /// The client's preface, ending where the step ended.
