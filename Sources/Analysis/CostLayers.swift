@@ -1,4 +1,4 @@
-import HTTP1
+import Flows
 import Records
 
 /// The cost layers (docs/METERING.md §2c) summed over one group of measured records, with how
@@ -132,18 +132,10 @@ public struct LayerErrors: Sendable, Equatable {
     }
 }
 
-/// Which way bytes went on a connection: `up` from the client, `down` from the server.
-public enum NetworkSide: String, Sendable, CaseIterable, Comparable {
-    case up, down
-
-    public static func < (a: NetworkSide, b: NetworkSide) -> Bool { a == .up && b == .down }
-
-    /// The case, not its name's text, is hashed (a table of sides is looked up per record).
-    public func hash(into hasher: inout Hasher) { hasher.combine(self == .up) }
-
+extension Direction {
     /// The side that sent a record: requests go up, responses down; an HTTP/2 server push's
     /// promised request (anomaly `pushed`) is sent by the server.
-    public static func of(_ record: MessageRecord) -> NetworkSide {
+    public static func of(_ record: MessageRecord) -> Direction {
         record.message.kind == .request && !record.message.anomalies.contains(.pushed) ? .up : .down
     }
 }
@@ -269,7 +261,7 @@ public struct ShareKey: Hashable, Sendable, Comparable {
 /// overhead no record could take.
 public struct OverheadShares: Sendable, Equatable {
     public var shares: [ShareKey: Int] = [:]
-    public var unshared: [NetworkSide: Int] = [:]
+    public var unshared: [Direction: Int] = [:]
 
     public init() {}
 }
@@ -294,8 +286,8 @@ public struct OverheadSharing: Sendable {
     }
 
     struct Pending {
-        var weights: [NetworkSide: [ShareKey: Int]] = [:]
-        var overhead: [NetworkSide: Int] = [:]
+        var weights: [Direction: [ShareKey: Int]] = [:]
+        var overhead: [Direction: Int] = [:]
     }
 
     private var pending: [ConnectionKey: Pending] = [:]
@@ -311,14 +303,14 @@ public struct OverheadSharing: Sendable {
         }
         let key = ShareKey(group: GroupKey(endpoint: record.endpoint, direction: record.direction), estimators: mask)
         let connection = ConnectionKey(connection: flow.connection, tunnelHost: flow.tunnelHost ?? "")
-        let side = NetworkSide.of(record)
+        let side = Direction.of(record)
         // One access in place: the keys (two of them strings) are hashed once per record.
         pending[connection, default: Pending()].weights[side, default: [:]][key, default: 0].addSaturating(lower.ip)
     }
 
     public mutating func add(_ row: ConnectionRow) {
         let connection = ConnectionKey(connection: row.connection, tunnelHost: row.tunnelHost)
-        for (side, cost) in [(NetworkSide.up, row.clientCost), (.down, row.serverCost)] {
+        for (side, cost) in [(Direction.up, row.clientCost), (.down, row.serverCost)] {
             let overhead = max(cost.overhead.ip, 0)
             guard overhead > 0 else { continue }
             pending[connection, default: Pending()].overhead[side, default: 0].addSaturating(overhead)
@@ -329,7 +321,7 @@ public struct OverheadSharing: Sendable {
     public mutating func finish() -> OverheadShares {
         var result = OverheadShares()
         for (_, connection) in pending {
-            for side in NetworkSide.allCases {
+            for side in Direction.allCases {
                 guard let overhead = connection.overhead[side], overhead > 0 else { continue }
                 let own = connection.weights[side] ?? [:]
                 let other = connection.weights[side == .up ? .down : .up] ?? [:]

@@ -1,3 +1,4 @@
+import Flows
 import TCPReassembly
 
 // Finding frame boundaries mid-connection or after a gap: bytes are held until a chain of

@@ -1,3 +1,4 @@
+import Flows
 import TCPReassembly
 
 // The frame reader: one side's ordered bytes into frames (RFC 9113 §4). It owns the reading

@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 import NIOCore
 import NIOHPACK
 import PacketLayers
@@ -90,14 +91,14 @@ public struct HTTP2ConnectionSummary: Sendable, Equatable {
 /// frame boundaries searched for in FrameBoundarySearch.swift), each frame it reads to its
 /// header block (HeaderBlocks.swift) or stream (HTTP2Streams.swift), and frames' bytes claimed
 /// for their owners.
-public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
+public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     /// The client's connection preface (RFC 9113 §3.4).
     public static var prefaceBytes: [UInt8] { FrameReader.preface }
 
     let info: ConnectionInfo
     let sink: Sink
     /// The side that sent the preface (or opened the connection).
-    let clientSide: FlowSide
+    let clientSide: Direction
     /// The two sides' readers (a `let`: reading one is not an access checked at run time).
     let readers: [FrameReader]
     // Changed once per message; not checked for overlapping access at run time, like the
@@ -113,7 +114,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// mid-connection). `upgradedRequest`: the HTTP/1.1 request an h2c Upgrade turned into
     /// stream 1's request, whose response comes as frames.
     public init(
-        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: FlowSide = .initiator,
+        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: Direction = .up,
         firstIndexes: [Int] = [0, 0], upgradedRequest: RequestSummary? = nil, startsAtBeginning: Bool = true
     ) {
         self.info = info
@@ -124,7 +125,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             messageCounts[clientSide.peer.rawValue] = firstIndexes[1]
         }
         let allocator = ByteBufferAllocator()
-        readers = [FlowSide.initiator, .responder].map { side in
+        readers = [Direction.up, .down].map { side in
             FrameReader(
                 blocks: HeaderBlocks(
                     allocator: allocator, maxHeaderListSize: limits.maxHeaderListSize, known: startsAtBeginning),
@@ -143,16 +144,16 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     public private(set) var summary = HTTP2ConnectionSummary()
 
-    // MARK: - TCPStreamHandler
+    // MARK: - ByteStreamHandler
 
-    public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    public func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         guard !bytes.isEmpty else { return }
         feed(bytes, side: side, position: position)
         readers[side.rawValue].offset = position.offset &+ Int64(bytes.count)
         settlePlacement(side)
     }
 
-    public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    public func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         guard length > 0 else { return }
         let reader = readers[side.rawValue]
         if let cut = reader.gapWithinFrame(length) {
@@ -167,10 +168,10 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         settlePlacement(side)
     }
 
-    public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
+    public func end(of side: Direction, reason: StreamEndReason, time: Int64) {}
 
     public func close(_ accounting: ConnectionAccounting) {
-        for side in [FlowSide.initiator, .responder] {
+        for side in [Direction.up, .down] {
             let reader = readers[side.rawValue]
             // A DATA frame cut by the end of the capture: what came of it is its message's.
             reader.endOfCapture(dataFrameTaken: reader.readingData && partialDataFrame(reader, sender: side))
@@ -196,7 +197,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     // MARK: - Frames
 
     /// `bytes` of `side`, beginning at `position`, through its reader.
-    private func feed(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition) {
+    private func feed(_ bytes: UnsafeRawBufferPointer, side: Direction, position: StreamPosition) {
         var index = 0
         while index < bytes.count {
             index += step(UnsafeRawBufferPointer(rebasing: bytes[index...]), side: side, position: position, at: index)
@@ -204,7 +205,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
     }
 
     /// One step of the side's reader, and what it read acted on; returns the bytes consumed.
-    private func step(_ bytes: UnsafeRawBufferPointer, side: FlowSide, position: StreamPosition, at index: Int) -> Int {
+    private func step(_ bytes: UnsafeRawBufferPointer, side: Direction, position: StreamPosition, at index: Int) -> Int {
         let reader = readers[side.rawValue]
         let here = StreamPosition(
             time: position.time, offset: position.offset &+ Int64(index), peerAcknowledged: position.peerAcknowledged)
@@ -214,7 +215,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
             break
         case .prefaceRead:
             let end = here.offset &+ Int64(step.used)
-            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: .control)
+            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: .overhead(.h2Control))
         case .frameBegun:
             if reader.header.knownType == .data { dataFrameBegun(side) }
         case .body(let body):
@@ -230,7 +231,7 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// The frame whose header is the reader's `header` is complete (and counted): to its
     /// header block, stream or the connection's control.
-    private func endFrame(_ side: FlowSide, position: StreamPosition) {
+    private func endFrame(_ side: Direction, position: StreamPosition) {
         let reader = readers[side.rawValue]
         let header = reader.header
         let start = reader.frameStart ?? position
@@ -243,22 +244,22 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
         case .continuation:
             if reader.continueBlock() { completeBlock(side: side) }
         case .settings:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
             reader.readSettings(peer: readers[side.peer.rawValue])
         case .rstStream:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
             guard header.streamID != 0, header.length == 4 else {
                 reader.tally.protocolErrors += 1
                 return
             }
             reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
-            claimFrame(side, by: .control)
+            claimFrame(side, by: .overhead(.h2Control))
         }
     }
 
     /// A complete header block, decoded, to the message it begins or ends.
-    private func completeBlock(side: FlowSide) {
+    private func completeBlock(side: Direction) {
         guard let complete = readers[side.rawValue].takeBlock() else { return }
         if let promised = complete.block.promisedStream {
             promise(complete.block, promised: promised, fields: complete.fields, sender: side)
@@ -271,19 +272,19 @@ public final class HTTP2Connection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// Everything `side` read is placed but a frame or header block still being read, and
     /// bytes held while searching for frame boundaries (docs/METERING.md §2c).
-    private func settlePlacement(_ side: FlowSide) {
+    private func settlePlacement(_ side: Direction) {
         sink.settle(side, upTo: readers[side.rawValue].placedOffset)
     }
 
     /// Claims the frame now read (or begun, for DATA, whose length says where it ends).
-    func claimFrame(_ side: FlowSide, by owner: StreamOwner) {
+    func claimFrame(_ side: Direction, by owner: StreamOwner) {
         let reader = readers[side.rawValue]
         guard let start = reader.frameStart?.offset else { return }
         sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, by: owner)
     }
 
     /// A complete header block's frames, from its first frame to the one just read.
-    func claimBlock(_ block: HeaderBlock, sender: FlowSide, by owner: StreamOwner) {
+    func claimBlock(_ block: HeaderBlock, sender: Direction, by owner: StreamOwner) {
         let reader = readers[sender.rawValue]
         let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
         sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)

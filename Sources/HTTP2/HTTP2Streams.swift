@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 import NIOHPACK
 import TCPReassembly
 
@@ -59,7 +60,7 @@ final class StreamState {
 // MARK: - Header blocks to messages
 
 extension HTTP2Connection {
-    func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: FlowSide) {
+    func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let stream = stream(block.stream)
         if let offset = stream.openStreamOffset(kind) {
@@ -81,7 +82,7 @@ extension HTTP2Connection {
                     addListSize(&open.message, fields)
                 } else {
                     open.message.anomalies.insert(.hpackStateUnknown)
-                    open.message.http2?.headerListSize = nil
+                    open.message.protocolFacts.headerListSize = nil
                 }
             }
             if block.endStream { finish(stream, kind, complete: true, reset: false) }
@@ -94,7 +95,7 @@ extension HTTP2Connection {
             return
         }
         var message = newMessage(kind, sender: sender, stream: block.stream, at: block.start)
-        message.message.http2?.frames = block.frames
+        message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
         apply(fields, to: &message)
         if kind == .response {
@@ -124,7 +125,7 @@ extension HTTP2Connection {
     }
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
-    func promise(_ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: FlowSide) {
+    func promise(_ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: Direction) {
         guard sender != clientSide else {
             // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
             readers[sender.rawValue].tally.protocolErrors += 1
@@ -142,7 +143,7 @@ extension HTTP2Connection {
         }
         // Indexed among the client's requests: it stands for one the client did not send.
         var message = newMessage(.request, sender: clientSide, stream: promised, at: block.start)
-        message.message.http2?.frames = block.frames
+        message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
         message.anomalies.insert(.pushed)
         apply(fields, to: &message)
@@ -161,7 +162,7 @@ extension HTTP2Connection {
         return stream
     }
 
-    func newMessage(_ kind: MessageKind, sender: FlowSide, stream: UInt32, at position: StreamPosition)
+    func newMessage(_ kind: MessageKind, sender: Direction, stream: UInt32, at position: StreamPosition)
         -> CapturedMessage
     {
         var message = CapturedMessage(
@@ -170,14 +171,14 @@ extension HTTP2Connection {
             streamOffset: position.offset)
         messageCounts[sender.rawValue] += 1
         message.version = "HTTP/2"
-        message.message.http2 = HTTP2MessageFacts(stream: stream)
-        message.message.http2?.headerListSize = 0
+        message.message.protocolFacts = .http2(stream: stream)
+        message.message.protocolFacts.headerListSize = 0
         return message
     }
 
     func addFrames(_ message: inout CapturedMessage, _ frames: Int) {
-        let count = message.message.http2?.frames ?? 0
-        message.message.http2?.frames = saturatingAdd(count, frames)
+        let count = message.message.protocolFacts.frames ?? 0
+        message.message.protocolFacts.frames = saturatingAdd(count, frames)
     }
 
     func summary(of message: CapturedMessage) -> RequestSummary {
@@ -190,7 +191,7 @@ extension HTTP2Connection {
 
     /// A DATA frame's header: its owner is known now, the stream's open message or the one it
     /// will make.
-    func dataFrameBegun(_ side: FlowSide) {
+    func dataFrameBegun(_ side: Direction) {
         let reader = readers[side.rawValue]
         let header = reader.header
         let kind: MessageKind = side == clientSide ? .request : .response
@@ -206,7 +207,7 @@ extension HTTP2Connection {
 
     // Body bytes come once per segment: the DATA frame's stream, found when its header was
     // read, is changed in place (no lookup in `streams` per segment).
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: FlowSide) {
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
@@ -214,7 +215,7 @@ extension HTTP2Connection {
         }
     }
 
-    func bodyGap(_ length: Int, stream id: UInt32, sender: FlowSide) {
+    func bodyGap(_ length: Int, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
             open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
@@ -224,7 +225,7 @@ extension HTTP2Connection {
         }
     }
 
-    func dataFrameEnded(_ header: FrameHeader, sender: FlowSide) {
+    func dataFrameEnded(_ header: FrameHeader, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard header.streamID != 0 else {
             readers[sender.rawValue].tally.protocolErrors += 1
@@ -270,7 +271,7 @@ extension HTTP2Connection {
 
     /// The end of the capture cut a DATA frame: its header and the payload that came are its
     /// open message's (which ends incomplete). False without one: they are lost.
-    func partialDataFrame(_ reader: FrameReader, sender: FlowSide) -> Bool {
+    func partialDataFrame(_ reader: FrameReader, sender: Direction) -> Bool {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let id = reader.header.streamID
         guard id != 0, let stream = streams[id], stream.isOpen(kind) else { return false }
@@ -283,7 +284,7 @@ extension HTTP2Connection {
     }
 
     /// A gap took a DATA frame's boundaries: its message ends incomplete.
-    func abandonMessage(stream id: UInt32, sender: FlowSide) {
+    func abandonMessage(stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         guard let stream = streams[id] else { return }
         stream.withOpen(kind) { open in open.message.anomalies.insert(.bytesMissing) }
@@ -292,7 +293,7 @@ extension HTTP2Connection {
 
     /// The DATA frame being read's stream: the one found when its header was read, or (when
     /// none was then, or the bytes are another frame's) a lookup.
-    func dataStream(_ id: UInt32, sender: FlowSide) -> StreamState? {
+    func dataStream(_ id: UInt32, sender: Direction) -> StreamState? {
         let reader = readers[sender.rawValue]
         if let stream = reader.dataStream, reader.header.streamID == id { return stream }
         return streams[id]
@@ -304,7 +305,7 @@ extension HTTP2Connection {
     /// frames in flight (a request body sent before the server's early answer and reset
     /// arrived): it keeps them and ends at its END_STREAM, or incomplete at the end of the
     /// capture, marked `stream-reset` either way (docs/METERING.md §2a).
-    func reset(stream id: UInt32, sender: FlowSide) {
+    func reset(stream id: UInt32, sender: Direction) {
         guard let stream = streams[id] else { return }
         stream.resetSeen = true
         finish(stream, sender == clientSide ? .request : .response, complete: false, reset: true)

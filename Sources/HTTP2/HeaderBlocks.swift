@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 import NIOCore
 import NIOHPACK
 import TCPReassembly
@@ -184,8 +185,8 @@ extension FrameReader {
 func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
     guard let fields else {
         message.anomalies.insert(.hpackStateUnknown)
-        message.message.http2?.headerListSize = nil
-        message.message.http2?.headFieldsKnown = false
+        message.message.protocolFacts.headerListSize = nil
+        message.message.protocolFacts.headFieldsKnown = false
         return
     }
     var scheme: String?
@@ -228,8 +229,8 @@ func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
 
 /// The decoded header list size (RFC 9113 §6.5.2's count: 32 per field) grows by `fields`.
 func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
-    guard let size = message.message.http2?.headerListSize else { return }
-    message.message.http2?.headerListSize = fields.reduce(size) {
+    guard let size = message.message.protocolFacts.headerListSize else { return }
+    message.message.protocolFacts.headerListSize = fields.reduce(size) {
         saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
     }
 }

@@ -1,7 +1,7 @@
 import Analysis
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 
 /// Keeps one input's diagnostics while it is read: records by kind, bodies that did not
 /// decode, estimates that could not be made, connections, packets.

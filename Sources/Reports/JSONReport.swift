@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 import Foundation
 
 /// `report.json`: the figures of report.md for programs (schema: docs/REPORT-JSON.md).
@@ -119,12 +120,12 @@ public enum JSONReport: RunReporter {
 
     /// Directions as objects keyed by them order them: by their names' bytes (interim,
     /// request, response), sorted once rather than once per object.
-    static let directionsInKeyOrder = Direction.allCases.sorted { $0.rawValue.utf8Compare($1.rawValue) < 0 }
+    static let directionsInKeyOrder = RecordClass.allCases.sorted { $0.rawValue.utf8Compare($1.rawValue) < 0 }
 
     /// Figures by direction in key order, the first of a repeated direction kept (as `sortedByKey`).
     static func inKeyOrder<Figures>(
-        _ pairs: [(direction: Direction, figures: Figures)]
-    ) -> [(direction: Direction, figures: Figures)] {
+        _ pairs: [(direction: RecordClass, figures: Figures)]
+    ) -> [(direction: RecordClass, figures: Figures)] {
         directionsInKeyOrder.compactMap { direction in pairs.first { $0.direction == direction } }
     }
 
@@ -244,10 +245,10 @@ public enum JSONReport: RunReporter {
     private static func network(_ aggregation: Aggregation, _ json: inout PrettyJSONWriter) {
         json.key("network")
         json.beginObject()
-        for side in NetworkSide.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+        for side in Direction.allCases.sorted(by: { $0.name < $1.name }) {
             guard let figures = aggregation.network[side] else { continue }
             let cost = figures.cost
-            json.key(named: side.rawValue)
+            json.key(named: side.name)
             json.beginObject()
             json.member("connections", int: figures.connections)
             json.member("frame_total", int: figures.frameTotal)

@@ -351,7 +351,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func explanation(_ run: RunReport, direction: Direction, figures: GroupFigures) -> [String] {
+    static func explanation(_ run: RunReport, direction: RecordClass, figures: GroupFigures) -> [String] {
         var heading =
             "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
             + " \(TextFormat.bytes(figures.wireBytes)) B on the wire"
@@ -368,7 +368,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
+    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: RecordClass) -> [String] {
         let explanation = causeExplanation(name: name, estimator, direction: direction, quote: MarkdownText.inline)
         return ["- " + explanation.head] + explanation.causes.map { "  - " + $0 }
     }
@@ -378,7 +378,7 @@ public enum MarkdownReport: RunReporter {
     /// rest summed. `quote` makes a cause's name safe for the output (report.md escapes
     /// Markdown; report.html's templates escape HTML themselves).
     static func causeExplanation(
-        name: String, _ estimator: EstimatorFigures, direction: Direction, quote: (String) -> String
+        name: String, _ estimator: EstimatorFigures, direction: RecordClass, quote: (String) -> String
     ) -> (head: String, causes: [String]) {
         guard estimator.count > 0 else {
             return (
@@ -430,7 +430,7 @@ public enum MarkdownReport: RunReporter {
         var lines = ["## Data quality", ""]
         let totals = Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction, $0.figures) })
         let inputs = run.inputs
-        func direct(_ direction: Direction, _ value: (GroupFigures) -> Int) -> Int { totals[direction].map(value) ?? 0 }
+        func direct(_ direction: RecordClass, _ value: (GroupFigures) -> Int) -> Int { totals[direction].map(value) ?? 0 }
         func perInput(_ value: (InputDiagnostics) -> Int) -> String {
             byInput(inputs.map { ($0.source, value($0)) })
         }
@@ -449,7 +449,7 @@ public enum MarkdownReport: RunReporter {
                 + perInput { $0.records.unpaired } + ".")
         lines.append("  Interim responses are never paired and not counted here.")
 
-        let incomplete = Direction.allCases.compactMap { direction -> String? in
+        let incomplete = RecordClass.allCases.compactMap { direction -> String? in
             let count = direct(direction) { $0.incomplete }
             return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
         }
@@ -457,7 +457,7 @@ public enum MarkdownReport: RunReporter {
             "- Incomplete (the message's end is not in the capture): "
                 + (incomplete.isEmpty ? "none" : list(incomplete) + perInput { $0.records.incomplete }) + ".")
 
-        let unmeasured = Direction.allCases.compactMap { direction -> String? in
+        let unmeasured = RecordClass.allCases.compactMap { direction -> String? in
             let count = direct(direction) { $0.unmeasured }
             return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
         }
@@ -582,7 +582,7 @@ public enum MarkdownReport: RunReporter {
     }
 }
 
-extension Direction {
+extension RecordClass {
     var noun: String {
         switch self {
         case .request: return "request"

@@ -1,11 +1,12 @@
 import Analysis
+import Flows
 
 /// report.md's "What the network carried" (docs/METERING.md §2c): per direction, the frame
 /// bytes of every captured connection split into the HTTP bytes and what carried them.
 extension MarkdownReport {
     static func networkSection(_ run: RunReport) -> [String] {
         var lines = ["## What the network carried", ""]
-        let sides = NetworkSide.allCases.compactMap { side in run.aggregation.network[side].map { (side, $0) } }
+        let sides = Direction.allCases.compactMap { side in run.aggregation.network[side].map { (side, $0) } }
         let httpOnly = sides.reduce(0) { $0 + $1.1.httpOnlyRecords }
         let captured = sides.contains { $0.1.records > 0 || $0.1.connections > 0 }
         guard captured else {
@@ -72,7 +73,7 @@ extension MarkdownReport {
     }
 }
 
-extension NetworkSide {
+extension Direction {
     /// `up (client to server)`, `down (server to client)`.
     var label: String { self == .up ? "up" : "down" }
 }

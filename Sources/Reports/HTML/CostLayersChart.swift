@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 
 /// What each direction cost the network, layer by layer: one bar per direction (up, down),
 /// its frame bytes stacked by what they carried (`NetworkFigures.parts`: HTTP, TLS,
@@ -13,8 +14,8 @@ enum CostLayersChart {
     ]
 
     /// The directions with frame bytes, up first.
-    static func sides(_ run: RunReport) -> [(side: NetworkSide, figures: NetworkFigures)] {
-        NetworkSide.allCases.compactMap { side in
+    static func sides(_ run: RunReport) -> [(side: Direction, figures: NetworkFigures)] {
+        Direction.allCases.compactMap { side in
             run.aggregation.network[side].flatMap { $0.frameTotal > 0 ? (side, $0) : nil }
         }
     }
@@ -56,7 +57,7 @@ enum CostLayersChart {
                 entry.side == .up ? "↑ up (client to server)" : "↓ down (server to client)", x: frame.plotLeft - 8,
                 y: y + rowHeight / 2 + 4, anchor: .end, size: 11)
         }
-        let httpOnly = NetworkSide.allCases.reduce(0) { $0 + (run.aggregation.network[$1]?.httpOnlyRecords ?? 0) }
+        let httpOnly = Direction.allCases.reduce(0) { $0 + (run.aggregation.network[$1]?.httpOnlyRecords ?? 0) }
         var note =
             "Every frame of the captured connections, up and down, split by what it carried; hover a segment for"
             + " its bytes and share."

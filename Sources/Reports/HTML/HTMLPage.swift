@@ -219,7 +219,7 @@ struct HTMLPage {
                     rows.markup("\n")
                 }
                 rows.markup("</details></td>")
-                // Direction and protocol are text, the rest figures.
+                // RecordClass and protocol are text, the rest figures.
                 rows.flatCells(csv.dropFirst(), leadingTexts: 2)
                 rows.markup("</tr>\n")
             }

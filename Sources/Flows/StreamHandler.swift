@@ -1,13 +1,21 @@
 import PacketLayers
 
-/// The two sides of a connection. The initiator sent the SYN when the handshake was
-/// captured; otherwise it is a guess (the sender of the first captured packet) that the
-/// HTTP layer may overrule from content.
-public enum FlowSide: Int, Sendable {
-    case initiator = 0
-    case responder = 1
+/// Which way bytes travel on a flow: THE one "which way" type of every layer (TCP, TLS, the
+/// messages' parsers, the cost ledger and the reports). `up` is from the client, `down` from the
+/// server, as far as the transport can tell: over TCP, up is from the initiator, which sent the
+/// SYN when the handshake was captured and is otherwise a guess (the sender of the first captured
+/// packet) that a protocol may overrule from content. A message's role (request, response) is
+/// not its direction: a pushed request travels down.
+public enum Direction: Int, Sendable, CaseIterable, Comparable, Hashable {
+    case up = 0
+    case down = 1
 
-    public var peer: FlowSide { self == .initiator ? .responder : .initiator }
+    public var peer: Direction { self == .up ? .down : .up }
+
+    /// How outputs name it (report.md, report.json, report.html): "up", "down".
+    public var name: String { self == .up ? "up" : "down" }
+
+    @inlinable public static func < (a: Direction, b: Direction) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// What the assembler knows of a connection when it first sees it.
@@ -32,8 +40,8 @@ public struct ConnectionInfo: Sendable {
         self.firstPacketTime = firstPacketTime
     }
 
-    public func endpoint(_ side: FlowSide) -> TransportEndpoint {
-        side == .initiator ? initiator : responder
+    public func endpoint(_ side: Direction) -> TransportEndpoint {
+        side == .up ? initiator : responder
     }
 }
 
@@ -110,26 +118,26 @@ public struct PacketCost: Sendable, Equatable {
 
 /// Receives one connection's ordered bytes. Calls for one side come in stream order;
 /// the two sides interleave in capture order.
-public protocol TCPStreamHandler: AnyObject {
+public protocol ByteStreamHandler: AnyObject {
     /// In-order bytes from `side`. `bytes` is borrowed: valid only during the call.
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition)
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition)
     /// `length` bytes of `side`'s stream are missing from the capture at `position`.
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition)
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition)
     /// `side` will send nothing more.
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64)
+    func end(of side: Direction, reason: StreamEndReason, time: Int64)
     /// The connection is over; both sides have ended. Last call the handler gets.
     func close(_ accounting: ConnectionAccounting)
     /// What a packet from `side` cost; comes after the packet's bytes were delivered (or
     /// buffered, or found to repeat), so the bytes it carried are usually placed already.
-    func packet(_ cost: PacketCost, from side: FlowSide)
+    func packet(_ cost: PacketCost, from side: Direction)
 }
 
-extension TCPStreamHandler {
+extension ByteStreamHandler {
     /// Handlers that do not count costs ignore them.
-    public func packet(_ cost: PacketCost, from side: FlowSide) {}
+    public func packet(_ cost: PacketCost, from side: Direction) {}
 }
 
 /// Makes a handler for each new connection.
-public protocol TCPStreamHandlerFactory: AnyObject {
-    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler
+public protocol ByteStreamHandlerFactory: AnyObject {
+    func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler
 }
