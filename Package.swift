@@ -55,6 +55,7 @@ let package = Package(
         .target(
             name: "HTTP2",
             dependencies: [
+                "CaptureIO",
                 "PacketLayers", "Flows", "MessageModel", "TCPReassembly",
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),

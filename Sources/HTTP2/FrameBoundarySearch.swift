@@ -1,3 +1,4 @@
+import CaptureIO
 import Flows
 import TCPReassembly
 
@@ -24,7 +25,7 @@ extension FrameReader {
             switch Self.chain(in: buffer, from: candidate) {
             case .found:
                 blocks.known = false
-                tally.lostBytes = saturatingAdd(tally.lostBytes, candidate)
+                tally.lostBytes = saturatingSum(tally.lostBytes, candidate)
                 phase = .frameHeader
                 return Step(used: used, event: .boundariesFound(candidate))
             case .needMore:
@@ -37,7 +38,7 @@ extension FrameReader {
         if buffer.count >= Self.searchWindow {
             // Nothing found in a whole window: drop all but the last header's worth.
             let dropped = buffer.count - (FrameHeader.size - 1)
-            tally.lostBytes = saturatingAdd(tally.lostBytes, dropped)
+            tally.lostBytes = saturatingSum(tally.lostBytes, dropped)
             searchBuffer.removeFirst(dropped)
             var kept: [(index: Int, position: StreamPosition)] = []
             for (number, mark) in searchMarks.enumerated() {

@@ -1,3 +1,4 @@
+import CaptureIO
 import Flows
 import TCPReassembly
 
@@ -102,7 +103,7 @@ final class FrameReader {
                 guard bytes[used] == preface[prefaceMatched] else {
                     // Not the preface: frames may begin here after all (read on, reported).
                     tally.protocolErrors += 1
-                    tally.lostBytes = saturatingAdd(tally.lostBytes, prefaceMatched)
+                    tally.lostBytes = saturatingSum(tally.lostBytes, prefaceMatched)
                     phase = prefaceMatched == 0 ? .frameHeader : .searching
                     return Step(used: used, event: .none)
                 }
@@ -137,7 +138,7 @@ final class FrameReader {
         case .searching:
             return search(bytes, at: here)
         case .lost:
-            tally.lostBytes = saturatingAdd(tally.lostBytes, bytes.count)
+            tally.lostBytes = saturatingSum(tally.lostBytes, bytes.count)
             return Step(used: bytes.count, event: .none)
         }
     }
@@ -190,7 +191,7 @@ final class FrameReader {
         phase = .frameHeader
         let slot = header.knownType.map { Int($0.rawValue) } ?? 10
         tally.byType[slot].frames += 1
-        tally.byType[slot].bytes = saturatingAdd(tally.byType[slot].bytes, header.wireSize)
+        tally.byType[slot].bytes = saturatingSum(tally.byType[slot].bytes, header.wireSize)
         return true
     }
 
@@ -225,7 +226,7 @@ final class FrameReader {
     /// A gap anywhere else loses the frame boundaries (and a header block's bytes, HPACK
     /// state): what is held is lost, and frames are searched for from `offset` on.
     func loseBoundaries(_ length: Int, resumingAt offset: Int64) {
-        tally.lostBytes = saturatingAdd(tally.lostBytes, length)
+        tally.lostBytes = saturatingSum(tally.lostBytes, length)
         dropUnfinished()
         phase = .searching
         self.offset = offset
@@ -240,8 +241,8 @@ final class FrameReader {
 
     /// Frames of a message type that no message takes.
     func countUnowned(frames: Int, bytes: Int) {
-        tally.unowned.frames = saturatingAdd(tally.unowned.frames, frames)
-        tally.unowned.bytes = saturatingAdd(tally.unowned.bytes, bytes)
+        tally.unowned.frames = saturatingSum(tally.unowned.frames, frames)
+        tally.unowned.bytes = saturatingSum(tally.unowned.bytes, bytes)
     }
 
     /// What the side holds of a frame not finished (a gap took the rest, or the capture ended)
@@ -257,7 +258,7 @@ final class FrameReader {
         case .frameHeader:
             lost = headerBytes.count
         case .payload:
-            lost = saturatingAdd(payloadRead, FrameHeader.size)
+            lost = saturatingSum(payloadRead, FrameHeader.size)
             if carriesHeaderBlock { blocks.known = false }
         case .searching, .lost:
             lost = searchBuffer.count
@@ -267,7 +268,7 @@ final class FrameReader {
             blocks.known = false
             blocks.block = nil
         }
-        tally.lostBytes = saturatingAdd(tally.lostBytes, lost)
+        tally.lostBytes = saturatingSum(tally.lostBytes, lost)
         headerBytes.removeAll(keepingCapacity: true)
         searchBuffer.removeAll(keepingCapacity: true)
         searchMarks.removeAll(keepingCapacity: true)

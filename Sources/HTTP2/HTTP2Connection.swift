@@ -1,3 +1,4 @@
+import CaptureIO
 import Flows
 import MessageModel
 import NIOCore
@@ -66,9 +67,9 @@ public struct HTTP2DirectionTally: Sendable, Equatable {
     /// PUSH_PROMISE, the preface and the unowned frames of those types included
     /// (docs/METERING.md §2a).
     public var connectionOverheadBytes: Int {
-        var total = saturatingAdd(prefaceBytes, unowned.bytes)
+        var total = saturatingSum(prefaceBytes, unowned.bytes)
         for (index, count) in byType.enumerated() where ![0, 1, 5, 9].contains(index) {
-            total = saturatingAdd(total, count.bytes)
+            total = saturatingSum(total, count.bytes)
         }
         return total
     }
@@ -289,10 +290,4 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
         sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
     }
-}
-
-@inline(__always)
-func saturatingAdd(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? Int.max : sum
 }

@@ -1,3 +1,4 @@
+import CaptureIO
 import Flows
 import MessageModel
 import NIOHPACK
@@ -73,7 +74,7 @@ extension HTTP2Connection {
         if stream.isOpen(kind) {
             // A second block on an open message: its trailers (docs/METERING.md §2a).
             stream.withOpen(kind) { open in
-                open.message.wireHeaders = saturatingAdd(open.message.wireHeaders, block.wire)
+                open.message.wireHeaders = saturatingSum(open.message.wireHeaders, block.wire)
                 addFrames(&open.message, block.frames)
                 if let fields {
                     open.message.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
@@ -178,7 +179,7 @@ extension HTTP2Connection {
 
     func addFrames(_ message: inout CapturedMessage, _ frames: Int) {
         let count = message.message.protocolFacts.frames ?? 0
-        message.message.protocolFacts.frames = saturatingAdd(count, frames)
+        message.message.protocolFacts.frames = saturatingSum(count, frames)
     }
 
     func summary(of message: CapturedMessage) -> RequestSummary {
@@ -210,7 +211,7 @@ extension HTTP2Connection {
     func bodyBytes(_ bytes: UnsafeRawBufferPointer, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
-            open.message.bodyLength = saturatingAdd(open.message.bodyLength, bytes.count)
+            open.message.bodyLength = saturatingSum(open.message.bodyLength, bytes.count)
             open.observer?.bodyBytes(bytes)
         }
     }
@@ -218,8 +219,8 @@ extension HTTP2Connection {
     func bodyGap(_ length: Int, stream id: UInt32, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         dataStream(id, sender: sender)?.withOpen(kind) { open in
-            open.message.bodyLength = saturatingAdd(open.message.bodyLength, length)
-            open.message.missingBytes = saturatingAdd(open.message.missingBytes, length)
+            open.message.bodyLength = saturatingSum(open.message.bodyLength, length)
+            open.message.missingBytes = saturatingSum(open.message.missingBytes, length)
             open.message.anomalies.insert(.bytesMissing)
             open.observer?.bodyGap(length)
         }
@@ -235,7 +236,7 @@ extension HTTP2Connection {
         // The usual case, a frame of an open message, changes it in place.
         if let stream = dataStream(header.streamID, sender: sender), stream.isOpen(kind) {
             stream.withOpen(kind) { open in
-                open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+                open.message.wireBody = saturatingSum(open.message.wireBody, header.wireSize)
                 addFrames(&open.message, 1)
             }
             if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
@@ -263,7 +264,7 @@ extension HTTP2Connection {
         }
         guard stream.isOpen(kind) else { return }
         stream.withOpen(kind) { open in
-            open.message.wireBody = saturatingAdd(open.message.wireBody, header.wireSize)
+            open.message.wireBody = saturatingSum(open.message.wireBody, header.wireSize)
             addFrames(&open.message, 1)
         }
         if header.has(FrameFlags.endStream) { finish(stream, kind, complete: true, reset: false) }
@@ -276,8 +277,8 @@ extension HTTP2Connection {
         let id = reader.header.streamID
         guard id != 0, let stream = streams[id], stream.isOpen(kind) else { return false }
         stream.withOpen(kind) { open in
-            open.message.wireBody = saturatingAdd(
-                open.message.wireBody, saturatingAdd(FrameHeader.size, reader.payloadRead))
+            open.message.wireBody = saturatingSum(
+                open.message.wireBody, saturatingSum(FrameHeader.size, reader.payloadRead))
             addFrames(&open.message, 1)
         }
         return true

@@ -1,3 +1,4 @@
+import CaptureIO
 import Flows
 import MessageModel
 import NIOCore
@@ -152,7 +153,7 @@ extension FrameReader {
         }
         block.fragment += kept
         block.frames += 1
-        block.wire = saturatingAdd(block.wire, header.wireSize)
+        block.wire = saturatingSum(block.wire, header.wireSize)
         block.truncated = block.truncated || cutByGap || kept.count < header.length
         blocks.block = block
         return header.has(FrameFlags.endHeaders)
@@ -231,6 +232,6 @@ func apply(_ fields: HPACKHeaders?, to message: inout CapturedMessage) {
 func addListSize(_ message: inout CapturedMessage, _ fields: HPACKHeaders) {
     guard let size = message.message.protocolFacts.headerListSize else { return }
     message.message.protocolFacts.headerListSize = fields.reduce(size) {
-        saturatingAdd($0, $1.name.utf8.count + $1.value.utf8.count + 32)
+        saturatingSum($0, $1.name.utf8.count + $1.value.utf8.count + 32)
     }
 }
