@@ -1,5 +1,6 @@
 import CaptureIO
 import Flows
+import MessageModel
 import Records
 
 /// The cost layers (docs/METERING.md §2c) summed over one group of measured records, with how

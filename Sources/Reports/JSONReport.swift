@@ -1,6 +1,7 @@
 import Analysis
 import Flows
 import Foundation
+import MessageModel
 
 /// `report.json`: the figures of report.md for programs (schema: docs/REPORT-JSON.md).
 /// Deterministic: keys sorted, arrays in a fixed order, every fraction rounded to 6 decimals.
