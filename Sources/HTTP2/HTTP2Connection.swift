@@ -1,4 +1,5 @@
 import CaptureIO
+import CostAccounting
 import Flows
 import MessageModel
 import NIOCore
@@ -109,6 +110,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     var streamCount = 0
     /// A stream's request that came before the connection turned HTTP/2 (h2c Upgrade).
     private var upgradedRequest: RequestSummary?
+    /// Who owns the preface and control frames: read once, not a registered global per frame.
+    let control = StreamOwner.overhead(.h2Control)
 
     /// `clientSide`: who sends requests; `expectPreface`: whether that side's stream starts
     /// with the preface (false after an h2c upgrade the caller has already read it from, or
@@ -216,7 +219,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             break
         case .prefaceRead:
             let end = here.offset &+ Int64(step.used)
-            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: .overhead(.h2Control))
+            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: control)
         case .frameBegun:
             if reader.header.knownType == .data { dataFrameBegun(side) }
         case .body(let body):
@@ -245,17 +248,17 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         case .continuation:
             if reader.continueBlock() { completeBlock(side: side) }
         case .settings:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
             reader.readSettings(peer: readers[side.peer.rawValue])
         case .rstStream:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
             guard header.streamID != 0, header.length == 4 else {
                 reader.tally.protocolErrors += 1
                 return
             }
             reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
         }
     }
 

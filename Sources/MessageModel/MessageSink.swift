@@ -1,3 +1,4 @@
+import CostAccounting
 import Flows
 import PacketLayers
 
@@ -29,7 +30,8 @@ public protocol MessageSink: AnyObject {
     /// upgraded request being stream 1's; nil to only count them.
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> ByteStreamHandler?
-    /// Bytes `range` of `side`'s stream belong to `owner` (docs/METERING.md §2c). Claims of a
+    /// Bytes `range` of `side`'s stream belong to `owner` (CostAccounting's `StreamOwner`,
+    /// docs/METERING.md §2c). Claims of a
     /// side come in stream order; a claim may reach past what was read (a frame's length).
     func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner)
     /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
@@ -39,18 +41,6 @@ public protocol MessageSink: AnyObject {
     /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
     /// so this connection leaves them unsettled.
     var tunnelPlacesItsBytes: Bool { get }
-}
-
-/// Who a run of stream bytes belongs to (docs/METERING.md §2c).
-public enum StreamOwner: Equatable, Sendable {
-    /// The message whose first byte is at this offset of the same side's stream (for a server
-    /// push, the promised request, whose bytes the server sends).
-    case message(startingAt: Int64)
-    /// Bytes a protocol spends on itself, of the kind named (HTTP/2's preface and control
-    /// frames: `.h2Control`); no message owns them.
-    case overhead(OverheadID)
-    /// Bytes no message claims: between messages, skipped, tunnels not read.
-    case unclaimed
 }
 
 extension MessageSink {
@@ -100,14 +90,6 @@ public struct HTTPConnectionSummary: Sendable {
         self.serverTally = serverTally
         self.clientEndpoint = clientEndpoint
     }
-}
-
-/// A kind of overhead a protocol claims for the bytes it spends on itself; the cost ledger
-/// maps it to its column. One byte, so a claim stays a plain value. Each protocol declares its
-/// own kinds (HTTP2: `h2Control`).
-public struct OverheadID: Hashable, Sendable {
-    public let rawValue: UInt8
-    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 }
 
 /// Where the bytes of one side's stream went that belong to no message.

@@ -1,5 +1,6 @@
 import Analysis
 import CaptureIO
+import CostAccounting
 import DequeModule
 import Flows
 import HTTP1
@@ -101,7 +102,7 @@ final class ConnectionRouter: ByteStreamHandler {
     init(info: ConnectionInfo, context: ConnectionContext) {
         self.info = info
         self.context = context
-        costs = ConnectionCostLedger(limits: context.costLimits, tunnel: context.tunnelCosts)
+        costs = ConnectionCostLedger(limits: context.costLimits.costs, tunnel: context.tunnelCosts)
         countsStreamBytes = context.tunnelHost != nil
         if let host = context.tunnelHost {
             // A tunnel's row names its CONNECT host and counts the tunnel's bytes, not the
@@ -206,30 +207,27 @@ final class ConnectionRouter: ByteStreamHandler {
 }
 
 /// The per-connection sink the HTTP layer feeds: records go on to the input's `RecordSink`
-/// with what carried them (TCP or TLS, and the TLS overhead each owns); the connection's
-/// summary goes to whoever closes the connection.
+/// with what carried them (TCP or TLS) and the slot their cost layers were counted in; the
+/// connection's summary goes to whoever closes the connection.
 final class ConnectionRecordSink: MessageSink {
     typealias Observer = BodyMeter
 
     private let sink: RecordSink
     private let transport: Transport
-    private let overheads: TLSOverheadLedger?
     private let context: ConnectionContext
     private(set) var records = 0
     private(set) var summary: HTTPConnectionSummary?
     /// Where the HTTP layer's claims go, and the endpoint its `initiator` side is.
-    /// Strong (a weak load per packet costs): `TLSRelay`, which is its own claims, breaks the
-    /// cycle when it closes.
+    /// Strong (a weak load per packet costs).
     var claims: MessageClaims?
     var claimsInitiator: TransportEndpoint?
     /// The claims of the HTTP/2 an h2c Upgrade started, shifted into this connection's.
     private var tunnelClaims: TunnelClaims?
 
-    init(context: ConnectionContext, transport: Transport, overheads: TLSOverheadLedger?) {
+    init(context: ConnectionContext, transport: Transport) {
         self.sink = context.sink
         self.context = context
         self.transport = transport
-        self.overheads = overheads
     }
 
     func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> ByteStreamHandler? {
@@ -295,12 +293,7 @@ final class ConnectionRecordSink: MessageSink {
     func record(_ message: CapturedMessage, body: BodyMeter?) {
         records += 1
         let slot = slot(of: message)
-        sink.record(
-            message, body: body, transport: transport,
-            // HTTP/2 frames of many streams share TLS records: no message owns a record's
-            // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
-            tlsOverhead: message.protocolFacts.wireProtocol == .h2 && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
-            tunnelHost: context.tunnelHost, lower: slot)
+        sink.record(message, body: body, transport: transport, tunnelHost: context.tunnelHost, lower: slot)
     }
 
     func connectionClosed(_ summary: HTTPConnectionSummary) { self.summary = summary }
@@ -320,7 +313,7 @@ final class CleartextConnection: ByteStreamHandler {
         self.context = context
         self.costs = costs
         claims = CleartextClaims(ledger: costs)
-        recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        recordSink = ConnectionRecordSink(context: context, transport: .tcp)
         // A tunnel whose outer connection could not link its ledger has no packets to share.
         if context.tunnelHost == nil || context.tunnelCosts != nil {
             recordSink.claims = claims
@@ -379,69 +372,23 @@ extension HTTPConnectionSummary {
     }
 }
 
-/// Which TLS records' overhead each message owns: per direction, the plaintext offset at
-/// which each decrypted application_data record began and the bytes it added on the wire. A
-/// message owns the records whose first plaintext byte lies inside it (docs/METERING.md §2b).
-final class TLSOverheadLedger {
-    private var starts: [Deque<(offset: Int64, overhead: Int)>] = [[], []]
-    /// The endpoint that sent direction 0 (the TLS client).
-    private let clientEndpoint: TransportEndpoint
-
-    init(clientEndpoint: TransportEndpoint) { self.clientEndpoint = clientEndpoint }
-
-    func add(direction: Direction, plaintextOffset: Int64, overhead: Int) {
-        starts[direction.rawValue].append((plaintextOffset, overhead))
-    }
-
-    /// The overhead of the records that began inside `message`. Messages of a direction come
-    /// in stream order, so records before this one's start belong to no later message.
-    func overhead(of message: CapturedMessage) -> Int {
-        let sender = message.kind == .request ? message.client : message.server
-        let d = sender == clientEndpoint ? 0 : 1
-        let start = message.streamOffset
-        let (end, overflow) = start.addingReportingOverflow(Int64(message.wireTotal))
-        let limit = overflow ? Int64.max : end
-        while let first = starts[d].first, first.offset < start { starts[d].removeFirst() }
-        var total = 0
-        while let first = starts[d].first, first.offset < limit {
-            total = saturatingSum(total, first.overhead)
-            starts[d].removeFirst()
-        }
-        return total
-    }
-}
-
 /// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted
 /// application data of each direction goes to an `HTTPConnection` as that direction's
 /// ordered stream (offsets in plaintext bytes), or to an `HTTP2Connection` when ALPN or the
 /// connection preface says HTTP/2. A TCP gap stops that direction's decryption.
-final class TLSRelay: ByteStreamHandler, MessageClaims {
+final class TLSRelay: ByteStreamHandler {
     private enum Content { case undecided, http1, h2 }
 
-    /// A TLS record on its way to the cost ledger: it waits until the HTTP layer has placed its
-    /// plaintext, then its TCP bytes are claimed (docs/METERING.md §2c).
-    private struct RecordCost {
-        enum Kind { case application, control, opaque }
-        var tcpStart: Int64
-        var wireLength: Int
-        var plaintextOffset: Int64
-        var plaintextLength: Int
-        var kind: Kind
-    }
-
+    /// The TLS records' share of the connection's costs: the one TLS rule, for HTTP/1.x and
+    /// HTTP/2 alike (docs/METERING.md §2b-§2c).
+    private let recordCosts: TLSCostLayer
     private let costs: ConnectionCostLedger
-    /// Per TLS direction: the plaintext by owner, the slots of its messages, and the records
-    /// waiting for their plaintext's owners.
-    private var plaintextClaims: [ClaimMap]
-    private var plaintextSlots: [[Int64: LayerSlot]] = [[:], [:]]
-    private var recordCosts: [Deque<RecordCost>] = [[], []]
 
     private let info: ConnectionInfo
     private let context: ConnectionContext
     /// The TCP side that sent the ClientHello.
     private let clientSide: Direction
     private var tls: TLSConnection!
-    private let ledger: TLSOverheadLedger
     private let recordSink: ConnectionRecordSink
     private var http: HTTPConnection<ConnectionRecordSink>?
     private var http2: HTTP2Connection<ConnectionRecordSink>?
@@ -461,8 +408,6 @@ final class TLSRelay: ByteStreamHandler, MessageClaims {
         self.info = info
         self.context = context
         self.costs = costs
-        let history = ClaimMap(maxRuns: context.costLimits.maxCostHistoryRuns)
-        plaintextClaims = [history, history]
         // Without the TCP handshake, the side whose first record is a ClientHello is the client
         // (one that sent a ServerHello is the server).
         var client = Direction.up
@@ -470,106 +415,17 @@ final class TLSRelay: ByteStreamHandler, MessageClaims {
             if bytes[5] == 1 { client = side } else if bytes[5] == 2 { client = side.peer }
         }
         clientSide = client
-        ledger = TLSOverheadLedger(clientEndpoint: info.endpoint(client))
-        recordSink = ConnectionRecordSink(context: context, transport: .tls, overheads: ledger)
+        // A tunnel's packets are its outer connection's: without a link to that connection's
+        // ledger, no packet reaches its records (they get their TLS bytes only).
+        recordCosts = TLSCostLayer(
+            costs: costs, clientSide: client, control: .tlsControl, limits: context.costLimits.costs,
+            carried: context.tunnelHost == nil || context.tunnelCosts != nil)
+        recordSink = ConnectionRecordSink(context: context, transport: .tls)
         tls = TLSConnection(keyLog: context.keys.keyLog) { [unowned self] record, plaintext in
             self.tlsRecord(record, plaintext)
         }
-        // A tunnel's packets are its outer connection's: without a link to that connection's
-        // ledger, its records have no lower layers.
-        if context.tunnelHost == nil || context.tunnelCosts != nil {
-            recordSink.claims = self
-            recordSink.claimsInitiator = info.endpoint(client)
-        }
-    }
-
-    // MARK: - Costs (the HTTP layer's sides are TLS directions: initiator = client)
-
-    private func tcpSide(_ direction: Int) -> Direction { direction == 0 ? clientSide : clientSide.peer }
-
-    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
-        let d = side.rawValue
-        let costOwner = costOwner(owner, d)
-        if case let .message(slot) = costOwner { slot.plaintextEnd = max(slot.plaintextEnd, range.upperBound) }
-        plaintextClaims[d].claim(range.lowerBound, range.upperBound, costOwner)
-        drainRecordCosts(d)
-    }
-
-    func settle(_ side: Direction, upTo offset: Int64) {
-        plaintextClaims[side.rawValue].settle(upTo: offset)
-        drainRecordCosts(side.rawValue)
-    }
-
-    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
-        plaintextSlots[side.rawValue].removeValue(forKey: offset)
-    }
-
-    private func costOwner(_ owner: StreamOwner, _ d: Int) -> CostOwner {
-        switch owner {
-        case let .message(start):
-            if let slot = plaintextSlots[d][start] { return .message(slot) }
-            let slot = LayerSlot(ledger: costs[tcpSide(d)].counting)
-            plaintextSlots[d][start] = slot
-            return .message(slot)
-        case .overhead: return .http2Control  // HTTP/2's control bytes: the one kind a protocol claims
-        case .unclaimed: return .unclaimed
-        }
-    }
-
-    /// Claims the TCP bytes of the records whose plaintext is placed, in stream order. A
-    /// record's overhead goes with its first plaintext byte, so its TCP bytes are cut as:
-    /// overhead and the first owner's plaintext, then each next owner's plaintext.
-    private func drainRecordCosts(_ d: Int) {
-        let ledger = costs[tcpSide(d)]
-        while let record = recordCosts[d].first {
-            let whole = record.tcpStart..<(record.tcpStart &+ Int64(record.wireLength))
-            switch record.kind {
-            case .control:
-                ledger.claim(whole, by: .tlsControl)
-                ledger.addTLS(record.wireLength, to: .tlsControl)
-            case .opaque:
-                ledger.claim(whole, by: .unclaimed)
-                ledger.addTLS(record.wireLength, to: .unclaimed)
-            case .application:
-                let start = record.plaintextOffset
-                let end = start &+ Int64(record.plaintextLength)
-                let placed = plaintextClaims[d].end
-                guard placed >= end, record.plaintextLength > 0 || placed > start else { return }
-                var cursor = record.tcpStart
-                var overhead = max(0, record.wireLength - record.plaintextLength)
-                if record.plaintextLength == 0 {
-                    let owner = plaintextClaims[d].owner(at: start) ?? .unclaimed
-                    ledger.claim(whole, by: owner)
-                    ledger.addTLS(record.wireLength, to: owner)
-                }
-                plaintextClaims[d].forEachPiece(in: start..<end) { piece, found in
-                    let owner = found ?? .unclaimed
-                    if case let .message(slot) = owner {
-                        slot.plaintextClaimedBelow = max(slot.plaintextClaimedBelow, piece.upperBound)
-                    }
-                    let length = Int(clamping: piece.upperBound - piece.lowerBound) + overhead
-                    overhead = 0
-                    ledger.claim(cursor..<(cursor &+ Int64(length)), by: owner)
-                    ledger.addTLS(length, to: owner)
-                    cursor = cursor &+ Int64(length)
-                }
-            }
-            recordCosts[d].removeFirst()
-        }
-    }
-
-    /// The end: plaintext nobody placed belongs to no message, every record is claimed, and
-    /// slots no record took give their bytes to the connection's overhead.
-    private func closeCosts() {
-        for d in 0..<2 {
-            plaintextClaims[d].settle(upTo: .max)
-            drainRecordCosts(d)
-        }
-        costs.close()
-        for d in 0..<2 {
-            for slot in plaintextSlots[d].values { costs[tcpSide(d)].counting.release(slot) }
-            plaintextSlots[d] = [:]
-        }
+        recordSink.claims = recordCosts
+        recordSink.claimsInitiator = info.endpoint(client)
     }
 
     private func direction(_ side: Direction) -> Direction { side == clientSide ? .up : .down }
@@ -599,7 +455,7 @@ final class TLSRelay: ByteStreamHandler, MessageClaims {
         tls.finish()
         http?.close(accounting)
         http2?.close(accounting)
-        closeCosts()
+        recordCosts.close()
         recordSink.claims = nil
         let summary = tls.summary
         let client = info.endpoint(clientSide)
@@ -665,19 +521,18 @@ final class TLSRelay: ByteStreamHandler, MessageClaims {
             if start < position.offset, let earlier = recordStartTime[d] { time = earlier }
             recordStart[d] = start + Int64(record.wireLength)
         }
-        costs[tcpSide(d)].addTLSTotal(record.wireLength)
         let isApplication = record.contentType == TLSContentType.applicationData.rawValue
-        recordCosts[d].append(
-            RecordCost(
-                tcpStart: tcpStart, wireLength: record.wireLength, plaintextOffset: plaintextOffset[d],
+        recordCosts.add(
+            TLSCostLayer.Record(
+                carrierStart: tcpStart, wireLength: record.wireLength, plaintextOffset: plaintextOffset[d],
                 plaintextLength: record.readable && isApplication ? plaintext.count : 0,
                 kind: !record.readable
-                    ? (isApplication ? .opaque : .control) : (isApplication ? .application : .control)))
-        defer { drainRecordCosts(d) }
+                    ? (isApplication ? .opaque : .control) : (isApplication ? .application : .control)),
+            from: record.direction)
+        defer { recordCosts.drain(record.direction) }
         guard record.readable, record.contentType == TLSContentType.applicationData.rawValue else { return }
         let offset = plaintextOffset[d]
         plaintextOffset[d] = offset + Int64(plaintext.count)
-        ledger.add(direction: record.direction, plaintextOffset: offset, overhead: record.wireLength - plaintext.count)
         if content == .undecided { content = decideContent(record.direction, plaintext) }
         switch content {
         case .h2:
@@ -736,4 +591,11 @@ extension TLSDirectionSummary {
     /// Bytes of the records that carry no application data: handshake, alert,
     /// change_cipher_spec and other types.
     var controlBytes: Int { recordBytes - applicationData.bytes }
+}
+
+extension ConnectionCostLedger {
+    /// Fills a row's cost columns; `clientSide` is the TCP side of the row's client.
+    func fill(_ row: inout ConnectionRow, clientSide: Direction) {
+        (row.clientCost, row.serverCost) = costs(clientSide: clientSide)
+    }
 }

@@ -1,4 +1,5 @@
 import Analysis
+import CostAccounting
 import Flows
 import HTTP2
 import MessageModel
@@ -35,7 +36,7 @@ final class CleartextHTTP2Connection: ByteStreamHandler {
         self.info = info
         self.context = context
         self.clientSide = clientSide
-        recordSink = ConnectionRecordSink(context: context, transport: .tcp, overheads: nil)
+        recordSink = ConnectionRecordSink(context: context, transport: .tcp)
         let ownClaims: MessageClaims? = claims ?? tunnelClaims
         recordSink.claims = context.tunnelHost == nil || context.tunnelCosts != nil ? ownClaims : nil
         recordSink.claimsInitiator = info.initiator

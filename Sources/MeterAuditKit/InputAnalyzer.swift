@@ -17,6 +17,7 @@ public struct InputAnalyzer {
     private let worker: BodyWorker
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
+        RunProtocols.register()
         self.options = options
         self.worker = BodyWorker(
             level: options.gzipLevel, limits: options.limits.decoding,

@@ -1,5 +1,6 @@
 import CaptureIO
 import ContentCoding
+import CostAccounting
 import HTTP1
 import TCPReassembly
 
@@ -24,6 +25,11 @@ public struct Limits: Sendable {
     public var maxCostHistoryRuns = 256
 
     public init() {}
+
+    /// The cost ledgers' bounds.
+    public var costs: CostLimits {
+        CostLimits(maxPacketsAwaitingOwner: maxPacketsAwaitingOwner, maxCostHistoryRuns: maxCostHistoryRuns)
+    }
 
     /// Bounds of the body workers (`BodyWorker`).
     public struct BodyWork: Sendable {
