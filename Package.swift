@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "CostAccountingTests",
             dependencies: [
-                "CostAccounting", "MeterAuditKit", "Analysis", "Records", "Flows", "MessageModel", "PacketLayers", "TLS", "HTTP1", "HTTP2",
+                "CostAccounting", "MeterAuditKit", "Analysis", "Records", "Flows", "MessageModel", "PacketLayers", "TLS", "HTTP2",
                 "TCPReassembly",
             ]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),

@@ -1,12 +1,12 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A kind of overhead: bytes of a flow that no message owns (docs/METERING.md §2c). The
 /// transport's two are built in (`emptyPackets`, `unclaimed`); a protocol registers its own once,
-/// where it declares them (TLS: `tls_control`, HTTP2: `h2_control`), with the name every output
+/// where it declares them (TLS: `tls_control`, HTTP/2: `h2_control`), with the name every output
 /// prints and the part of "What the network carried" its bytes go to. `OverheadKind.all` is the
 /// one list connections.csv's columns, diagnostics.json's and report.json's keys and the network
 /// parts of report.md and report.html read, so a kind has one name everywhere.

@@ -7,25 +7,6 @@ import NIOHPACK
 import PacketLayers
 import TCPReassembly
 
-/// Bounds on what the HTTP/2 reader keeps.
-public struct HTTP2Limits: Sendable {
-    /// A header block (HEADERS or PUSH_PROMISE and its CONTINUATIONs) longer than this is not
-    /// decoded; its fields, and every later block of that direction, are unknown.
-    public var maxHeaderBlockBytes: Int
-    /// Bytes kept of a control frame's payload (SETTINGS, GOAWAY...); the rest is counted only.
-    public var maxControlPayloadBytes: Int
-    /// Largest decoded header list HPACK accepts in one block.
-    public var maxHeaderListSize: Int
-
-    public init(
-        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
-    ) {
-        self.maxHeaderBlockBytes = maxHeaderBlockBytes
-        self.maxControlPayloadBytes = maxControlPayloadBytes
-        self.maxHeaderListSize = maxHeaderListSize
-    }
-}
-
 /// Frames and bytes of one type sent by one side.
 public struct FrameCount: Sendable, Equatable {
     public var frames = 0
@@ -118,7 +99,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     /// mid-connection). `upgradedRequest`: the HTTP/1.1 request an h2c Upgrade turned into
     /// stream 1's request, whose response comes as frames.
     public init(
-        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: Direction = .up,
+        info: ConnectionInfo, sink: Sink, limits: HTTPLimits = HTTPLimits(), clientSide: Direction = .up,
         firstIndexes: [Int] = [0, 0], upgradedRequest: RequestSummary? = nil, startsAtBeginning: Bool = true
     ) {
         self.info = info

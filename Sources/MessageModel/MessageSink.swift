@@ -101,8 +101,6 @@ public struct StreamTally: Sendable, Equatable {
     public var lostBytes = 0
     /// Bytes after CONNECT or 101 Switching Protocols.
     public var tunnelBytes = 0
-    /// Bytes of a TLS session (not decrypted), gaps included.
-    public var tlsBytes = 0
 
     public init() {}
 }

@@ -1,12 +1,13 @@
 import CaptureIO
 import ContentCoding
 import CostAccounting
-import HTTP1
+import MessageModel
 import TCPReassembly
 
 /// Every bound of a run in one value: buffers, waits and decoding (no bound hides in a stage).
 public struct Limits: Sendable {
     public var reassembly = ReassemblyLimits()
+    /// The HTTP readers' bounds (HTTP/1.x heads and lines, HTTP/2 header blocks and control frames).
     public var http = HTTPLimits()
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.

@@ -201,7 +201,7 @@ final class DirectionLedgerTests: XCTestCase {
         server.claim(0..<10, by: .message(a))
         connection.add(packet(0, 10), from: .up)  // A: 10 / 50 / 64
         var row = ConnectionRow(input: "t", connection: 0, client: "c", server: "s", protocolKind: .h2)
-        connection.fill(&row, clientSide: .down)
+        (row.clientCost, row.serverCost) = connection.costs(clientSide: .down)
 
         let up = row.clientCost
         XCTAssertEqual(up[.emptyPackets], LayerBytes(tcp: 0, ip: 40, frame: 54))

@@ -2,7 +2,6 @@ import Analysis
 @testable import CostAccounting
 import Flows
 import HTTP2
-import HTTP1
 import MessageModel
 @testable import MeterAuditKit
 import PacketLayers
@@ -66,9 +65,10 @@ final class TLSRelayTests: XCTestCase {
                 worker: BodyWorker(level: 6, limits: options.limits.decoding), maxWaiting: 4096,
                 emit: { emitted.append($0) })
             let context = ConnectionContext(
-                sink: sink, limits: HTTPLimits(), keys: KeyStore(KeyLog()), input: "t", costLimits: Limits(),
+                sink: sink, keys: KeyStore(KeyLog()), input: "t", limits: Limits(), protocols: .standard,
                 closed: { row, _ in closedRow = row })
-            relay = TLSRelay(info: info, context: context, firstBytes: nil, costs: costs)
+            relay = TLSRelay(
+                StreamRoute(info: info, context: context, costs: costs, decidingSide: .up, firstBytes: nil))
             finishRun = { [unowned self] in
                 self.records = emitted
                 self.row = closedRow
