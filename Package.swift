@@ -151,6 +151,13 @@ let package = Package(
                 "TCPReassembly",
             ]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
+        // A protocol of the test's own (a message per CRLF-terminated line on a port), registered
+        // in one line: a protocol is a reader plus a registration (ARCHITECTURE.md, "Adding a protocol").
+        .testTarget(
+            name: "LineProtocolTests",
+            dependencies: [
+                "MeterAuditKit", "Analysis", "CostAccounting", "Flows", "MessageModel", "PacketLayers", "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v5]
 )
