@@ -1,51 +1,66 @@
 import Flows
 
 /// Where a protocol reader's claims go (docs/METERING.md §2c), and where a finished message
-/// finds the slot its packets were counted in. Sides and offsets are the reader's own.
+/// finds the slot its packets were counted in. Sides, streams and offsets are the reader's own:
+/// owners are byte ranges per (direction, stream). A TCP byte stream is stream 0 (HTTP/1.x, and
+/// HTTP/2, whose frames all travel in it); a QUIC reader will name each of its streams.
 public protocol MessageClaims: AnyObject {
-    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner)
-    func settle(_ side: Direction, upTo offset: Int64)
-    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot?
+    func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner)
+    func settle(_ side: Direction, stream: UInt64, upTo offset: Int64)
+    func takeSlot(of side: Direction, stream: UInt64, startingAt offset: Int64) -> LayerSlot?
 }
 
-/// Claims of a reader that reads the carrier's stream itself (cleartext HTTP/1.x, h2c): its
-/// sides are the connection's sides, its offsets the stream's, and its messages' slots wait
-/// here for their records.
+/// Claims of a reader that reads the carrier's streams itself (cleartext HTTP/1.x, h2c): its
+/// sides are the connection's sides, its streams and offsets the carrier's, and its messages'
+/// slots wait here for their records.
 /// Its slot tables are not checked for overlapping access at run time (see `LayerSlot`).
 public final class CleartextClaims: MessageClaims {
     private let ledger: ConnectionCostLedger
-    @exclusivity(unchecked) private var slots: [[Int64: LayerSlot]] = [[:], [:]]
+    /// Per side, the slots by (stream, first byte).
+    @exclusivity(unchecked) private var slots: [[SlotKey: LayerSlot]] = [[:], [:]]
+
+    private struct SlotKey: Hashable {
+        var stream: UInt64
+        var start: Int64
+    }
 
     public init(ledger: ConnectionCostLedger) { self.ledger = ledger }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
-        ledger[side].claim(range, by: costOwner(owner, side))
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
+        // Stream 0 (every TCP claim) reaches its inline ledger without a look-up.
+        let direction = stream == 0 ? ledger[side] : ledger[side, stream: stream]
+        direction.claim(range, by: costOwner(owner, side, stream, direction))
     }
 
-    public func settle(_ side: Direction, upTo offset: Int64) { ledger.settle(side, upTo: offset) }
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {
+        ledger.settle(side, stream: stream, upTo: offset)
+    }
 
-    public func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
-        slots[side.rawValue].removeValue(forKey: offset)
+    public func takeSlot(of side: Direction, stream: UInt64, startingAt offset: Int64) -> LayerSlot? {
+        slots[side.rawValue].removeValue(forKey: SlotKey(stream: stream, start: offset))
     }
 
     /// Per side, the message claimed last: the same one claims again with each packet.
-    @exclusivity(unchecked) private var lastClaimed: [(start: Int64, slot: LayerSlot)?] = [nil, nil]
+    @exclusivity(unchecked) private var lastClaimed: [(key: SlotKey, slot: LayerSlot)?] = [nil, nil]
 
-    private func costOwner(_ owner: StreamOwner, _ side: Direction) -> CostOwner {
+    private func costOwner(
+        _ owner: StreamOwner, _ side: Direction, _ stream: UInt64, _ direction: DirectionLedger
+    ) -> CostOwner {
         switch owner {
         case let .message(start):
-            if let last = lastClaimed[side.rawValue], last.start == start, !last.slot.sealed {
+            let key = SlotKey(stream: stream, start: start)
+            if let last = lastClaimed[side.rawValue], last.key == key, !last.slot.sealed {
                 return .message(last.slot)
             }
             // Stored only when new: a hit is one look-up, not a look-up and a write.
             let slot: LayerSlot
-            if let known = slots[side.rawValue][start] {
+            if let known = slots[side.rawValue][key] {
                 slot = known
             } else {
-                slot = LayerSlot(ledger: ledger[side].counting)
-                slots[side.rawValue][start] = slot
+                slot = LayerSlot(ledger: direction.counting)
+                slots[side.rawValue][key] = slot
             }
-            lastClaimed[side.rawValue] = (start, slot)
+            lastClaimed[side.rawValue] = (key, slot)
             return .message(slot)
         case let .overhead(kind): return .overhead(kind)
         case .unclaimed: return .unclaimed
@@ -55,7 +70,7 @@ public final class CleartextClaims: MessageClaims {
     /// Slots no record took: their bytes belong to no message.
     public func close() {
         for side in [Direction.up, .down] {
-            for slot in slots[side.rawValue].values { ledger[side].release(slot) }
+            for (key, slot) in slots[side.rawValue] { ledger[side, stream: key.stream].release(slot) }
             slots[side.rawValue] = [:]
         }
     }
@@ -83,21 +98,23 @@ public final class TunnelClaims: MessageClaims {
         base[side == initiatorSide ? 0 : 1] = offset
     }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
+    // The tunnel is one byte stream inside the outer one: its streams are the outer's.
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
         guard let shift = base[side.rawValue] else { return }
         var shifted = owner
         if case let .message(start) = owner { shifted = .message(startingAt: start &+ shift) }
-        outer.claim((range.lowerBound &+ shift)..<(range.upperBound &+ shift), of: outerSide(side), by: shifted)
+        outer.claim(
+            (range.lowerBound &+ shift)..<(range.upperBound &+ shift), of: outerSide(side), stream: stream, by: shifted)
     }
 
-    public func settle(_ side: Direction, upTo offset: Int64) {
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {
         guard let shift = base[side.rawValue] else { return }
-        outer.settle(outerSide(side), upTo: offset == .max ? .max : offset &+ shift)
+        outer.settle(outerSide(side), stream: stream, upTo: offset == .max ? .max : offset &+ shift)
     }
 
-    public func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
+    public func takeSlot(of side: Direction, stream: UInt64, startingAt offset: Int64) -> LayerSlot? {
         guard let shift = base[side.rawValue] else { return nil }
-        return outer.takeSlot(of: outerSide(side), startingAt: offset &+ shift)
+        return outer.takeSlot(of: outerSide(side), stream: stream, startingAt: offset &+ shift)
     }
 }
 

@@ -177,26 +177,51 @@ public final class DirectionLedger {
     }
 }
 
-/// Both directions of one TCP connection, settled by the peer's ACK.
+/// Every direction and stream of one connection: a ledger per (direction, stream). A TCP
+/// connection (HTTP/1.x, HTTP/2, TLS) has stream 0 alone, settled by the peer's ACK, and those two
+/// ledgers are inline `let`s: no look-up per packet. Other streams (QUIC's, later) get a ledger
+/// of their own on their first claim; the connection's cost per direction sums its streams.
 public final class ConnectionCostLedger {
+    /// Stream 0 of each direction.
     public let initiator: DirectionLedger
     public let responder: DirectionLedger
     /// TCP's settlement rule, per direction: held concretely, so that an ACK is a direct call.
     private let initiatorAcknowledged: PeerAcknowledgement
     private let responderAcknowledged: PeerAcknowledgement
+    private let limits: CostLimits
+    /// Streams other than 0, by (direction, stream); empty on TCP.
+    private var streams: [StreamKey: DirectionLedger] = [:]
+
+    private struct StreamKey: Hashable {
+        var side: Direction
+        var stream: UInt64
+    }
 
     public init(limits: CostLimits = CostLimits(), tunnel link: TunnelCostLink? = nil) {
         let initiatorAcknowledged = PeerAcknowledgement()
         let responderAcknowledged = PeerAcknowledgement()
         self.initiatorAcknowledged = initiatorAcknowledged
         self.responderAcknowledged = responderAcknowledged
+        self.limits = limits
         initiator = DirectionLedger(
             limits: limits, settlement: initiatorAcknowledged, forward: link.map { ($0, $0.initiatorSide) })
         responder = DirectionLedger(
             limits: limits, settlement: responderAcknowledged, forward: link.map { ($0, $0.initiatorSide.peer) })
     }
 
+    /// Stream 0 of `side`: TCP's one byte stream.
     public subscript(side: Direction) -> DirectionLedger { side == .up ? initiator : responder }
+
+    /// The ledger of `side`'s `stream`, made on first use (stream 0: the inline one). A stream
+    /// other than 0 gets its own settlement rule, for its transport to feed.
+    public subscript(side: Direction, stream stream: UInt64) -> DirectionLedger {
+        if stream == 0 { return self[side] }
+        let key = StreamKey(side: side, stream: stream)
+        if let known = streams[key] { return known }
+        let made = DirectionLedger(limits: limits, settlement: PeerAcknowledgement())
+        streams[key] = made
+        return made
+    }
 
     /// How far the peer acknowledged `side`'s stream.
     public func acknowledged(_ side: Direction) -> Int64 {
@@ -204,7 +229,7 @@ public final class ConnectionCostLedger {
     }
 
     // Per packet: the `let` ledgers are called directly; the subscript would hand out a
-    // retained reference each time.
+    // retained reference each time. A TCP packet carries stream 0.
     public func add(_ packet: PacketCost, from side: Direction) {
         if side == .up {
             if let acknowledged = packet.acknowledged { responderAcknowledged.acknowledge(upTo: acknowledged) }
@@ -215,7 +240,8 @@ public final class ConnectionCostLedger {
         }
     }
 
-    public func settle(_ side: Direction, upTo offset: Int64) {
+    public func settle(_ side: Direction, stream: UInt64 = 0, upTo offset: Int64) {
+        if stream != 0 { return self[side, stream: stream].settle(upTo: offset) }
         if side == .up { initiator.settle(upTo: offset) } else { responder.settle(upTo: offset) }
     }
 
@@ -223,10 +249,17 @@ public final class ConnectionCostLedger {
     public func close() {
         initiator.close()
         responder.close()
+        for ledger in streams.values { ledger.close() }
     }
 
-    /// The cost of the client's and the server's direction; `clientSide` is the TCP side of the client.
+    /// The cost of the client's and the server's direction, every stream summed; `clientSide`
+    /// is the transport side of the client.
     public func costs(clientSide: Direction) -> (client: DirectionCost, server: DirectionCost) {
-        (self[clientSide].cost, self[clientSide.peer].cost)
+        var client = self[clientSide].cost
+        var server = self[clientSide.peer].cost
+        for (key, ledger) in streams {
+            if key.side == clientSide { client.add(ledger.cost) } else { server.add(ledger.cost) }
+        }
+        return (client, server)
     }
 }

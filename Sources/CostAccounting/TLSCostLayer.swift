@@ -70,7 +70,10 @@ public final class TLSCostLayer: MessageClaims {
         records[direction.rawValue].append(record)
     }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
+    // TLS carries one byte stream per direction: its reader claims stream 0 alone (HTTP/2's
+    // frames included), so `stream` is not a key here.
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
+        assert(stream == 0, "a TLS session is one byte stream per direction")
         let d = side.rawValue
         let costOwner = costOwner(owner, d)
         if case let .message(slot) = costOwner { slot.upperClaimed(to: range.upperBound) }
@@ -78,13 +81,15 @@ public final class TLSCostLayer: MessageClaims {
         drain(side)
     }
 
-    public func settle(_ side: Direction, upTo offset: Int64) {
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {
+        assert(stream == 0, "a TLS session is one byte stream per direction")
         plaintextClaims[side.rawValue].settle(upTo: offset)
         drain(side)
     }
 
-    public func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
-        plaintextSlots[side.rawValue].removeValue(forKey: offset)
+    public func takeSlot(of side: Direction, stream: UInt64, startingAt offset: Int64) -> LayerSlot? {
+        guard stream == 0 else { return nil }
+        return plaintextSlots[side.rawValue].removeValue(forKey: offset)
     }
 
     private func costOwner(_ owner: StreamOwner, _ d: Int) -> CostOwner {

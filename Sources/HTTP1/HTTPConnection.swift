@@ -81,7 +81,7 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
 
     public func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         parsers[side.rawValue].end(reason: reason)
-        sink.settle(side, upTo: .max)
+        sink.settle(side, stream: 0, upTo: .max)
         tunnel?.end(of: tunnelSide(side), reason: reason, time: time)
     }
 
@@ -112,13 +112,13 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
             let start = current.streamOffset
             let end = start &+ Int64(current.wireTotal &+ parser.lineBytes)
             if end > placed[side.rawValue] {
-                sink.claim(start..<end, of: side, by: .message(startingAt: start))
+                sink.claim(start..<end, of: side, stream: 0, by: .message(startingAt: start))
                 placed[side.rawValue] = end
             }
         }
         let settled = consumed &- Int64(parser.unplacedBytes)
         if settled > placed[side.rawValue] {
-            sink.settle(side, upTo: settled)
+            sink.settle(side, stream: 0, upTo: settled)
             placed[side.rawValue] = settled
         }
     }
@@ -207,7 +207,7 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
     func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: Direction) {
         let start = message.streamOffset
         let end = max(start, start &+ Int64(message.wireTotal))
-        sink.claim(start..<end, of: side, by: .message(startingAt: start))
+        sink.claim(start..<end, of: side, stream: 0, by: .message(startingAt: start))
         placed[side.rawValue] = max(placed[side.rawValue], end)
         switch message.kind {
         case .response:

@@ -200,7 +200,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             break
         case .prefaceRead:
             let end = here.offset &+ Int64(step.used)
-            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: control)
+            sink.claim(
+                (end &- Int64(FrameReader.preface.count))..<end, of: side, stream: Self.byteStream, by: control)
         case .frameBegun:
             if reader.header.knownType == .data { dataFrameBegun(side) }
         case .body(let body):
@@ -255,23 +256,28 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
 
     // MARK: - Claims
 
+    /// Every frame travels in the carrier's one byte stream per side (TCP or TLS): the claims'
+    /// stream 0, whatever HTTP/2 stream the frame belongs to.
+    private static var byteStream: UInt64 { 0 }
+
     /// Everything `side` read is placed but a frame or header block still being read, and
     /// bytes held while searching for frame boundaries (docs/METERING.md §2c).
     private func settlePlacement(_ side: Direction) {
-        sink.settle(side, upTo: readers[side.rawValue].placedOffset)
+        sink.settle(side, stream: Self.byteStream, upTo: readers[side.rawValue].placedOffset)
     }
 
     /// Claims the frame now read (or begun, for DATA, whose length says where it ends).
     func claimFrame(_ side: Direction, by owner: StreamOwner) {
         let reader = readers[side.rawValue]
         guard let start = reader.frameStart?.offset else { return }
-        sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, by: owner)
+        sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, stream: Self.byteStream, by: owner)
     }
 
     /// A complete header block's frames, from its first frame to the one just read.
     func claimBlock(_ block: HeaderBlock, sender: Direction, by owner: StreamOwner) {
         let reader = readers[sender.rawValue]
         let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
-        sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
+        sink.claim(
+            block.start.offset..<max(block.start.offset, end), of: sender, stream: Self.byteStream, by: owner)
     }
 }

@@ -30,12 +30,15 @@ public protocol MessageSink: AnyObject {
     /// upgraded request being stream 1's; nil to only count them.
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> ByteStreamHandler?
-    /// Bytes `range` of `side`'s stream belong to `owner` (CostAccounting's `StreamOwner`,
-    /// docs/METERING.md §2c). Claims of a
-    /// side come in stream order; a claim may reach past what was read (a frame's length).
-    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner)
-    /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
-    func settle(_ side: Direction, upTo offset: Int64)
+    /// Bytes `range` of `side`'s `stream` belong to `owner` (CostAccounting's `StreamOwner`,
+    /// docs/METERING.md §2c). A TCP connection's byte stream is stream 0, for every protocol
+    /// it carries (HTTP/2's frames too); a QUIC reader will claim on each stream by its id.
+    /// Claims of a side's stream come in stream order; a claim may reach past what was read (a
+    /// frame's length).
+    func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner)
+    /// Every byte of `side`'s `stream` before `offset` is placed: what no claim took belongs
+    /// to no message.
+    func settle(_ side: Direction, stream: UInt64, upTo offset: Int64)
     /// The tunnel's bytes of `side` begin at `offset` of its stream (the tunnel's offset 0).
     func tunnelBegins(on side: Direction, at offset: Int64)
     /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
@@ -52,8 +55,8 @@ extension MessageSink {
         -> ByteStreamHandler?
     { nil }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {}
-    public func settle(_ side: Direction, upTo offset: Int64) {}
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {}
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {}
     public func tunnelBegins(on side: Direction, at offset: Int64) {}
     public var tunnelPlacesItsBytes: Bool { false }
 }

@@ -72,11 +72,13 @@ public final class ConnectionRecordSink: MessageSink {
 
     public func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
-        claims?.claim(range, of: side, by: owner)
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
+        claims?.claim(range, of: side, stream: stream, by: owner)
     }
 
-    public func settle(_ side: Direction, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {
+        claims?.settle(side, stream: stream, upTo: offset)
+    }
 
     public func tunnelBegins(on side: Direction, at offset: Int64) {
         tunnelClaims?.begins(onOuter: side, at: offset)
@@ -91,7 +93,8 @@ public final class ConnectionRecordSink: MessageSink {
         guard let claims, let initiator = claimsInitiator else { return nil }
         let pushed = message.kind == .request && message.anomalies.contains(.pushed)
         let sender = message.kind == .request && !pushed ? message.client : message.server
-        return claims.takeSlot(of: sender == initiator ? .up : .down, startingAt: message.streamOffset)
+        // Stream 0: the readers so far (HTTP/1.x, HTTP/2) read one TCP byte stream per side.
+        return claims.takeSlot(of: sender == initiator ? .up : .down, stream: 0, startingAt: message.streamOffset)
     }
 
     public func record(_ message: CapturedMessage, body: BodyMeter?) {

@@ -167,6 +167,35 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertTrue(b.isSettled)
     }
 
+    /// Owners are byte ranges per (direction, stream): the same offsets of two streams of one
+    /// direction (QUIC's, later) belong to different messages, each charged its own stream's packets.
+    func testTwoStreamsOfOneDirectionKeepSeparateOwners() {
+        let connection = ConnectionCostLedger()
+        let claims = CleartextClaims(ledger: connection)
+        claims.claim(0..<30, of: .up, stream: 0, by: .message(startingAt: 0))  // A
+        claims.claim(0..<10, of: .up, stream: 4, by: .message(startingAt: 0))  // B: same offsets
+        claims.settle(.up, stream: 4, upTo: 25)  // 10..<25 of stream 4 nobody's
+        connection.add(packet(0, 30), from: .up)  // stream 0 (the TCP path): all A
+        connection[.up, stream: 4].add(packet(0, 25))  // stream 4: B's 10 and the headers, then 15 nobody's
+        XCTAssertEqual(connection[.up].claims.runs.count, 1)  // A 0..<30
+        XCTAssertEqual(connection[.up, stream: 4].claims.runs.count, 2)  // B 0..<10, nobody's 10..<25
+        guard let a = claims.takeSlot(of: .up, stream: 0, startingAt: 0),
+            let b = claims.takeSlot(of: .up, stream: 4, startingAt: 0)
+        else { return XCTFail("a slot per stream") }
+        XCTAssertFalse(a === b)
+        XCTAssertNil(claims.takeSlot(of: .up, stream: 0, startingAt: 0))  // taken once
+        // A: 30 / 30 + 40 = 70 / 70 + 14 = 84, one packet.
+        XCTAssertEqual(a.layers, layers(tcp: 30, ip: 70, frame: 84, packets: 1))
+        // B: 10 / 10 + 40 = 50 / 50 + 14 = 64: its payload and the headers of the packet it begins.
+        XCTAssertEqual(b.layers, layers(tcp: 10, ip: 50, frame: 64, packets: 1))
+        // The direction's cost sums its streams: tcp 30 + 25 = 55, ip 55 + 2 × 40 = 135,
+        // frame 135 + 2 × 14 = 163; unclaimed the 15 of stream 4 at every layer.
+        let (client, server) = connection.costs(clientSide: .up)
+        XCTAssertEqual(client.total, LayerBytes(tcp: 55, ip: 135, frame: 163))
+        XCTAssertEqual(client[.unclaimed], LayerBytes(tcp: 15, ip: 15, frame: 15))
+        XCTAssertEqual(server.total, LayerBytes())
+    }
+
     /// A slot no record took (bytes the parser dropped) gives every layer, TLS included, to
     /// unclaimed; a packet after the close is not shared out any more.
     func testReleasedSlotGoesToUnclaimed() {

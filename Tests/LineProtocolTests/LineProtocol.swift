@@ -55,8 +55,8 @@ final class LineReader: ConnectionReader {
         message.complete = true
         message.pair = counts[s]
         counts[s] += 1
-        sink.claim(start..<end, of: side, by: .message(startingAt: start))
-        sink.settle(side, upTo: end)
+        sink.claim(start..<end, of: side, stream: 0, by: .message(startingAt: start))
+        sink.settle(side, stream: 0, upTo: end)
         sink.record(message, body: nil)
         lineStart[s] = end
         lineTime[s] = nil
@@ -69,10 +69,10 @@ final class LineReader: ConnectionReader {
         lastByteWasCR[side.rawValue] = false
     }
 
-    func end(of side: Direction, reason: StreamEndReason, time: Int64) { sink.settle(side, upTo: .max) }
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) { sink.settle(side, stream: 0, upTo: .max) }
 
     func close(_ accounting: ConnectionAccounting) {
-        for side in [Direction.up, .down] { sink.settle(side, upTo: .max) }
+        for side in [Direction.up, .down] { sink.settle(side, stream: 0, upTo: .max) }
         sink.connectionClosed(
             HTTPConnectionSummary(
                 accounting: accounting, protocolKind: .other, serverName: nil, clientTally: StreamTally(),
