@@ -46,8 +46,9 @@ public struct ConnectionRow: Sendable, Equatable {
     /// carry no application data); 0 without TLS.
     public var clientTLSControlBytes = 0
     public var serverTLSControlBytes = 0
-    /// HTTP/2 only: the frames no message owns, per direction and type.
-    public var http2: HTTP2Overhead?
+    /// Each registered protocol's own counts (HTTP/2: the frames no message owns), filled by
+    /// its reader; empty when no protocol counted anything.
+    public var counters: [ConnectionCounterKind: ConnectionCounters] = [:]
     /// What each direction cost at every layer of docs/METERING.md §2c, and the part of it that
     /// no message owns.
     public var clientCost = DirectionCost()
@@ -60,48 +61,6 @@ public struct ConnectionRow: Sendable, Equatable {
         self.server = server
         self.protocolKind = protocolKind
     }
-}
-
-/// Frames of one type and their bytes, 9-byte headers included.
-public struct FrameTypeCount: Sendable, Equatable, Codable {
-    public var frames: Int
-    public var bytes: Int
-
-    public init(frames: Int, bytes: Int) {
-        self.frames = frames
-        self.bytes = bytes
-    }
-
-    mutating func add(_ other: FrameTypeCount) {
-        frames = saturatingSum(frames, other.frames)
-        bytes = saturatingSum(bytes, other.bytes)
-    }
-}
-
-/// An HTTP/2 connection's overhead: the preface and the frames no message owns (SETTINGS,
-/// PING, GOAWAY, WINDOW_UPDATE, PRIORITY, RST_STREAM, unknown types), per direction, keyed by
-/// frame type name (docs/METERING.md §2a).
-public struct HTTP2Overhead: Sendable, Equatable, Codable {
-    public var client: [String: FrameTypeCount]
-    public var server: [String: FrameTypeCount]
-    /// Frame-size, protocol and HPACK errors found reading each direction.
-    public var clientErrors: Int
-    public var serverErrors: Int
-    public var streams: Int
-
-    public init(
-        client: [String: FrameTypeCount], server: [String: FrameTypeCount], clientErrors: Int, serverErrors: Int,
-        streams: Int
-    ) {
-        self.client = client
-        self.server = server
-        self.clientErrors = clientErrors
-        self.serverErrors = serverErrors
-        self.streams = streams
-    }
-
-    public var clientBytes: Int { client.values.reduce(0) { $0 + $1.bytes } }
-    public var serverBytes: Int { server.values.reduce(0) { $0 + $1.bytes } }
 }
 
 extension Int {

@@ -30,8 +30,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public var notes: [DiagnosticNote: Int] = [:]
     /// What a HAR input held; nil for captures.
     public var har: HARCounts?
-    /// The HTTP/2 connections' frames no message owns; nil when there was none.
-    public var h2: HTTP2Counts?
+    /// Each registered protocol's connection counts (HTTP/2's: `h2`), summed; a kind no
+    /// connection had is absent. Encoded under each kind's name.
+    public var counters: [ConnectionCounterKind: CounterTotals] = [:]
     /// A capture's cost layers (docs/METERING.md §2c) summed over its connections, by direction:
     /// `up` client to server, `down` server to client; nil for HAR inputs. Not encoded with the
     /// input: diagnostics.json gives the run's sum.
@@ -63,11 +64,12 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
         case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
-            h2, layers
+            layers
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
-    /// Like the synthesized encoding, but `error` is written as null when there is none.
+    /// Like the synthesized encoding, but `error` is written as null when there is none, and
+    /// each counter kind under its name (the encoder sorts the keys).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(source, forKey: .source)
@@ -84,7 +86,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(unestimated, forKey: .unestimated)
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(har, forKey: .har)
-        try container.encodeIfPresent(h2, forKey: .h2)
+        var named = encoder.container(keyedBy: NamedKey.self)
+        for (kind, totals) in counters { try named.encode(totals, forKey: NamedKey(kind.name)) }
         // `layers` is written once per run, summed (diagnostics.json's `layers`), not per input.
     }
 
@@ -227,29 +230,50 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var total: Int { requests + responses }
     }
 
-    /// HTTP/2 connections (docs/METERING.md §2a): the preface and the frames no message owns
-    /// (SETTINGS, PING, GOAWAY, WINDOW_UPDATE, PRIORITY, RST_STREAM, unknown types), per
-    /// direction and frame type, 9-byte headers included; streams and reading errors.
-    public struct HTTP2Counts: Codable, Sendable, Equatable {
-        public init() {}
+    /// A registered `ConnectionCounterKind` summed over an input's connections: the object
+    /// named after the kind (`h2`), with the connections that had it, each of its counts, and
+    /// per direction its units by type.
+    public struct CounterTotals: Encodable, Sendable, Equatable {
+        public let kind: ConnectionCounterKind
         public var connections = 0
-        public var streams = 0
-        /// Frame-size, protocol and HPACK errors found reading the frames.
-        public var errors = 0
+        public var counts: [Int]
         public var client: [String: FrameTypeCount] = [:]
         public var server: [String: FrameTypeCount] = [:]
 
-        public mutating func add(_ overhead: HTTP2Overhead) {
+        public init(kind: ConnectionCounterKind) {
+            self.kind = kind
+            counts = Array(repeating: 0, count: kind.counts.count)
+        }
+
+        public mutating func add(_ counters: ConnectionCounters) {
             connections += 1
-            streams = saturatingSum(streams, overhead.streams)
-            errors = saturatingSum(errors, saturatingSum(overhead.clientErrors, overhead.serverErrors))
-            for (name, count) in overhead.client {
+            for (index, count) in counters.counts.enumerated() where index < counts.count {
+                counts[index] = saturatingSum(counts[index], count)
+            }
+            for (name, count) in counters.client {
                 client[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
             }
-            for (name, count) in overhead.server {
+            for (name, count) in counters.server {
                 server[name, default: FrameTypeCount(frames: 0, bytes: 0)].add(count)
             }
         }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: NamedKey.self)
+            try container.encode(connections, forKey: NamedKey("connections"))
+            for (name, count) in zip(kind.counts, counts) { try container.encode(count, forKey: NamedKey(name)) }
+            try container.encode(client, forKey: NamedKey("client"))
+            try container.encode(server, forKey: NamedKey("server"))
+        }
+    }
+
+    /// A key named at run time: a registered kind's name and counts.
+    struct NamedKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     public struct TLSCounts: Codable, Sendable, Equatable {

@@ -81,10 +81,8 @@ final class DiagnosticsCollector {
         layers.up.add(row.clientCost)
         layers.down.add(row.serverCost)
         diagnostics.layers = layers
-        if let overhead = row.http2 {
-            var counts = diagnostics.h2 ?? InputDiagnostics.HTTP2Counts()
-            counts.add(overhead)
-            diagnostics.h2 = counts
+        for (kind, counters) in row.counters {
+            diagnostics.counters[kind, default: InputDiagnostics.CounterTotals(kind: kind)].add(counters)
         }
         // A CONNECT tunnel's TCP connection is counted once, as its own row; its TLS below.
         let inTunnel = !row.tunnelHost.isEmpty

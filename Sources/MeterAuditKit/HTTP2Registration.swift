@@ -26,7 +26,15 @@ extension ProtocolRegistration {
             .alpn("h2", probe: H2.plaintextProbe, content: .h2, reader: H2.reader),
             .upgrade("h2c", reader: H2.reader),
         ],
-        overheadKinds: [.h2Control])
+        overheadKinds: [.h2Control], counterKinds: [.h2Frames])
+}
+
+extension ConnectionCounterKind {
+    /// connections.csv's `client_h2_overhead_bytes` … `h2_errors`, diagnostics.json's `h2`: the
+    /// preface and the frames no message owns, per direction and type, 9-byte headers included
+    /// (docs/METERING.md §2a); the streams, and the frame-size, protocol and HPACK errors.
+    public static let h2Frames = ConnectionCounterKind.register(
+        "h2", unit: "frames", counts: ["streams", "errors"], order: 200)
 }
 
 /// The HTTP/2 registration's probes and reader.
@@ -69,12 +77,13 @@ extension HTTP2Connection: ConnectionReader where Sink == ConnectionRecordSink {
     /// An HTTP/2 connection's row: h2, and the frames no message owns.
     public func describe(_ row: inout ConnectionRow) {
         row.protocolKind = .h2
-        row.http2 = HTTP2Overhead(summary)
+        row.counters[.h2Frames] = ConnectionCounters(summary)
     }
 }
 
-extension HTTP2Overhead {
-    /// What an HTTP/2 connection's frames no message owns cost, per direction and type.
+extension ConnectionCounters {
+    /// What an HTTP/2 connection's frames no message owns cost, per direction and type; its
+    /// streams, and its errors (both directions'), in `h2Frames`' order.
     init(_ summary: HTTP2ConnectionSummary) {
         func bytesByType(_ tally: HTTP2DirectionTally) -> [String: FrameTypeCount] {
             var result: [String: FrameTypeCount] = [:]
@@ -91,10 +100,10 @@ extension HTTP2Overhead {
             }
             return result
         }
+        let clientErrors = summary.client.frameSizeErrors + summary.client.protocolErrors + summary.client.hpackErrors
+        let serverErrors = summary.server.frameSizeErrors + summary.server.protocolErrors + summary.server.hpackErrors
         self.init(
             client: bytesByType(summary.client), server: bytesByType(summary.server),
-            clientErrors: summary.client.frameSizeErrors + summary.client.protocolErrors + summary.client.hpackErrors,
-            serverErrors: summary.server.frameSizeErrors + summary.server.protocolErrors + summary.server.hpackErrors,
-            streams: summary.streams)
+            counts: [summary.streams, clientErrors + serverErrors])
     }
 }

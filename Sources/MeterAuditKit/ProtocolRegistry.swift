@@ -41,7 +41,8 @@ public struct ReaderRoute {
 }
 
 /// One protocol's place in the router (ARCHITECTURE.md, "Adding a protocol"): how it is found,
-/// (transport or ALPN, a probe) and who reads it (a factory), and the overhead kinds it claims.
+/// (transport or ALPN, a probe) and who reads it (a factory), and the overhead and counter kinds
+/// it registers.
 public struct ProtocolRegistration: @unchecked Sendable {
     // @unchecked: immutable once made; its closures are the protocols' static functions.
     enum Entry {
@@ -60,11 +61,16 @@ public struct ProtocolRegistration: @unchecked Sendable {
     public let name: String
     let entries: [Entry]
     let overheadKinds: [OverheadKind]
+    let counterKinds: [ConnectionCounterKind]
 
-    init(name: String, entries: [Entry], overheadKinds: [OverheadKind] = []) {
+    init(
+        name: String, entries: [Entry], overheadKinds: [OverheadKind] = [],
+        counterKinds: [ConnectionCounterKind] = []
+    ) {
         self.name = name
         self.entries = entries
         self.overheadKinds = overheadKinds
+        self.counterKinds = counterKinds
     }
 
     /// A protocol read straight from a TCP stream, in cleartext: `probe` looks at one side's
@@ -75,7 +81,8 @@ public struct ProtocolRegistration: @unchecked Sendable {
         probe:
             @escaping (_ first: UnsafeRawBufferPointer, _ side: Direction, _ connection: ConnectionInfo) ->
             ProbeVerdict,
-        reader: @escaping (ReaderRoute) -> ConnectionReader, overheadKinds: [OverheadKind] = []
+        reader: @escaping (ReaderRoute) -> ConnectionReader, overheadKinds: [OverheadKind] = [],
+        counterKinds: [ConnectionCounterKind] = []
     ) -> ProtocolRegistration {
         ProtocolRegistration(
             name: name,
@@ -84,7 +91,7 @@ public struct ProtocolRegistration: @unchecked Sendable {
                     probeLength: probeLength, probe: probe,
                     route: { route in CleartextConnection.route(route, clientSide: route.decidingSide, reader: reader) }
                 )
-            ], overheadKinds: overheadKinds)
+            ], overheadKinds: overheadKinds, counterKinds: counterKinds)
     }
 }
 
@@ -101,8 +108,14 @@ public struct ProtocolRegistry: Sendable {
         registrations.insert(registration, at: 0)
     }
 
-    /// Every overhead kind the protocols claim, registered before anything reads `OverheadKind.all`.
-    func registerOverheadKinds() { for registration in registrations { _ = registration.overheadKinds } }
+    /// Every overhead and counter kind the protocols claim, registered before anything reads
+    /// `OverheadKind.all` or `ConnectionCounterKind.all`.
+    func registerOverheadKinds() {
+        for registration in registrations {
+            _ = registration.overheadKinds
+            _ = registration.counterKinds
+        }
+    }
 
     /// The most bytes of one side a stream probe needs.
     var probeLength: Int {

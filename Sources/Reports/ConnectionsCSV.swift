@@ -9,13 +9,26 @@ public final class ConnectionsCSV {
     public static let formatName = "connections"
     public static let fileName = "connections.csv"
 
-    /// The header: the overhead kinds registered when it is first read (`OverheadKind.all`).
+    /// The header: the counter and overhead kinds registered when it is first read
+    /// (`ConnectionCounterKind.all`, `OverheadKind.all`).
     public static var columns: [String] {
         [
             "source", "conn", "client", "server", "protocol", "tunnel_host", "sni", "alpn", "tls_version", "suite",
-            "decrypted", "records", "client_tcp_bytes", "server_tcp_bytes", "client_h2_overhead_bytes",
-            "server_h2_overhead_bytes", "client_h2_frames", "server_h2_frames", "h2_streams", "h2_errors",
-        ] + costColumns
+            "decrypted", "records", "client_tcp_bytes", "server_tcp_bytes",
+        ] + counterColumns + costColumns
+    }
+
+    /// Per registered counter kind (HTTP/2's `h2`): each direction's bytes and units by type,
+    /// then the connection's counts (`client_h2_overhead_bytes` … `h2_streams`, `h2_errors`).
+    public static var counterColumns: [String] {
+        var columns: [String] = []
+        for kind in ConnectionCounterKind.all {
+            let name = kind.name
+            columns += ["client_\(name)_overhead_bytes", "server_\(name)_overhead_bytes"]
+            columns += ["client_\(name)_\(kind.unit)", "server_\(name)_\(kind.unit)"]
+            columns += kind.counts.map { "\(name)_\($0)" }
+        }
+        return columns
     }
 
     /// Per direction (`up`: client to server, `down`: server to client), docs/METERING.md §2c:
@@ -45,7 +58,9 @@ public final class ConnectionsCSV {
         writer.writeRow(Self.columns)
     }
 
-    public func write(_ row: ConnectionRow) { writer.writeRow(Self.row(for: row, kinds: kinds)) }
+    public func write(_ row: ConnectionRow) {
+        writer.writeRow(Self.row(for: row, kinds: kinds, counters: counterKinds))
+    }
 
     /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
     public func close() throws { try writer.close() }
@@ -53,21 +68,44 @@ public final class ConnectionsCSV {
     /// Abandons the file (the run ended early): nothing is left.
     public func discard() { writer.discard() }
 
-    static func row(for row: ConnectionRow, kinds: [OverheadKind] = OverheadKind.all) -> [String] {
+    static func row(
+        for row: ConnectionRow, kinds: [OverheadKind] = OverheadKind.all,
+        counters: [(kind: ConnectionCounterKind, counts: Int)] = counterKindsInColumnOrder()
+    ) -> [String] {
         [
             row.input, String(row.connection), row.client, row.server, row.protocolKind.rawValue, row.tunnelHost,
             row.serverName, row.alpn, row.tlsVersion, row.cipherSuite, row.decrypted, String(row.records),
             String(row.clientTCPBytes), String(row.serverTCPBytes),
-            row.http2.map { String($0.clientBytes) } ?? "", row.http2.map { String($0.serverBytes) } ?? "",
-            row.http2.map { frameList($0.client) } ?? "", row.http2.map { frameList($0.server) } ?? "",
-            row.http2.map { String($0.streams) } ?? "",
-            row.http2.map { String($0.clientErrors + $0.serverErrors) } ?? "",
-        ] + costCells(row.clientCost, tls: !row.tlsVersion.isEmpty || !row.decrypted.isEmpty, kinds: kinds)
+        ] + counterCells(row, counters)
+            + costCells(row.clientCost, tls: !row.tlsVersion.isEmpty || !row.decrypted.isEmpty, kinds: kinds)
             + costCells(row.serverCost, tls: !row.tlsVersion.isEmpty || !row.decrypted.isEmpty, kinds: kinds)
     }
 
     /// The kinds in column order, read once per file, not per row.
     private let kinds = OverheadKind.all
+    private let counterKinds = counterKindsInColumnOrder()
+
+    /// The counter kinds with how many counts each has: what a row needs, without the registry.
+    static func counterKindsInColumnOrder() -> [(kind: ConnectionCounterKind, counts: Int)] {
+        ConnectionCounterKind.all.map { ($0, $0.counts.count) }
+    }
+
+    /// `counterColumns`' cells; empty for a kind the connection has no counts of.
+    static func counterCells(
+        _ row: ConnectionRow, _ kinds: [(kind: ConnectionCounterKind, counts: Int)]
+    ) -> [String] {
+        var cells: [String] = []
+        for (kind, counts) in kinds {
+            guard let counters = row.counters[kind] else {
+                cells += Array(repeating: "", count: 4 + counts)
+                continue
+            }
+            cells += [String(counters.clientBytes), String(counters.serverBytes)]
+            cells += [frameList(counters.client), frameList(counters.server)]
+            cells += counters.counts.map { String($0) }
+        }
+        return cells
+    }
 
     /// One direction's `costColumns`; the TLS layer is empty on a connection without TLS.
     static func costCells(_ cost: DirectionCost, tls: Bool, kinds: [OverheadKind] = OverheadKind.all) -> [String] {
@@ -85,7 +123,7 @@ public final class ConnectionsCSV {
         return cells
     }
 
-    /// `TYPE:frames/bytes` per frame type, by name, space-separated (e.g. `SETTINGS:2/33`).
+    /// `TYPE:units/bytes` per type, by name, space-separated (e.g. HTTP/2's `SETTINGS:2/33`).
     static func frameList(_ counts: [String: FrameTypeCount]) -> String {
         counts.keys.sorted().map { "\($0):\(counts[$0]!.frames)/\(counts[$0]!.bytes)" }.joined(separator: " ")
     }

@@ -160,12 +160,12 @@ final class HTTP2SampleTests: XCTestCase {
         let (records, connections) = try analyze("h2c-more.pcap")
         XCTAssertEqual(Set(records.compactMap(\.message.status)), [200, 201, 304])
         XCTAssertTrue(records.contains { $0.requestSummary?.method == "HEAD" })
-        let overhead = try XCTUnwrap(connections.first?.http2)
+        let overhead = try XCTUnwrap(connections.first?.counters[.h2Frames])
         XCTAssertGreaterThan(overhead.client["WINDOW_UPDATE"]?.frames ?? 0, 0)
         XCTAssertEqual(overhead.client["RST_STREAM"], FrameTypeCount(frames: 1, bytes: 13))
         // The cut capture: no preface, every header block of unknown fields.
         let (cut, cutConnections) = try analyze("h2c-midconn.pcap")
-        XCTAssertNil(cutConnections.first?.http2?.client["preface"])
+        XCTAssertNil(cutConnections.first?.counters[.h2Frames]?.client["preface"])
         XCTAssertTrue(cut.allSatisfy { $0.message.anomalies.contains(.hpackStateUnknown) })
         // curl with prior knowledge: one connection per request, all h2.
         let (_, curlConnections) = try analyze("h2c-curl.pcap")
@@ -179,7 +179,7 @@ final class HTTP2SampleTests: XCTestCase {
             let (records, connections) = try analyze("\(name).pcap")
             XCTAssertFalse(connections.isEmpty, name)
             for connection in connections {
-                let overhead = try XCTUnwrap(connection.http2, name)
+                let overhead = try XCTUnwrap(connection.counters[.h2Frames], name)
                 let mine = records.filter { $0.source.client == connection.client }
                 let fromClient = mine.filter { $0.message.kind == .request && !$0.message.anomalies.contains(.pushed) }
                 let fromServer = mine.filter { $0.message.kind == .response || $0.message.anomalies.contains(.pushed) }
@@ -189,7 +189,7 @@ final class HTTP2SampleTests: XCTestCase {
                 XCTAssertEqual(
                     fromServer.reduce(overhead.serverBytes) { $0 + ($1.wire.total ?? 0) }, connection.serverTCPBytes,
                     "\(name) \(connection.client) server")
-                XCTAssertEqual(overhead.clientErrors + overhead.serverErrors, 0, name)
+                XCTAssertEqual(overhead.counts[1], 0, name)  // h2_errors
             }
         }
     }
@@ -230,7 +230,7 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(connections.map(\.protocolKind), [.h2])
         // Every byte of each direction is a message's or a connection frame's.
         let connection = try XCTUnwrap(connections.first)
-        let overhead = try XCTUnwrap(connection.http2)
+        let overhead = try XCTUnwrap(connection.counters[.h2Frames])
         let clientMessages = records.filter { $0.message.kind == .request && !$0.message.anomalies.contains(.pushed) }
         let serverMessages = records.filter { $0.message.kind == .response || $0.message.anomalies.contains(.pushed) }
         XCTAssertEqual(
@@ -239,7 +239,7 @@ final class HTTP2SampleTests: XCTestCase {
             serverMessages.reduce(overhead.serverBytes) { $0 + ($1.wire.total ?? 0) }, connection.serverTCPBytes)
         XCTAssertEqual(overhead.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
         XCTAssertEqual(overhead.server["RST_STREAM"], FrameTypeCount(frames: 1, bytes: 13))
-        XCTAssertEqual(overhead.clientErrors + overhead.serverErrors, 0)
+        XCTAssertEqual(overhead.counts[1], 0)  // h2_errors (after h2_streams)
     }
 
     /// curl's `Upgrade: h2c`: the request and the 101 are HTTP/1.1 records, the response comes
@@ -264,7 +264,7 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(connections.count, 1)
         XCTAssertEqual(connection.protocolKind, .h2)
         XCTAssertEqual(connection.records, 3)
-        let overhead = try XCTUnwrap(connection.http2)
+        let overhead = try XCTUnwrap(connection.counters[.h2Frames])
         XCTAssertEqual(overhead.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
         XCTAssertEqual(
             (request.wire.total ?? 0) + overhead.clientBytes, connection.clientTCPBytes,
@@ -277,9 +277,9 @@ final class HTTP2SampleTests: XCTestCase {
         }
         XCTAssertEqual(diagnostics.connections.tunnelBytes, 0)
         XCTAssertEqual(diagnostics.connections.http, 1)
-        XCTAssertEqual(diagnostics.h2?.connections, 1)
-        XCTAssertEqual(diagnostics.h2?.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
-        XCTAssertEqual(diagnostics.h2?.server, overhead.server)
+        XCTAssertEqual(diagnostics.counters[.h2Frames]?.connections, 1)
+        XCTAssertEqual(diagnostics.counters[.h2Frames]?.client["preface"], FrameTypeCount(frames: 1, bytes: 24))
+        XCTAssertEqual(diagnostics.counters[.h2Frames]?.server, overhead.server)
     }
 
     func testRepeatedRequestHeaderBlockIsSmallerThanTheFirst() throws {
@@ -398,7 +398,7 @@ final class HTTP2SampleTests: XCTestCase {
                 ours.headerList["\(fromServer) \(stream) headers", default: 0] += facts.headerListSize ?? 0
             }
         }
-        let overhead = try XCTUnwrap(connections.first?.http2, name)
+        let overhead = try XCTUnwrap(connections.first?.counters[.h2Frames], name)
         let types = ["SETTINGS": 4, "PING": 6, "GOAWAY": 7, "WINDOW_UPDATE": 8, "RST_STREAM": 3, "PRIORITY": 2]
         for (fromServer, counts) in [(false, overhead.client), (true, overhead.server)] {
             for (name, count) in counts where name != "preface" {
