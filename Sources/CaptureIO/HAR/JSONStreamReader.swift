@@ -53,6 +53,18 @@ public enum JSONToken: Equatable, Sendable {
     case null
 }
 
+/// Which members of an object to materialize: `all` keeps a value whole; a filter with members
+/// keeps those (each with its own filter) and skips every other member unread.
+public final class JSONKeyFilter: Sendable {
+    public let members: [String: JSONKeyFilter]?
+
+    public static let all = JSONKeyFilter(nil)
+
+    public init(_ members: [String: JSONKeyFilter]?) {
+        self.members = members
+    }
+}
+
 /// A pull tokenizer over a file read in fixed-size chunks with `fread`: memory is one chunk plus
 /// the value being materialized (a string, or what `readValue()` builds), never the whole file.
 /// Checks the full JSON grammar (nesting, commas, colons, trailing data), skips a leading UTF-8
@@ -149,6 +161,37 @@ public final class JSONStreamReader {
         case .null: return .null
         case .endObject, .endArray, .key:
             throw JSONStreamError.misuse("readValue() where \(token) comes next, not a value")
+        }
+    }
+
+    /// Completes a value whose first token the caller already took, keeping only the members
+    /// `filter` names (at any depth; an array's elements share its filter). The others are
+    /// skipped without building their strings.
+    public func readValue(startingWith token: JSONToken, keeping filter: JSONKeyFilter) throws -> JSONValue {
+        guard let members = filter.members else { return try readValue(startingWith: token) }
+        switch token {
+        case .beginObject:
+            var kept: [(String, JSONValue)] = []
+            while true {
+                guard let token = try next() else { throw invalid("unexpected end of file") }
+                if token == .endObject { return .object(kept) }
+                guard case let .key(key) = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
+                if let child = members[key] {
+                    guard let first = try next() else { throw invalid("unexpected end of file") }
+                    kept.append((key, try readValue(startingWith: first, keeping: child)))
+                } else {
+                    try skipValue()
+                }
+            }
+        case .beginArray:
+            var elements: [JSONValue] = []
+            while true {
+                guard let token = try next() else { throw invalid("unexpected end of file") }
+                if token == .endArray { return .array(elements) }
+                elements.append(try readValue(startingWith: token, keeping: filter))
+            }
+        default:
+            return try readValue(startingWith: token)
         }
     }
 
