@@ -37,9 +37,14 @@ let package = Package(
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
         // Flows: which way (Direction), a flow's identity and the handlers its bytes or datagrams go to.
         .target(name: "Flows", dependencies: ["PacketLayers"]),
+        // CostAccounting: what each packet cost, shared out by owner over messages and the overhead
+        // kinds protocols register; the transport's settlement rule; the TLS record rule.
+        .target(
+            name: "CostAccounting",
+            dependencies: ["CaptureIO", "Flows", .product(name: "DequeModule", package: "swift-collections")]),
         // MessageModel: what every protocol's reader hands on and every consumer reads (messages,
         // their facts, the sink contract); no protocol's own.
-        .target(name: "MessageModel", dependencies: ["CaptureIO", "PacketLayers", "Flows"]),
+        .target(name: "MessageModel", dependencies: ["CaptureIO", "PacketLayers", "Flows", "CostAccounting"]),
         .target(
             name: "TCPReassembly",
             dependencies: [
@@ -56,17 +61,17 @@ let package = Package(
             name: "HTTP2",
             dependencies: [
                 "CaptureIO",
-                "PacketLayers", "Flows", "MessageModel", "TCPReassembly",
+                "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly",
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
-        .target(name: "Records", dependencies: ["PacketLayers", "MessageModel"]),
+        .target(name: "Records", dependencies: ["PacketLayers", "MessageModel", "CostAccounting"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         // TLS: key logs, record reading and decryption (docs/TLS.md); swift-crypto does every cipher.
         .target(
             name: "TLS",
             dependencies: [
                 "CaptureIO", // saturatingSum
-                "Flows",
+                "Flows", "CostAccounting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
@@ -74,19 +79,22 @@ let package = Package(
         .target(name: "Estimation", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         .target(
             name: "Analysis",
-            dependencies: ["CaptureIO", "PacketLayers", "Flows", "MessageModel", "Records", "ContentCoding", "Estimation"]),
+            dependencies: [
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "Records", "ContentCoding",
+                "Estimation",
+            ]),
         .target(
             name: "Reports",
             dependencies: [
-                "PacketLayers", "Flows", "MessageModel", "Records", "ContentCoding", "Estimation", "Analysis",
-                .product(name: "Mustache", package: "swift-mustache"),
+                "PacketLayers", "Flows", "MessageModel", "CostAccounting", "Records", "ContentCoding", "Estimation",
+                "Analysis", .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "MeterAuditKit",
             dependencies: [
-                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "Records", "HARMessages",
-                "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly", "HTTP1",
+                "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
@@ -113,26 +121,43 @@ let package = Package(
         .testTarget(
             name: "HTTP2Tests",
             dependencies: ["HTTP2", "HTTP1", "MessageModel", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
-        .testTarget(name: "RecordsTests", dependencies: ["Records", "MessageModel", "PacketLayers"]),
+        .testTarget(name: "RecordsTests", dependencies: ["Records", "MessageModel", "CostAccounting", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "MessageModel", "TestSupport"]),
         .testTarget(
             name: "TLSTests", dependencies: ["TLS", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
         .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "MessageModel", "TestSupport"]),
-        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "Flows", "MessageModel", "TestSupport"]),
+        .testTarget(
+            name: "AnalysisTests",
+            dependencies: ["Analysis", "Records", "Flows", "MessageModel", "CostAccounting", "TestSupport"]),
         .testTarget(
             name: "ReportsTests",
             dependencies: [
-                "Reports", "Analysis", "Estimation", "Records", "MessageModel", "ContentCoding", "PacketLayers", "Flows",
-                "TestSupport",
+                "Reports", "Analysis", "Estimation", "Records", "MessageModel", "CostAccounting", "ContentCoding",
+                "PacketLayers", "Flows", "TLS", "HTTP2", "TestSupport",
             ]),
         .testTarget(
             name: "MeterAuditKitTests",
             dependencies: [
-                "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "Flows", "MessageModel", "TestSupport",
+                "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "Flows", "MessageModel", "CostAccounting",
+                "TestSupport",
+            ]),
+        // The cost module's ledgers, claims and TLS record rule, counted by hand.
+        .testTarget(
+            name: "CostAccountingTests",
+            dependencies: [
+                "CostAccounting", "MeterAuditKit", "Analysis", "Records", "Flows", "MessageModel", "PacketLayers", "TLS", "HTTP2",
+                "TCPReassembly",
             ]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
+        // A protocol of the test's own (a message per CRLF-terminated line on a port), registered
+        // in one line: a protocol is a reader plus a registration (ARCHITECTURE.md, "Adding a protocol").
+        .testTarget(
+            name: "LineProtocolTests",
+            dependencies: [
+                "MeterAuditKit", "Analysis", "CostAccounting", "Flows", "MessageModel", "PacketLayers", "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,4 +1,5 @@
 import CaptureIO
+import CostAccounting
 import MessageModel
 
 /// What one TCP connection carried (a row of `connections.csv`, docs/METERING.md §6): its
@@ -101,111 +102,6 @@ public struct HTTP2Overhead: Sendable, Equatable, Codable {
 
     public var clientBytes: Int { client.values.reduce(0) { $0 + $1.bytes } }
     public var serverBytes: Int { server.values.reduce(0) { $0 + $1.bytes } }
-}
-
-/// One direction's bytes at each cost layer (docs/METERING.md §2c).
-public struct LayerBytes: Sendable, Equatable, Codable {
-    /// Bytes of TLS records, 5-byte headers included (0 without TLS).
-    public var tls = 0
-    /// TCP payload bytes, retransmitted bytes counted again.
-    public var tcp = 0
-    /// `tcp` plus IP and TCP headers.
-    public var ip = 0
-    /// Original frame lengths, link layer included.
-    public var frame = 0
-
-    public init(tls: Int = 0, tcp: Int = 0, ip: Int = 0, frame: Int = 0) {
-        self.tls = tls
-        self.tcp = tcp
-        self.ip = ip
-        self.frame = frame
-    }
-
-    public mutating func add(_ other: LayerBytes) {
-        tls = saturatingSum(tls, other.tls)
-        tcp = saturatingSum(tcp, other.tcp)
-        ip = saturatingSum(ip, other.ip)
-        frame = saturatingSum(frame, other.frame)
-    }
-}
-
-/// What one direction of a connection carried (docs/METERING.md §2c): the whole, and the
-/// overhead no message owns, by kind (`OverheadKind.allKinds`). `total` = the direction's
-/// records' layers + `overhead`.
-public struct DirectionCost: Sendable, Equatable, Codable {
-    /// Every packet the direction sent.
-    public var total = LayerBytes()
-    /// Packets without payload: SYN, SYN/ACK, pure ACKs, FIN, RST.
-    public var emptyPackets = LayerBytes()
-    /// TLS handshake, alert and change_cipher_spec records, TLS 1.3 post-handshake messages,
-    /// and the headers of the packets they begin.
-    public var tlsControl = LayerBytes()
-    /// HTTP/2's preface and control frames (and their share of TLS records and packets).
-    public var http2Control = LayerBytes()
-    /// Bytes no message claims: tunnels, unparsed protocols, bytes between messages.
-    public var unclaimed = LayerBytes()
-    /// Packets without payload (`emptyPackets`'s count).
-    public var emptyPacketCount = 0
-    /// Segments and TCP payload bytes sent again, in messages and in overhead alike; the segments
-    /// include a SYN or FIN without payload sent again (the sender's kernel counts those too).
-    public var retransmittedSegments = 0
-    public var retransmittedBytes = 0
-    /// Copies that came after their message's record had taken its figures (past the peer's
-    /// ACK, or a bound of `Limits`): charged to `unclaimed`, counted here.
-    public var lateCopies = 0
-    /// Packets charged before the owner of their bytes was known (the waiting queue was full):
-    /// their unplaced bytes went to `unclaimed`.
-    public var forcedPackets = 0
-
-    public init() {}
-
-    /// The keys of diagnostics.json: the counts', then each overhead kind's name.
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-
-        static let total = Key(stringValue: "total")
-        static let emptyPacketCount = Key(stringValue: "empty_packet_count")
-        static let retransmittedSegments = Key(stringValue: "retransmitted_segments")
-        static let retransmittedBytes = Key(stringValue: "retransmitted_bytes")
-        static let lateCopies = Key(stringValue: "late_copies")
-        static let forcedPackets = Key(stringValue: "forced_packets")
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        total = try container.decode(LayerBytes.self, forKey: .total)
-        for kind in OverheadKind.allKinds {
-            self[kind] = try container.decode(LayerBytes.self, forKey: Key(stringValue: kind.name))
-        }
-        emptyPacketCount = try container.decode(Int.self, forKey: .emptyPacketCount)
-        retransmittedSegments = try container.decode(Int.self, forKey: .retransmittedSegments)
-        retransmittedBytes = try container.decode(Int.self, forKey: .retransmittedBytes)
-        lateCopies = try container.decode(Int.self, forKey: .lateCopies)
-        forcedPackets = try container.decode(Int.self, forKey: .forcedPackets)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(total, forKey: .total)
-        for kind in OverheadKind.allKinds {
-            try container.encode(self[kind], forKey: Key(stringValue: kind.name))
-        }
-        try container.encode(emptyPacketCount, forKey: .emptyPacketCount)
-        try container.encode(retransmittedSegments, forKey: .retransmittedSegments)
-        try container.encode(retransmittedBytes, forKey: .retransmittedBytes)
-        try container.encode(lateCopies, forKey: .lateCopies)
-        try container.encode(forcedPackets, forKey: .forcedPackets)
-    }
-
-    /// The part of `total` no message owns: every overhead kind's bytes.
-    public var overhead: LayerBytes {
-        var sum = LayerBytes()
-        for kind in OverheadKind.allKinds { sum.add(self[kind]) }
-        return sum
-    }
 }
 
 extension Int {

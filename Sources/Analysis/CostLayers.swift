@@ -1,4 +1,5 @@
 import CaptureIO
+import CostAccounting
 import Flows
 import MessageModel
 import Records
@@ -214,7 +215,7 @@ public struct NetworkFigures: Sendable, Equatable {
         var other = 0
         var overheadHeaders = 0
         var overheadLink = 0
-        for kind in OverheadKind.allKinds {
+        for kind in OverheadKind.all {
             let bytes = cost[kind]
             switch kind.part {
             case .tls: tls = saturatingSum(tls, bytes.tcp)
@@ -237,19 +238,6 @@ public struct NetworkFigures: Sendable, Equatable {
 
     /// Σ of `parts`: every frame byte of the records and of the connection overhead.
     public var frameTotal: Int { parts.reduce(0) { saturatingSum($0, $1.bytes) } }
-}
-
-extension DirectionCost {
-    /// Adds another direction's bytes, kind by kind.
-    public mutating func add(_ other: DirectionCost) {
-        total.add(other.total)
-        for kind in OverheadKind.allKinds { self[kind].add(other[kind]) }
-        emptyPacketCount = saturatingSum(emptyPacketCount, other.emptyPacketCount)
-        retransmittedSegments = saturatingSum(retransmittedSegments, other.retransmittedSegments)
-        retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)
-        lateCopies = saturatingSum(lateCopies, other.lateCopies)
-        forcedPackets = saturatingSum(forcedPackets, other.forcedPackets)
-    }
 }
 
 /// A share of connection overhead: to whom it goes. Records of one connection, side, endpoint

@@ -1,5 +1,6 @@
 import CaptureIO
 import ContentCoding
+import CostAccounting
 import Estimation
 import PacketLayers
 import Records

@@ -62,7 +62,7 @@ enum HTTP2Entry {
         // Small header blocks, so short inputs reach the bounds.
         let connection = HTTP2Connection(
             info: info, sink: sink,
-            limits: HTTP2Limits(maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxHeaderListSize: 4096),
+            limits: HTTPLimits(maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxHeaderListSize: 4096),
             startsAtBeginning: input.control & 1 != 0)
         let (time, gapped) = input.feed(
             connection, startTime: info.firstPacketTime, acknowledging: false, cuttingAt: cuts)

@@ -16,7 +16,7 @@ final class CountingSink: MessageSink {
     private let observer = Observer()
     /// Wire bytes of every record (line, headers, body).
     private(set) var recordBytes = 0
-    /// Bytes the connections' tallies hold (skipped, lost, tunnel, TLS).
+    /// Bytes the connections' tallies hold (skipped, lost, tunnel).
     private(set) var tallyBytes = 0
     private(set) var connections = 0
     private(set) var records = 0
@@ -33,7 +33,7 @@ final class CountingSink: MessageSink {
     func connectionClosed(_ summary: HTTPConnectionSummary) {
         connections += 1
         for tally in [summary.clientTally, summary.serverTally] {
-            tallyBytes += tally.skippedBytes + tally.lostBytes + tally.tunnelBytes + tally.tlsBytes
+            tallyBytes += tally.skippedBytes + tally.lostBytes + tally.tunnelBytes
         }
     }
 }

@@ -20,19 +20,14 @@ public final class HTTPConnectionFactory<Sink: MessageSink>: ByteStreamHandlerFa
 }
 
 /// One TCP connection seen as HTTP/1.x: a parser per side, FIFO pairing of responses with
-/// requests, and tunnel and TLS detection. HTTP is recognized by content, whatever the port.
+/// requests, and tunnel detection. HTTP is recognized by content, whatever the port (TLS is
+/// told apart before, by the router that chose this reader).
 public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
     let info: ConnectionInfo
     private let sink: Sink
     private let limits: HTTPLimits
     private var parsers: [SideParser<Sink>] = []
-    private var kind: ConnectionProtocol?
-    /// One per side: only the client's first bytes hold a ClientHello.
-    private var tlsHello = [TLSHelloSniffer(), TLSHelloSniffer()]
-    /// Bytes that came before the protocol could be told (a TLS record header takes 3 bytes),
-    /// in arrival order; replayed once it is known.
-    private var undecided: [(side: Direction, bytes: [UInt8], position: StreamPosition)] = []
-    /// The side that sends requests: a guess from the handshake or a ClientHello until a
+    /// The side that sends requests: a guess from the handshake until a
     /// message shows it (`rolesShown`). A SOCKS reverse connection's requests come from the
     /// side that accepted the TCP connection.
     private var clientSide: Direction?
@@ -75,69 +70,35 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
     // MARK: - ByteStreamHandler
 
     public func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
-        if kind == nil {
-            if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
-                settle(decided)
-            } else {
-                undecided.append((side, Array(bytes), position))
-                var prefix: [UInt8] = []
-                for run in undecided where run.side == side { prefix += run.bytes.prefix(3 - prefix.count) }
-                if let decided = TLSHelloSniffer.classify(prefix) { settle(decided) }
-                return
-            }
-        }
-        deliver(bytes, from: side, at: position)
+        parsers[side.rawValue].receive(bytes, at: position)
+        reportPlacement(side, consumedTo: position.offset &+ Int64(bytes.count))
     }
 
     public func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
-        if kind == nil { settle(.http) }
         parsers[side.rawValue].gap(length, at: position)
         reportPlacement(side, consumedTo: position.offset &+ Int64(max(0, length)))
     }
 
     public func end(of side: Direction, reason: StreamEndReason, time: Int64) {
-        if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
-        sink.settle(side, upTo: .max)
+        sink.settle(side, stream: 0, upTo: .max)
         tunnel?.end(of: tunnelSide(side), reason: reason, time: time)
     }
 
     public func close(_ accounting: ConnectionAccounting) {
-        if kind == nil { settle(.http) }
         tunnel?.close(accounting)
         tunnel = nil
         // Both sides should have ended; a side that did not is cut by the end of the capture.
         for parser in parsers where parser.state != .ended { parser.end(reason: .endOfCapture) }
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
         let client = clientSide ?? .up
-        let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
+        let protocolKind: ConnectionProtocol = messageCounts != [0, 0] ? .http : .other
         sink.connectionClosed(
             HTTPConnectionSummary(
-                accounting: accounting, protocolKind: protocolKind,
-                serverName: tlsHello[client.rawValue].serverName ?? tlsHello[client.peer.rawValue].serverName,
+                accounting: accounting, protocolKind: protocolKind, serverName: nil,
                 clientTally: parsers[client.rawValue].tally, serverTally: parsers[client.peer.rawValue].tally,
                 clientEndpoint: info.endpoint(client)))
         parsers = [] // break the parsers' references back to this connection
-    }
-
-    /// Fixes the protocol (TLS when the first bytes are a TLS record header; HTTP, with
-    /// resynchronization, otherwise) and replays what waited for it.
-    private func settle(_ decided: ConnectionProtocol) {
-        kind = decided
-        if decided == .tls { for parser in parsers { parser.startTLS() } }
-        let runs = undecided
-        undecided = []
-        for run in runs { run.bytes.withUnsafeBytes { deliver($0, from: run.side, at: run.position) } }
-    }
-
-    private func deliver(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
-        if kind == .tls {
-            tlsHello[side.rawValue].feed(bytes)
-            // Without the handshake, the side that sent a ClientHello is the client.
-            if clientSide == nil, tlsHello[side.rawValue].sawClientHello { clientSide = side }
-        }
-        parsers[side.rawValue].receive(bytes, at: position)
-        reportPlacement(side, consumedTo: position.offset &+ Int64(bytes.count))
     }
 
     /// Tells the sink who owns the bytes `side` has read so far (docs/METERING.md §2c): the
@@ -151,13 +112,13 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
             let start = current.streamOffset
             let end = start &+ Int64(current.wireTotal &+ parser.lineBytes)
             if end > placed[side.rawValue] {
-                sink.claim(start..<end, of: side, by: .message(startingAt: start))
+                sink.claim(start..<end, of: side, stream: 0, by: .message(startingAt: start))
                 placed[side.rawValue] = end
             }
         }
         let settled = consumed &- Int64(parser.unplacedBytes)
         if settled > placed[side.rawValue] {
-            sink.settle(side, upTo: settled)
+            sink.settle(side, stream: 0, upTo: settled)
             placed[side.rawValue] = settled
         }
     }
@@ -246,7 +207,7 @@ public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
     func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: Direction) {
         let start = message.streamOffset
         let end = max(start, start &+ Int64(message.wireTotal))
-        sink.claim(start..<end, of: side, by: .message(startingAt: start))
+        sink.claim(start..<end, of: side, stream: 0, by: .message(startingAt: start))
         placed[side.rawValue] = max(placed[side.rawValue], end)
         switch message.kind {
         case .response:

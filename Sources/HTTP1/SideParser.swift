@@ -7,19 +7,6 @@ import TCPReassembly
     import Darwin
 #endif
 
-/// Bounds on what the HTTP parser buffers.
-public struct HTTPLimits: Sendable {
-    /// A head (start line and fields) longer than this is cut off and the stream resynchronized.
-    public var maxHeadBytes: Int
-    /// Longest single line (chunk-size or trailer line, or a line scanned for a start line).
-    public var maxLineBytes: Int
-
-    public init(maxHeadBytes: Int = 64 << 10, maxLineBytes: Int = 16 << 10) {
-        self.maxHeadBytes = maxHeadBytes
-        self.maxLineBytes = maxLineBytes
-    }
-}
-
 /// The HTTP/1.x state machine for one side of a connection (libhtp style): one state per
 /// part of a message, input consumed by offset, only partial lines buffered. Every byte of
 /// the stream lands in exactly one place: a message's line, headers or body, or the tally.
@@ -37,8 +24,6 @@ final class SideParser<Sink: MessageSink> {
         case trailers
         case untilClose
         case tunnel
-        /// The connection is TLS: bytes are only counted.
-        case tls
         case ended
     }
 
@@ -129,9 +114,6 @@ final class SideParser<Sink: MessageSink> {
                         time: position.time, offset: position.offset + Int64(index),
                         peerAcknowledged: position.peerAcknowledged))
                 index = bytes.count
-            case .tls:
-                tally.tlsBytes += bytes.count - index
-                index = bytes.count
             case .ended:
                 tally.skippedBytes += bytes.count - index
                 index = bytes.count
@@ -203,8 +185,6 @@ final class SideParser<Sink: MessageSink> {
         case .tunnel:
             tally.tunnelBytes += length
             connection.tunnelGap(length, from: side, at: position)
-        case .tls:
-            tally.tlsBytes += length
         }
     }
 
@@ -230,7 +210,7 @@ final class SideParser<Sink: MessageSink> {
             }
         case .seekingStart:
             tally.skippedBytes += lineLength
-        case .tunnel, .tls, .ended:
+        case .tunnel, .ended:
             break
         }
         discardLine()
@@ -240,7 +220,7 @@ final class SideParser<Sink: MessageSink> {
     /// The connection turned into a tunnel (CONNECT accepted, 101).
     func startTunnel() {
         switch state {
-        case .tunnel, .tls, .ended: return
+        case .tunnel, .ended: return
         default: break
         }
         // What this side sent after the message that opened the tunnel is tunnel traffic.
@@ -267,11 +247,6 @@ final class SideParser<Sink: MessageSink> {
         pendingAnomalies = []
         nextMessageAfterResync = false
         state = .tunnel
-    }
-
-    /// The connection is TLS; called before any byte.
-    func startTLS() {
-        if state != .ended { state = .tls }
     }
 
     // MARK: - Lines

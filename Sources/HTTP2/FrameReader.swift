@@ -1,5 +1,6 @@
 import CaptureIO
 import Flows
+import MessageModel
 import TCPReassembly
 
 // The frame reader: one side's ordered bytes into frames (RFC 9113 §4). It owns the reading
@@ -54,7 +55,7 @@ final class FrameReader {
     var frameStart: StreamPosition?
     var payloadRemaining = 0
     var payloadRead = 0
-    /// The payload kept of a non-DATA frame (bounded by `HTTP2Limits`).
+    /// The payload kept of a non-DATA frame (bounded by `HTTPLimits.maxControlPayloadBytes`).
     @exclusivity(unchecked) var kept: [UInt8] = []
     var padLength: Int?
     /// A gap took part of this frame's payload (a padded frame's pad length, possibly).
@@ -76,7 +77,7 @@ final class FrameReader {
     private let keepHeaderBlock: Int
     private let keepControl: Int
 
-    init(blocks: HeaderBlocks, phase: Phase, limits: HTTP2Limits) {
+    init(blocks: HeaderBlocks, phase: Phase, limits: HTTPLimits) {
         self.blocks = blocks
         self.phase = phase
         keepHeaderBlock = limits.maxHeaderBlockBytes

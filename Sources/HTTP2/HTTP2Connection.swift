@@ -1,29 +1,11 @@
 import CaptureIO
+import CostAccounting
 import Flows
 import MessageModel
 import NIOCore
 import NIOHPACK
 import PacketLayers
 import TCPReassembly
-
-/// Bounds on what the HTTP/2 reader keeps.
-public struct HTTP2Limits: Sendable {
-    /// A header block (HEADERS or PUSH_PROMISE and its CONTINUATIONs) longer than this is not
-    /// decoded; its fields, and every later block of that direction, are unknown.
-    public var maxHeaderBlockBytes: Int
-    /// Bytes kept of a control frame's payload (SETTINGS, GOAWAY...); the rest is counted only.
-    public var maxControlPayloadBytes: Int
-    /// Largest decoded header list HPACK accepts in one block.
-    public var maxHeaderListSize: Int
-
-    public init(
-        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
-    ) {
-        self.maxHeaderBlockBytes = maxHeaderBlockBytes
-        self.maxControlPayloadBytes = maxControlPayloadBytes
-        self.maxHeaderListSize = maxHeaderListSize
-    }
-}
 
 /// Frames and bytes of one type sent by one side.
 public struct FrameCount: Sendable, Equatable {
@@ -109,13 +91,15 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     var streamCount = 0
     /// A stream's request that came before the connection turned HTTP/2 (h2c Upgrade).
     private var upgradedRequest: RequestSummary?
+    /// Who owns the preface and control frames: read once, not a registered global per frame.
+    let control = StreamOwner.overhead(.h2Control)
 
     /// `clientSide`: who sends requests; `expectPreface`: whether that side's stream starts
     /// with the preface (false after an h2c upgrade the caller has already read it from, or
     /// mid-connection). `upgradedRequest`: the HTTP/1.1 request an h2c Upgrade turned into
     /// stream 1's request, whose response comes as frames.
     public init(
-        info: ConnectionInfo, sink: Sink, limits: HTTP2Limits = HTTP2Limits(), clientSide: Direction = .up,
+        info: ConnectionInfo, sink: Sink, limits: HTTPLimits = HTTPLimits(), clientSide: Direction = .up,
         firstIndexes: [Int] = [0, 0], upgradedRequest: RequestSummary? = nil, startsAtBeginning: Bool = true
     ) {
         self.info = info
@@ -216,7 +200,8 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
             break
         case .prefaceRead:
             let end = here.offset &+ Int64(step.used)
-            sink.claim((end &- Int64(FrameReader.preface.count))..<end, of: side, by: .overhead(.h2Control))
+            sink.claim(
+                (end &- Int64(FrameReader.preface.count))..<end, of: side, stream: Self.byteStream, by: control)
         case .frameBegun:
             if reader.header.knownType == .data { dataFrameBegun(side) }
         case .body(let body):
@@ -245,17 +230,17 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         case .continuation:
             if reader.continueBlock() { completeBlock(side: side) }
         case .settings:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
             reader.readSettings(peer: readers[side.peer.rawValue])
         case .rstStream:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
             guard header.streamID != 0, header.length == 4 else {
                 reader.tally.protocolErrors += 1
                 return
             }
             reset(stream: header.streamID, sender: side)
         case .priority, .ping, .goaway, .windowUpdate, nil:
-            claimFrame(side, by: .overhead(.h2Control))
+            claimFrame(side, by: control)
         }
     }
 
@@ -271,23 +256,28 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
 
     // MARK: - Claims
 
+    /// Every frame travels in the carrier's one byte stream per side (TCP or TLS): the claims'
+    /// stream 0, whatever HTTP/2 stream the frame belongs to.
+    private static var byteStream: UInt64 { 0 }
+
     /// Everything `side` read is placed but a frame or header block still being read, and
     /// bytes held while searching for frame boundaries (docs/METERING.md §2c).
     private func settlePlacement(_ side: Direction) {
-        sink.settle(side, upTo: readers[side.rawValue].placedOffset)
+        sink.settle(side, stream: Self.byteStream, upTo: readers[side.rawValue].placedOffset)
     }
 
     /// Claims the frame now read (or begun, for DATA, whose length says where it ends).
     func claimFrame(_ side: Direction, by owner: StreamOwner) {
         let reader = readers[side.rawValue]
         guard let start = reader.frameStart?.offset else { return }
-        sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, by: owner)
+        sink.claim(start..<(start &+ Int64(reader.header.wireSize)), of: side, stream: Self.byteStream, by: owner)
     }
 
     /// A complete header block's frames, from its first frame to the one just read.
     func claimBlock(_ block: HeaderBlock, sender: Direction, by owner: StreamOwner) {
         let reader = readers[sender.rawValue]
         let end = (reader.frameStart?.offset ?? block.start.offset) &+ Int64(reader.header.wireSize)
-        sink.claim(block.start.offset..<max(block.start.offset, end), of: sender, by: owner)
+        sink.claim(
+            block.start.offset..<max(block.start.offset, end), of: sender, stream: Self.byteStream, by: owner)
     }
 }

@@ -20,7 +20,7 @@ struct HeaderBlock {
     /// Σ (9 + length) of the block's frames.
     var wire: Int
     var start: StreamPosition
-    /// Longer than `HTTP2Limits.maxHeaderBlockBytes`: not decoded.
+    /// Longer than `HTTPLimits.maxHeaderBlockBytes`: not decoded.
     var truncated: Bool
 }
 

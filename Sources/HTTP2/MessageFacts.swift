@@ -1,3 +1,4 @@
+import CostAccounting
 import MessageModel
 
 extension ProtocolFacts {
@@ -8,7 +9,8 @@ extension ProtocolFacts {
     }
 }
 
-extension OverheadID {
-    /// HTTP/2's connection preface and control frames (`h2_control` in the outputs).
-    @inlinable public static var h2Control: OverheadID { OverheadID(rawValue: 1) }
+extension OverheadKind {
+    /// HTTP/2's connection preface and control frames, and their share of the packets and TLS
+    /// records under them: `h2_control` in every output, after the security layer's kinds.
+    public static let h2Control = OverheadKind.register("h2_control", part: .other, order: 200)
 }

@@ -1,3 +1,4 @@
+import CostAccounting
 import Flows
 import PacketLayers
 
@@ -29,28 +30,20 @@ public protocol MessageSink: AnyObject {
     /// upgraded request being stream 1's; nil to only count them.
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
         -> ByteStreamHandler?
-    /// Bytes `range` of `side`'s stream belong to `owner` (docs/METERING.md §2c). Claims of a
-    /// side come in stream order; a claim may reach past what was read (a frame's length).
-    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner)
-    /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
-    func settle(_ side: Direction, upTo offset: Int64)
+    /// Bytes `range` of `side`'s `stream` belong to `owner` (CostAccounting's `StreamOwner`,
+    /// docs/METERING.md §2c). A TCP connection's byte stream is stream 0, for every protocol
+    /// it carries (HTTP/2's frames too); a QUIC reader will claim on each stream by its id.
+    /// Claims of a side's stream come in stream order; a claim may reach past what was read (a
+    /// frame's length).
+    func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner)
+    /// Every byte of `side`'s `stream` before `offset` is placed: what no claim took belongs
+    /// to no message.
+    func settle(_ side: Direction, stream: UInt64, upTo offset: Int64)
     /// The tunnel's bytes of `side` begin at `offset` of its stream (the tunnel's offset 0).
     func tunnelBegins(on side: Direction, at offset: Int64)
     /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
     /// so this connection leaves them unsettled.
     var tunnelPlacesItsBytes: Bool { get }
-}
-
-/// Who a run of stream bytes belongs to (docs/METERING.md §2c).
-public enum StreamOwner: Equatable, Sendable {
-    /// The message whose first byte is at this offset of the same side's stream (for a server
-    /// push, the promised request, whose bytes the server sends).
-    case message(startingAt: Int64)
-    /// Bytes a protocol spends on itself, of the kind named (HTTP/2's preface and control
-    /// frames: `.h2Control`); no message owns them.
-    case overhead(OverheadID)
-    /// Bytes no message claims: between messages, skipped, tunnels not read.
-    case unclaimed
 }
 
 extension MessageSink {
@@ -62,8 +55,8 @@ extension MessageSink {
         -> ByteStreamHandler?
     { nil }
 
-    public func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {}
-    public func settle(_ side: Direction, upTo offset: Int64) {}
+    public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {}
+    public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {}
     public func tunnelBegins(on side: Direction, at offset: Int64) {}
     public var tunnelPlacesItsBytes: Bool { false }
 }
@@ -102,14 +95,6 @@ public struct HTTPConnectionSummary: Sendable {
     }
 }
 
-/// A kind of overhead a protocol claims for the bytes it spends on itself; the cost ledger
-/// maps it to its column. One byte, so a claim stays a plain value. Each protocol declares its
-/// own kinds (HTTP2: `h2Control`).
-public struct OverheadID: Hashable, Sendable {
-    public let rawValue: UInt8
-    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
-}
-
 /// Where the bytes of one side's stream went that belong to no message.
 public struct StreamTally: Sendable, Equatable {
     /// Bytes skipped while looking for a message start (mid-connection, after a gap, garbage).
@@ -119,8 +104,6 @@ public struct StreamTally: Sendable, Equatable {
     public var lostBytes = 0
     /// Bytes after CONNECT or 101 Switching Protocols.
     public var tunnelBytes = 0
-    /// Bytes of a TLS session (not decrypted), gaps included.
-    public var tlsBytes = 0
 
     public init() {}
 }

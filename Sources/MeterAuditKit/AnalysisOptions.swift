@@ -20,6 +20,8 @@ public struct AnalysisOptions: Sendable {
     /// TLS secrets from the `--keylog` files (docs/METERING.md §2b); a capture's own
     /// Decryption Secrets Blocks add to them for that capture.
     public var keyLog = KeyLog()
+    /// The protocols the router chooses from (`ProtocolRegistry.register` adds one).
+    public var protocols = ProtocolRegistry.standard
 
     public init() {}
 

@@ -72,6 +72,7 @@ public struct AuditRun {
     /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
     /// are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
+        options.protocols.registerOverheadKinds()
         do {
             try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         } catch {

@@ -4,7 +4,7 @@ import MessageModel
 
 /// Follows one message body: collects it for the worker, or measures it as it streams
 /// when it is too big to collect.
-final class BodyMeter: BodyObserver {
+public final class BodyMeter: BodyObserver {
     private let recipe: BodyRecipe
     private unowned let worker: BodyWorker
     private let scratch: UnsafeMutableRawBufferPointer
@@ -33,7 +33,7 @@ final class BodyMeter: BodyObserver {
         self.expectedLength = expectedLength
     }
 
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
+    public func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
         guard recipe.needsBytes else { return }
         if let streaming {
             streaming.feed(bytes)
@@ -55,7 +55,7 @@ final class BodyMeter: BodyObserver {
         }
     }
 
-    func bodyGap(_ length: Int) {
+    public func bodyGap(_ length: Int) {
         bytesMissing = true
         collected = []
         streaming?.gap(length)

@@ -1,8 +1,10 @@
 import Analysis
 import CaptureIO
+import CostAccounting
 import Foundation
 import HARMessages
 import Records
+import TLS
 
 extension InputAnalyzer {
     /// A Charles session (docs/CHARLES.md): transactions → messages → records, like a HAR's
@@ -79,10 +81,10 @@ extension InputAnalyzer {
             control = handshake
             cost.total.tcp = tcp
             cost.total.tls = tls
-            cost.tlsControl.tcp = handshake
-            cost.tlsControl.tls = handshake
-            cost.unclaimed.tcp = tcp - handshake
-            cost.unclaimed.tls = tls - handshake
+            cost.kinds[.tlsControl].tcp = handshake
+            cost.kinds[.tlsControl].tls = handshake
+            cost.kinds[.unclaimed].tcp = tcp - handshake
+            cost.kinds[.unclaimed].tls = tls - handshake
         }
         fill(
             transaction.request, tcp: &row.clientTCPBytes, tls: &row.clientTLSBytes, control: &row.clientTLSControlBytes,

@@ -17,6 +17,7 @@ public struct InputAnalyzer {
     private let worker: BodyWorker
 
     public init(options: AnalysisOptions = AnalysisOptions()) {
+        options.protocols.registerOverheadKinds()
         self.options = options
         self.worker = BodyWorker(
             level: options.gzipLevel, limits: options.limits.decoding,
@@ -131,7 +132,7 @@ public struct InputAnalyzer {
         let assembler = TCPAssembler(
             limits: limits.reassembly,
             factory: ConnectionRouterFactory(
-                sink: sink, limits: limits.http, keys: keys, input: input, costLimits: limits,
+                sink: sink, keys: keys, input: input, limits: limits, protocols: options.protocols,
                 closed: { row, summary in
                     collector.count(row, summary)
                     connection?(row)

@@ -1,11 +1,13 @@
 import CaptureIO
 import ContentCoding
-import HTTP1
+import CostAccounting
+import MessageModel
 import TCPReassembly
 
 /// Every bound of a run in one value: buffers, waits and decoding (no bound hides in a stage).
 public struct Limits: Sendable {
     public var reassembly = ReassemblyLimits()
+    /// The HTTP readers' bounds (HTTP/1.x heads and lines, HTTP/2 header blocks and control frames).
     public var http = HTTPLimits()
     public var decoding = DecodingLimits()
     /// IPv4 fragments held while their datagram is incomplete, over all datagrams.
@@ -24,6 +26,11 @@ public struct Limits: Sendable {
     public var maxCostHistoryRuns = 256
 
     public init() {}
+
+    /// The cost ledgers' bounds.
+    public var costs: CostLimits {
+        CostLimits(maxPacketsAwaitingOwner: maxPacketsAwaitingOwner, maxCostHistoryRuns: maxCostHistoryRuns)
+    }
 
     /// Bounds of the body workers (`BodyWorker`).
     public struct BodyWork: Sendable {

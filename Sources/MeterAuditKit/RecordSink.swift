@@ -1,4 +1,5 @@
 import Analysis
+import CostAccounting
 import DequeModule
 import Estimation
 import HARMessages
@@ -56,15 +57,14 @@ final class RecordSink: MessageSink {
     }
 
     func record(_ captured: CapturedMessage, body: BodyMeter?) {
-        record(captured, body: body, transport: .tcp, tlsOverhead: 0, tunnelHost: nil, lower: nil)
+        record(captured, body: body, transport: .tcp, tunnelHost: nil, lower: nil)
     }
 
-    /// A captured message and what carried it: cleartext TCP or TLS records (whose overhead
-    /// it owns, docs/METERING.md §2b; nil when no record is its alone), maybe inside a proxy's
-    /// `CONNECT` tunnel. `lower` counts the packets under it (docs/METERING.md §2c).
+    /// A captured message and what carried it: cleartext TCP or TLS records, maybe inside a
+    /// proxy's `CONNECT` tunnel. `lower` counts the TLS record bytes it owns (docs/METERING.md
+    /// §2b) and the packets under it (§2c).
     func record(
-        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tlsOverhead: Int?, tunnelHost: String?,
-        lower: LayerSlot?
+        _ captured: CapturedMessage, body: BodyMeter?, transport: Transport, tunnelHost: String?, lower: LayerSlot?
     ) {
         let message = captured.message
         // Without a body, every re-compression is of empty data, which gzippedData gives back empty.
@@ -75,8 +75,9 @@ final class RecordSink: MessageSink {
                     transferDecodedLength: message.bodyLength, decodedLength: message.bodyLength,
                     decodedExactly: true, bytesMissing: message.missingBytes > 0,
                     gzippedTransferDecoded: 0, gzippedDecoded: 0))
-        var wire = WireSize(captured: captured, tlsOverhead: tlsOverhead ?? 0)
-        if tlsOverhead == nil { wire.tls = nil }
+        var wire = WireSize(captured: captured)
+        // Over TLS, the record bytes the message owns come with its layers (its slot's).
+        if transport == .tls { wire.tls = nil }
         let source = RecordSource.capture(
             CaptureFlow(
                 connection: captured.connection, client: captured.client,
@@ -135,7 +136,8 @@ final class RecordSink: MessageSink {
             var record = settling.removeFirst()
             if let slot = record.lower {
                 record.message.wire.lower = slot.seal(settled: settled)
-                // HTTP/2 over TLS: the records whose first plaintext byte the message owns.
+                // Over TLS: its plaintext and the overhead of the records whose first plaintext
+                // byte it owns (TLSCostLayer).
                 if record.message.wire.tls == nil, slot.tls > 0 { record.message.wire.tls = slot.tls }
             }
             measuring.append(record)

@@ -1,3 +1,4 @@
+import CostAccounting
 import MessageModel
 
 /// Where a record's wire size came from (the `wire_source` column).
@@ -91,30 +92,3 @@ public struct ComponentSizes: Sendable, Equatable {
     public var total: Int { line + headers + body }
 }
 
-/// What the packets under one message cost (docs/METERING.md §2c): the `wire_tcp`, `wire_ip`
-/// and `wire_frame` columns. TCP payload bytes are the message's own (its TLS bytes, and every
-/// copy of them sent again); the headers of a packet go to the message that owns its first
-/// payload byte.
-public struct LowerLayers: Sendable, Equatable {
-    /// TCP payload bytes that carried the message, retransmitted bytes counted again.
-    public var tcp: Int
-    /// `tcp` plus the IP and TCP headers of the packets whose first payload byte it owns.
-    public var ip: Int
-    /// `ip` plus those packets' link-layer bytes: their original frame lengths.
-    public var frame: Int
-    /// The part of `tcp` that was sent again (retransmitted copies).
-    public var retransmitted: Int
-    /// Packets whose first payload byte the message owns.
-    public var packets: Int
-    /// True when part of the message was never captured (a gap): each layer is a lower bound.
-    public var lowerBound: Bool
-
-    public init(tcp: Int, ip: Int, frame: Int, retransmitted: Int = 0, packets: Int = 0, lowerBound: Bool = false) {
-        self.tcp = tcp
-        self.ip = ip
-        self.frame = frame
-        self.retransmitted = retransmitted
-        self.packets = packets
-        self.lowerBound = lowerBound
-    }
-}

@@ -1,4 +1,5 @@
 import Analysis
+import CostAccounting
 import Flows
 import Foundation
 import MessageModel
@@ -257,7 +258,7 @@ public enum JSONReport: RunReporter {
             json.member("lower_bound_records", int: figures.lowerBoundRecords)
             json.key("overhead")
             json.beginObject()
-            for kind in overheadKindsInKeyOrder {
+            for kind in overheadKindsInKeyOrder() {
                 json.key(named: kind.name)
                 layerBytes(cost[kind], &json)
             }
@@ -284,8 +285,10 @@ public enum JSONReport: RunReporter {
         json.endObject()
     }
 
-    /// `OverheadKind.allKinds` as an object keyed by their names orders them.
-    static let overheadKindsInKeyOrder = OverheadKind.allKinds.sorted { $0.name.utf8Compare($1.name) < 0 }
+    /// `OverheadKind.all` as an object keyed by their names orders them.
+    static func overheadKindsInKeyOrder() -> [OverheadKind] {
+        OverheadKind.all.sorted { $0.name.utf8Compare($1.name) < 0 }
+    }
 
     private static func layerBytes(_ layer: LayerBytes, _ json: inout PrettyJSONWriter) {
         json.beginObject()

@@ -178,10 +178,10 @@ func run(
 }
 
 /// Every byte fed (and every gap byte) lands in exactly one bucket: a record's line, headers
-/// or body, or a side's skipped, lost, tunnel or TLS bytes.
+/// or body, or a side's skipped, lost or tunnel bytes.
 func assertBuckets(_ outcome: Outcome, _ context: String = "", file: StaticString = #filePath, line: UInt = #line) {
     let inRecords = outcome.records.reduce(0) { $0 + $1.wireLine + $1.wireHeaders + $1.wireBody }
-    let inTallies = outcome.tallies.reduce(0) { $0 + $1.skippedBytes + $1.lostBytes + $1.tunnelBytes + $1.tlsBytes }
+    let inTallies = outcome.tallies.reduce(0) { $0 + $1.skippedBytes + $1.lostBytes + $1.tunnelBytes }
     XCTAssertEqual(
         inRecords + inTallies, outcome.fedBytes + outcome.gapBytes,
         "buckets (\(context)): records \(inRecords) + tallies \(inTallies) != fed \(outcome.fedBytes) + gaps \(outcome.gapBytes)",

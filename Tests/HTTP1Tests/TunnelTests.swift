@@ -80,75 +80,7 @@ final class TunnelTests: XCTestCase {
         XCTAssertEqual(outcome.summary.serverTally.tunnelBytes, 4)
     }
 
-    // MARK: 15. TLS
-
-    private func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
-
-    /// A ClientHello record with a supported_versions extension, then server_name.
-    private func clientHello(serverName: String) -> [UInt8] {
-        let name = Array(serverName.utf8)
-        let supportedVersions: [UInt8] = [0x00, 0x2B, 0x00, 0x03, 0x02, 0x03, 0x04]
-        // type 0, extension length, list length, name type 0 (host_name), name length, name
-        let sni: [UInt8] =
-            [0x00, 0x00] + be16(5 + name.count) + be16(3 + name.count) + [0x00] + be16(name.count) + name
-        let extensions = supportedVersions + sni
-        var body: [UInt8] = [0x03, 0x03] + [UInt8](repeating: 0xAB, count: 32) // client version, random
-        body += [32] + [UInt8](repeating: 0xCD, count: 32) // session id
-        body += [0x00, 0x04, 0x13, 0x01, 0x13, 0x02] // two cipher suites
-        body += [0x01, 0x00] // compression: null
-        body += be16(extensions.count) + extensions
-        let handshake: [UInt8] = [0x01, 0x00] + be16(body.count) + body // ClientHello, 24-bit length
-        return [0x16, 0x03, 0x01] + be16(handshake.count) + handshake
-    }
-
-    func testClientHelloServerName() {
-        let hello = clientHello(serverName: "api.example.com")
-        // SNI 4+2+1+2+15 = 24; extensions 7 + 24 = 31; body 2+32+1+32+6+2+2+31 = 108;
-        // handshake 4 + 108 = 112; record 5 + 112 = 117
-        XCTAssertEqual(hello.count, 117)
-        let serverHello: [UInt8] = [0x16, 0x03, 0x03, 0x00, 0x02, 0x02, 0x00] // 7
-        let appData: [UInt8] = [0x17, 0x03, 0x03, 0x00, 0x03, 0x61, 0x62, 0x63] // 8
-        let outcome = verify([
-            .clientBytes(hello),
-            .serverBytes(serverHello),
-            .gap(.down, 10),
-            .clientBytes(appData),
-            .end(.up, .fin),
-            .end(.down, .fin),
-        ])
-        XCTAssertEqual(outcome.summary.protocolKind, .tls)
-        XCTAssertEqual(outcome.summary.serverName, "api.example.com")
-        XCTAssertEqual(outcome.records.count, 0)
-        XCTAssertEqual(outcome.summary.clientTally.tlsBytes, 125) // 117 + 8
-        XCTAssertEqual(outcome.summary.serverTally.tlsBytes, 17) // 7 + 10
-        XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 0)
-    }
-
-    func testClientHelloFromTheGuessedResponder() {
-        // Joined mid-way, the first packet came from the server: the ClientHello tells the client.
-        let outcome = verify(
-            [
-                .send(.up, [0x16, 0x03, 0x03, 0x00, 0x02, 0x02, 0x00], ack: .auto),
-                .send(.down, clientHello(serverName: "a.b"), ack: .auto), // 117 - 12 = 105
-            ], handshake: false)
-        XCTAssertEqual(outcome.summary.protocolKind, .tls)
-        XCTAssertEqual(outcome.summary.serverName, "a.b")
-        XCTAssertEqual(outcome.summary.clientTally.tlsBytes, 105)
-        XCTAssertEqual(outcome.summary.serverTally.tlsBytes, 7)
-    }
-
-    func testTruncatedTLSRecordDoesNotTrap() {
-        // A record header announcing 0 bytes: nothing to read a handshake type from.
-        let outcome = verify([
-            .clientBytes([0x16, 0x03, 0x01, 0x00, 0x00]),
-            .end(.up, .fin),
-        ])
-        XCTAssertEqual(outcome.summary.protocolKind, .tls)
-        XCTAssertEqual(outcome.summary.serverName, nil)
-        XCTAssertEqual(outcome.summary.clientTally.tlsBytes, 5)
-        XCTAssertEqual(TLSHelloSniffer.parseServerName([0x16, 0x03, 0x01, 0x00, 0x00]), .needMore)
-        XCTAssertEqual(TLSHelloSniffer.parseServerName([0x16, 0x03, 0x01, 0x00, 0x00, 0x02]), .absent)
-    }
+    // MARK: 15. TLS-looking bytes (TLS itself is told apart by the router, before HTTP/1.x)
 
     func testTwoBytesThatLookLikeTLSThenHTTP() {
         // 0x16 0x03 could start a TLS record; the third byte says it does not.

@@ -1,4 +1,5 @@
 import Analysis
+import CostAccounting
 import Foundation
 import MeterAuditKit
 import Records
@@ -77,8 +78,8 @@ final class CostLayerSampleTests: XCTestCase {
                     XCTAssertEqual(cost.total.ip, truth.ip, context)
                     XCTAssertEqual(cost.total.tcp, truth.tcp, context)
                     XCTAssertEqual(cost.emptyPacketCount, truth.empty_packets, context)
-                    XCTAssertEqual(cost.emptyPackets.ip, truth.empty_ip, context)
-                    XCTAssertEqual(cost.emptyPackets.frame, truth.empty_frame, context)
+                    XCTAssertEqual(cost[.emptyPackets].ip, truth.empty_ip, context)
+                    XCTAssertEqual(cost[.emptyPackets].frame, truth.empty_frame, context)
                     XCTAssertEqual(
                         cost.retransmittedSegments, truth.retransmitted_segments + truth.retransmitted_control, context)
                     XCTAssertEqual(cost.retransmittedBytes, truth.retransmitted_bytes, context)

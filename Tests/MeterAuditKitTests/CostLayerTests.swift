@@ -1,5 +1,6 @@
 import Analysis
 import CaptureIO
+import CostAccounting
 import Foundation
 import MessageModel
 import MeterAuditKit
@@ -116,9 +117,9 @@ final class CostLayerTests: XCTestCase {
         let row = try XCTUnwrap(rows.first)
         // Client: SYN, ACK, ACK, FIN, ACK empty (5 × 54 B) and 56 B of payload in one packet.
         XCTAssertEqual(row.clientCost.total, LayerBytes(tls: 0, tcp: 56, ip: 56 + 6 * 40, frame: 56 + 6 * 54))
-        XCTAssertEqual(row.clientCost.emptyPackets, LayerBytes(tls: 0, tcp: 0, ip: 5 * 40, frame: 5 * 54))
+        XCTAssertEqual(row.clientCost[.emptyPackets], LayerBytes(tls: 0, tcp: 0, ip: 5 * 40, frame: 5 * 54))
         XCTAssertEqual(row.clientCost.emptyPacketCount, 5)
-        XCTAssertEqual(row.clientCost.overhead, row.clientCost.emptyPackets)
+        XCTAssertEqual(row.clientCost.overhead, row.clientCost[.emptyPackets])
         // Server: SYN/ACK, ACK, FIN empty (3 × 54 B); 80 B of payload in two packets.
         XCTAssertEqual(row.serverCost.total, LayerBytes(tls: 0, tcp: 80, ip: 80 + 5 * 40, frame: 80 + 5 * 54))
         XCTAssertEqual(row.serverCost.overhead, LayerBytes(tls: 0, tcp: 0, ip: 3 * 40, frame: 3 * 54))
@@ -145,7 +146,7 @@ final class CostLayerTests: XCTestCase {
         XCTAssertEqual(row.serverCost.retransmittedSegments, 1)
         XCTAssertEqual(row.serverCost.retransmittedBytes, 40)
         XCTAssertEqual(row.serverCost.lateCopies, 0)
-        XCTAssertEqual(row.serverCost.unclaimed, LayerBytes())
+        XCTAssertEqual(row.serverCost[.unclaimed], LayerBytes())
     }
 
     /// A copy that comes after the peer acknowledged the message: the record has taken its
@@ -168,7 +169,7 @@ final class CostLayerTests: XCTestCase {
         XCTAssertEqual(response.tcp, 40)
         XCTAssertEqual(row.serverCost.lateCopies, 1)
         // The copy's 40 B with its 40 B headers and 14 B link.
-        XCTAssertEqual(row.serverCost.unclaimed, LayerBytes(tls: 0, tcp: 40, ip: 80, frame: 94))
+        XCTAssertEqual(row.serverCost[.unclaimed], LayerBytes(tls: 0, tcp: 40, ip: 80, frame: 94))
         XCTAssertEqual(row.serverCost.retransmittedBytes, 40)
     }
 
@@ -206,7 +207,7 @@ final class CostLayerTests: XCTestCase {
             XCTAssertEqual(layers(records, .response, 1), response)
             let row = try XCTUnwrap(rows.first)
             XCTAssertEqual(row.clientCost.lateCopies, 1)
-            XCTAssertEqual(row.clientCost.unclaimed, LayerBytes(tls: 0, tcp: 28, ip: 68, frame: 82))
+            XCTAssertEqual(row.clientCost[.unclaimed], LayerBytes(tls: 0, tcp: 28, ip: 68, frame: 82))
             results.append(records.map(\.wire.lower))
         }
         XCTAssertEqual(results[0], results[1])
@@ -308,9 +309,9 @@ final class CostLayerTests: XCTestCase {
         XCTAssertEqual(layers(records, .response, 0), LowerLayers(tcp: 38, ip: 118, frame: 146, packets: 2))
         let row = try XCTUnwrap(rows.first)
         // Client control: preface 24 + SETTINGS 9 = 33 B, with its packet's 40 + 14 B.
-        XCTAssertEqual(row.clientCost.http2Control, LayerBytes(tls: 0, tcp: 33, ip: 73, frame: 87))
+        XCTAssertEqual(row.clientCost[.h2Control], LayerBytes(tls: 0, tcp: 33, ip: 73, frame: 87))
         // Server control: SETTINGS 9 + PING 17 = 26 B and the first packet's headers.
-        XCTAssertEqual(row.serverCost.http2Control, LayerBytes(tls: 0, tcp: 26, ip: 66, frame: 80))
-        XCTAssertEqual(row.serverCost.unclaimed, LayerBytes())
+        XCTAssertEqual(row.serverCost[.h2Control], LayerBytes(tls: 0, tcp: 26, ip: 66, frame: 80))
+        XCTAssertEqual(row.serverCost[.unclaimed], LayerBytes())
     }
 }

@@ -1,10 +1,13 @@
 import Analysis
+import CostAccounting
 import Estimation
 import Foundation
+import HTTP2
 import MessageModel
 import Records
-import XCTest
 @testable import Reports
+import TLS
+import XCTest
 
 /// A small run with every cost layer known, counted by hand (docs/FIGURES.md, Cost layers).
 ///
@@ -77,20 +80,20 @@ enum CostFixture {
         var first = ConnectionRow(
             input: "fixture.pcap", connection: 0, client: client.description, server: server.description,
             protocolKind: .http1)
-        first.clientCost.emptyPackets = LayerBytes(ip: 160, frame: 216)
+        first.clientCost[.emptyPackets] = LayerBytes(ip: 160, frame: 216)
         first.clientCost.emptyPacketCount = 4
         first.clientCost.retransmittedSegments = 1
         first.clientCost.retransmittedBytes = 100
-        first.serverCost.emptyPackets = LayerBytes(ip: 120, frame: 162)
+        first.serverCost[.emptyPackets] = LayerBytes(ip: 120, frame: 162)
         first.serverCost.emptyPacketCount = 3
-        first.serverCost.unclaimed = LayerBytes(tcp: 10, ip: 50, frame: 64)
+        first.serverCost[.unclaimed] = LayerBytes(tcp: 10, ip: 50, frame: 64)
         var second = ConnectionRow(
             input: "fixture.pcap", connection: 1, client: client.description, server: server.description,
             protocolKind: .tlsUndecrypted)
-        second.clientCost.emptyPackets = LayerBytes(ip: 80, frame: 108)
-        second.clientCost.tlsControl = LayerBytes(tls: 200, tcp: 200, ip: 240, frame: 254)
-        second.serverCost.emptyPackets = LayerBytes(ip: 40, frame: 54)
-        second.serverCost.tlsControl = LayerBytes(tls: 1000, tcp: 1000, ip: 1080, frame: 1108)
+        second.clientCost[.emptyPackets] = LayerBytes(ip: 80, frame: 108)
+        second.clientCost[.tlsControl] = LayerBytes(tls: 200, tcp: 200, ip: 240, frame: 254)
+        second.serverCost[.emptyPackets] = LayerBytes(ip: 40, frame: 54)
+        second.serverCost[.tlsControl] = LayerBytes(tls: 1000, tcp: 1000, ip: 1080, frame: 1108)
         return [first, second]
     }
 
@@ -124,6 +127,8 @@ enum CostFixture {
 }
 
 final class CostLayerFiguresTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     private func group(
         _ endpoint: String, _ direction: RecordClass, in aggregation: Aggregation = CostFixture.aggregation()
     )
@@ -215,7 +220,7 @@ final class CostLayerFiguresTests: XCTestCase {
             request.message, connection: 7, wire: request.wire, lower: LowerLayers(tcp: 100, ip: 140, frame: 154),
             naive: 0, documented: 90)
         var row = ConnectionRow(input: "x", connection: 7, client: "", server: "", protocolKind: .http1)
-        row.serverCost.emptyPackets = LayerBytes(ip: 40, frame: 54)
+        row.serverCost[.emptyPackets] = LayerBytes(ip: 40, frame: 54)
         var sharing = OverheadSharing()
         sharing.add(record)
         sharing.add(row)

@@ -7,6 +7,8 @@ import XCTest
 /// report.html without a browser: its bounded chart data, its escaping and its determinism.
 /// HTMLReportPageTests (MeterAuditKitTests) loads it in Chromium.
 final class HTMLReportTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     func testHistogramBinsAreTenPercentWide() {
         // (estimate - wire) / wire → bin; bin i holds [(i - 10) × 10 %, (i - 9) × 10 %), bin 20 ≥ +100 %.
         XCTAssertEqual(ChartSamples.histogramBin(estimate: 0, wire: 100), 0) // -100 %

@@ -22,6 +22,8 @@ import XCTest
 /// | E | HTTP/1.1 request | same | 20/180/0 = 200 | – | 0/0/0 | 40/150/0 = 190 |
 /// | F | HAR request, httpVersion "h3" | GET cdn.test /img | total 100 | – | 0/0/0 | 20/60/0 = 80 |
 final class ProtocolReportTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     static let client = TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 50000)
     static let server = TransportEndpoint(address: IPAddress(ipv4: 0x0A00_0002), port: 80)
 

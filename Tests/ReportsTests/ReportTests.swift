@@ -7,6 +7,8 @@ import XCTest
 /// report.md, report.json and the terminal summary of ReportFixture, whose figures are
 /// counted by hand in the comments.
 final class MarkdownReportTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     private let markdown = MarkdownReport.render(ReportFixture.run)
 
     private func section(_ title: String) -> [String] {
@@ -192,6 +194,8 @@ final class MarkdownReportTests: XCTestCase {
 }
 
 final class JSONReportTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     private func document() throws -> [String: Any] {
         let text = JSONReport.render(ReportFixture.run)
         return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
@@ -286,6 +290,8 @@ final class JSONReportTests: XCTestCase {
 }
 
 final class TerminalSummaryTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     func testLines() {
         let lines = Reporters.terminalSummary(ReportFixture.run).split(separator: "\n").map {
             $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
@@ -321,6 +327,8 @@ final class TerminalSummaryTests: XCTestCase {
 }
 
 final class DeterminismTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     /// endpoints.csv of the fixture against `scripts/endpoint-figures` (Python, exact
     /// fractions, docs/FIGURES.md read literally), run on the fixture's own messages.csv:
     /// Tests/Fixtures/reports/fixture.messages.csv → fixture.endpoints.csv. Regenerate the pair
@@ -381,6 +389,8 @@ final class DeterminismTests: XCTestCase {
 }
 
 final class RegistryTests: XCTestCase {
+    override class func setUp() { _ = runOverheadKinds }
+
     func testNames() {
         XCTAssertEqual(Reporters.names, ["endpoints", "markdown", "json", "html"])
         XCTAssertEqual(Reporters.all.map { $0.fileName }, ["endpoints.csv", "report.md", "report.json", "report.html"])

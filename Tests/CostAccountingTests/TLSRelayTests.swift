@@ -1,6 +1,7 @@
 import Analysis
+@testable import CostAccounting
 import Flows
-import HTTP1
+import HTTP2
 import MessageModel
 @testable import MeterAuditKit
 import PacketLayers
@@ -9,7 +10,7 @@ import TCPReassembly
 import TLS
 import XCTest
 
-/// `TLSRelay`'s cost accounting (docs/METERING.md §2b-§2c), driven by hand: real TLS record
+/// `TLSRelay`'s cost accounting (its `TLSCostLayer`, docs/METERING.md §2b-§2c), driven by hand: real TLS record
 /// bytes into the relay, `PacketCost`s into its connection's ledger. The connection has no
 /// key: TLSConnection reads a TLS 1.2 ServerHello, cannot decrypt, and hands on the
 /// application_data records sent before ChangeCipherSpec as they are, so each record's
@@ -46,7 +47,7 @@ final class TLSRelayTests: XCTestCase {
             number: 0, initiator: TransportEndpoint(address: IPAddress(ipv4: 0x7f00_0001), port: 40000),
             responder: TransportEndpoint(address: IPAddress(ipv4: 0x7f00_0001), port: 443), sawHandshake: true,
             firstPacketTime: 1_700_000_000_000_000_000)
-        let costs = ConnectionCostLedger(limits: Limits())
+        let costs = ConnectionCostLedger()
         let sink: RecordSink
         let relay: TLSRelay
         var records: [MessageRecord] = []
@@ -64,9 +65,10 @@ final class TLSRelayTests: XCTestCase {
                 worker: BodyWorker(level: 6, limits: options.limits.decoding), maxWaiting: 4096,
                 emit: { emitted.append($0) })
             let context = ConnectionContext(
-                sink: sink, limits: HTTPLimits(), keys: KeyStore(KeyLog()), input: "t", costLimits: Limits(),
+                sink: sink, keys: KeyStore(KeyLog()), input: "t", limits: Limits(), protocols: .standard,
                 closed: { row, _ in closedRow = row })
-            relay = TLSRelay(info: info, context: context, firstBytes: nil, costs: costs)
+            relay = TLSRelay(
+                StreamRoute(info: info, context: context, costs: costs, decidingSide: .up, firstBytes: nil))
             finishRun = { [unowned self] in
                 self.records = emitted
                 self.row = closedRow
@@ -107,9 +109,8 @@ final class TLSRelayTests: XCTestCase {
                 case let .message(slot):
                     if !slots.contains(where: { $0 === slot }) { slots.append(slot) }
                     owner = "m\(slots.firstIndex { $0 === slot }! + 1)"
-                case .tlsControl: owner = "tls"
-                case .http2Control: owner = "h2"
-                case .unclaimed: owner = "none"
+                case let .overhead(kind):
+                    owner = kind == .unclaimed ? "none" : (kind == .tlsControl ? "tls" : (kind == .h2Control ? "h2" : "?"))
                 }
                 return "\(run.start)..<\(run.end) \(owner)"
             }
@@ -165,10 +166,10 @@ final class TLSRelayTests: XCTestCase {
 
         let row = try! XCTUnwrap(h.row)
         // Client: ClientHello 50 B (tls), its packet's headers: ip 90, frame 104. TLS total 50 + 61.
-        XCTAssertEqual(row.clientCost.tlsControl, LayerBytes(tls: 50, tcp: 50, ip: 90, frame: 104))
-        XCTAssertEqual(row.clientCost.unclaimed, LayerBytes())
+        XCTAssertEqual(row.clientCost[.tlsControl], LayerBytes(tls: 50, tcp: 50, ip: 90, frame: 104))
+        XCTAssertEqual(row.clientCost[.unclaimed], LayerBytes())
         XCTAssertEqual(row.clientCost.total, LayerBytes(tls: 111, tcp: 111, ip: 191, frame: 219))
-        XCTAssertEqual(row.serverCost.tlsControl, LayerBytes(tls: 47, tcp: 47, ip: 87, frame: 101))
+        XCTAssertEqual(row.serverCost[.tlsControl], LayerBytes(tls: 47, tcp: 47, ip: 87, frame: 101))
         XCTAssertEqual(row.serverCost.total, LayerBytes(tls: 137, tcp: 137, ip: 217, frame: 245))
         XCTAssertEqual(row.clientTLSBytes, 111)
         XCTAssertEqual(row.clientTLSControlBytes, 50)
@@ -233,6 +234,6 @@ final class TLSRelayTests: XCTestCase {
         XCTAssertEqual(requests.map(\.wire.tls), [28])  // the record began 2 B before it: no overhead
         XCTAssertEqual(requests[0].wire.lower, LowerLayers(tcp: 28, ip: 28, frame: 28, packets: 0))
         let row = try! XCTUnwrap(h.row)
-        XCTAssertEqual(row.clientCost.unclaimed, LayerBytes(tls: 7, tcp: 7, ip: 47, frame: 61))
+        XCTAssertEqual(row.clientCost[.unclaimed], LayerBytes(tls: 7, tcp: 7, ip: 47, frame: 61))
     }
 }

@@ -1,11 +1,13 @@
 import Analysis
+@testable import CostAccounting
 import Flows
+import HTTP2
 @testable import MeterAuditKit
-import Records
 import TCPReassembly
+import TLS
 import XCTest
 
-/// `DirectionLedger` and `ConnectionCostLedger` (docs/METERING.md §2c) fed packets built by
+/// `DirectionLedger` and `ConnectionCostLedger` (CostAccounting, docs/METERING.md §2c) fed packets built by
 /// hand. Every packet has 40 B of IP and TCP headers and 14 B of link layer, so a packet of n
 /// payload bytes is n at TCP, n + 40 at IP, n + 54 at the frame; the arithmetic is beside
 /// each assertion.
@@ -28,7 +30,7 @@ final class DirectionLedgerTests: XCTestCase {
     /// Payload split byte-wise by owner; headers and link bytes to the owner of the first
     /// payload byte, even when most of the packet is the next message's.
     func testPayloadSplitsByOwnerAndHeadersGoToTheFirstBytesOwner() {
-        let ledger = DirectionLedger(limits: Limits())
+        let ledger = DirectionLedger()
         let a = LayerSlot(ledger: ledger)
         let b = LayerSlot(ledger: ledger)
         ledger.claim(0..<100, by: .message(a))
@@ -44,14 +46,14 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.cost.overhead, LayerBytes())
         XCTAssertEqual(a.claimed, 100)
         XCTAssertEqual(a.carried, 100)
-        XCTAssertEqual(a.tcpEnd, 100)
-        XCTAssertEqual(b.tcpEnd, 150)
+        XCTAssertEqual(a.carrierEnd, 100)
+        XCTAssertEqual(b.carrierEnd, 150)
     }
 
     /// A packet whose first byte nobody claimed: its headers are the connection's (`unclaimed`),
     /// the message after the hole gets its payload bytes only.
     func testPacketStartingInAHoleChargesItsHeadersToUnclaimed() {
-        let ledger = DirectionLedger(limits: Limits())
+        let ledger = DirectionLedger()
         let a = LayerSlot(ledger: ledger)
         let b = LayerSlot(ledger: ledger)
         ledger.claim(0..<10, by: .message(a))
@@ -61,17 +63,17 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertEqual(a.layers, layers(tcp: 10, ip: 50, frame: 64, packets: 1))
         XCTAssertEqual(b.layers, layers(tcp: 10, ip: 10, frame: 10, packets: 0))
         // unclaimed: tcp 10, ip 10 + 40 = 50, frame 10 + 54 = 64.
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tcp: 10, ip: 50, frame: 64))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tcp: 10, ip: 50, frame: 64))
     }
 
     /// Packets wait until their bytes are placed; an empty packet never waits.
     func testPacketsWaitForTheirOwner() {
-        let ledger = DirectionLedger(limits: Limits())
+        let ledger = DirectionLedger()
         let a = LayerSlot(ledger: ledger)
         let b = LayerSlot(ledger: ledger)
         ledger.add(packet(0, 50))  // nothing placed: waits
         ledger.add(packet(0, 0))  // empty: 0 / 40 / 54 to empty_packets at once
-        XCTAssertEqual(ledger.cost.emptyPackets, LayerBytes(tcp: 0, ip: 40, frame: 54))
+        XCTAssertEqual(ledger.cost[.emptyPackets], LayerBytes(tcp: 0, ip: 40, frame: 54))
         XCTAssertEqual(ledger.cost.emptyPacketCount, 1)
         // Totals count on arrival: tcp 50, ip 50 + 40 + 40 = 130, frame 130 + 28 = 158.
         XCTAssertEqual(ledger.cost.total, LayerBytes(tcp: 50, ip: 130, frame: 158))
@@ -89,7 +91,7 @@ final class DirectionLedgerTests: XCTestCase {
     /// Past maxPacketsAwaitingOwner the oldest waiting packet is charged as things stand: its
     /// unplaced bytes become nobody's, so the message claiming them later gets none of them.
     func testFullQueueChargesTheOldestPacketToOverhead() {
-        var limits = Limits()
+        var limits = CostLimits()
         limits.maxPacketsAwaitingOwner = 2
         let ledger = DirectionLedger(limits: limits)
         let a = LayerSlot(ledger: ledger)
@@ -98,18 +100,18 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.cost.forcedPackets, 0)
         ledger.add(packet(20, 10))  // 3 waiting > 2: 0..<10 goes to unclaimed, headers too
         XCTAssertEqual(ledger.cost.forcedPackets, 1)
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tcp: 10, ip: 50, frame: 64))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tcp: 10, ip: 50, frame: 64))
         ledger.claim(0..<30, by: .message(a))  // 0..<10 placed already: A gets 10..<30
         // A: 2 packets of 10: tcp 20, ip 20 + 80 = 100, frame 20 + 108 = 128.
         XCTAssertEqual(a.layers, layers(tcp: 20, ip: 100, frame: 128, packets: 2))
         XCTAssertEqual(a.claimed, 20)
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tcp: 10, ip: 50, frame: 64))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tcp: 10, ip: 50, frame: 64))
     }
 
     /// A copy sent before the peer's ACK is charged to its message again (retransmitted);
     /// one sent after the ACK covered the message goes to unclaimed and counts as a late copy.
     func testCopyBeforeTheAckIsTheMessagesAndAfterItIsLate() {
-        let connection = ConnectionCostLedger(limits: Limits())
+        let connection = ConnectionCostLedger()
         let ledger = connection.initiator
         let a = LayerSlot(ledger: ledger)
         ledger.claim(0..<100, by: .message(a))
@@ -123,7 +125,7 @@ final class DirectionLedgerTests: XCTestCase {
         connection.add(packet(40, 60, repeated: 60), from: .up)  // a third copy, too late
         XCTAssertEqual(a.layers, layers(tcp: 200, ip: 280, frame: 308, retransmitted: 100, packets: 2))
         // unclaimed: 60 / 100 / 114.
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tcp: 60, ip: 100, frame: 114))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tcp: 60, ip: 100, frame: 114))
         XCTAssertEqual(ledger.cost.lateCopies, 1)
         XCTAssertEqual(ledger.cost.retransmittedSegments, 2)
         XCTAssertEqual(ledger.cost.retransmittedBytes, 160)
@@ -134,29 +136,29 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertEqual(b.seal(settled: false), layers(tcp: 10, ip: 50, frame: 64, packets: 1).lowerBounded)
         connection.add(packet(100, 10, repeated: 10), from: .up)
         // unclaimed: 60 + 10 = 70; ip 100 + 50 = 150; frame 114 + 64 = 178.
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tcp: 70, ip: 150, frame: 178))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tcp: 70, ip: 150, frame: 178))
         XCTAssertEqual(ledger.cost.lateCopies, 2)
     }
 
     /// A slot settles when the peer's ACK covers its end and no waiting packet starts inside
     /// it; or when the connection is over.
     func testLayerSlotSettlesByThePeersAck() {
-        let connection = ConnectionCostLedger(limits: Limits())
+        let connection = ConnectionCostLedger()
         let a = LayerSlot(ledger: connection.responder)
         connection.responder.claim(0..<50, by: .message(a))
         connection.add(packet(0, 40), from: .down)
         connection.add(packet(40, 20), from: .down)  // 40..<60: 50..<60 not placed, waits
         connection.add(ack(30), from: .up)
-        XCTAssertEqual(connection.responder.acknowledged, 30)
+        XCTAssertEqual(connection.acknowledged(.down), 30)
         XCTAssertFalse(a.isSettled)  // ACK short of 50
         connection.add(ack(60), from: .up)
-        XCTAssertEqual(connection.initiator.acknowledged, .min)  // the ACK was for the responder's stream
+        XCTAssertEqual(connection.acknowledged(.up), .min)  // the ACK was for the responder's stream
         XCTAssertFalse(a.isSettled)  // the waiting packet 40..<60 starts inside A
         connection.settle(.down, upTo: 60)  // 50..<60 nobody's: the packet is charged
         XCTAssertTrue(a.isSettled)
         // A: 40 / 80 / 94, then 10 of the second packet and its headers: 50 / 130 / 158.
         XCTAssertEqual(a.layers, layers(tcp: 50, ip: 130, frame: 158, packets: 2))
-        XCTAssertEqual(connection.responder.cost.unclaimed, LayerBytes(tcp: 10, ip: 10, frame: 10))
+        XCTAssertEqual(connection.responder.cost[.unclaimed], LayerBytes(tcp: 10, ip: 10, frame: 10))
         // An unacknowledged slot settles when the connection closes.
         let b = LayerSlot(ledger: connection.initiator)
         connection.initiator.claim(0..<5, by: .message(b))
@@ -165,29 +167,58 @@ final class DirectionLedgerTests: XCTestCase {
         XCTAssertTrue(b.isSettled)
     }
 
+    /// Owners are byte ranges per (direction, stream): the same offsets of two streams of one
+    /// direction (QUIC's, later) belong to different messages, each charged its own stream's packets.
+    func testTwoStreamsOfOneDirectionKeepSeparateOwners() {
+        let connection = ConnectionCostLedger()
+        let claims = CleartextClaims(ledger: connection)
+        claims.claim(0..<30, of: .up, stream: 0, by: .message(startingAt: 0))  // A
+        claims.claim(0..<10, of: .up, stream: 4, by: .message(startingAt: 0))  // B: same offsets
+        claims.settle(.up, stream: 4, upTo: 25)  // 10..<25 of stream 4 nobody's
+        connection.add(packet(0, 30), from: .up)  // stream 0 (the TCP path): all A
+        connection[.up, stream: 4].add(packet(0, 25))  // stream 4: B's 10 and the headers, then 15 nobody's
+        XCTAssertEqual(connection[.up].claims.runs.count, 1)  // A 0..<30
+        XCTAssertEqual(connection[.up, stream: 4].claims.runs.count, 2)  // B 0..<10, nobody's 10..<25
+        guard let a = claims.takeSlot(of: .up, stream: 0, startingAt: 0),
+            let b = claims.takeSlot(of: .up, stream: 4, startingAt: 0)
+        else { return XCTFail("a slot per stream") }
+        XCTAssertFalse(a === b)
+        XCTAssertNil(claims.takeSlot(of: .up, stream: 0, startingAt: 0))  // taken once
+        // A: 30 / 30 + 40 = 70 / 70 + 14 = 84, one packet.
+        XCTAssertEqual(a.layers, layers(tcp: 30, ip: 70, frame: 84, packets: 1))
+        // B: 10 / 10 + 40 = 50 / 50 + 14 = 64: its payload and the headers of the packet it begins.
+        XCTAssertEqual(b.layers, layers(tcp: 10, ip: 50, frame: 64, packets: 1))
+        // The direction's cost sums its streams: tcp 30 + 25 = 55, ip 55 + 2 × 40 = 135,
+        // frame 135 + 2 × 14 = 163; unclaimed the 15 of stream 4 at every layer.
+        let (client, server) = connection.costs(clientSide: .up)
+        XCTAssertEqual(client.total, LayerBytes(tcp: 55, ip: 135, frame: 163))
+        XCTAssertEqual(client[.unclaimed], LayerBytes(tcp: 15, ip: 15, frame: 15))
+        XCTAssertEqual(server.total, LayerBytes())
+    }
+
     /// A slot no record took (bytes the parser dropped) gives every layer, TLS included, to
     /// unclaimed; a packet after the close is not shared out any more.
     func testReleasedSlotGoesToUnclaimed() {
-        let ledger = DirectionLedger(limits: Limits())
+        let ledger = DirectionLedger()
         let a = LayerSlot(ledger: ledger)
         ledger.claim(0..<20, by: .message(a))
         ledger.addTLS(20, to: .message(a))
         ledger.add(packet(0, 20))
         ledger.release(a)
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tls: 20, tcp: 20, ip: 60, frame: 74))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tls: 20, tcp: 20, ip: 60, frame: 74))
         ledger.release(a)  // once only
-        XCTAssertEqual(ledger.cost.unclaimed, LayerBytes(tls: 20, tcp: 20, ip: 60, frame: 74))
+        XCTAssertEqual(ledger.cost[.unclaimed], LayerBytes(tls: 20, tcp: 20, ip: 60, frame: 74))
     }
 
     /// The connection's row: every overhead kind per direction, the client's cost in the
     /// client's columns (here the client is the responder side).
     func testFillPutsEachOverheadKindInTheConnectionsRow() {
-        let connection = ConnectionCostLedger(limits: Limits())
+        let connection = ConnectionCostLedger()
         let client = connection.responder
-        client.claim(0..<20, by: .tlsControl)
-        client.addTLS(20, to: .tlsControl)
+        client.claim(0..<20, by: .overhead(.tlsControl))
+        client.addTLS(20, to: .overhead(.tlsControl))
         client.addTLSTotal(20)
-        client.claim(20..<29, by: .http2Control)
+        client.claim(20..<29, by: .overhead(.h2Control))
         client.settle(upTo: 50)  // 29..<50 nobody's
         connection.add(packet(0, 0), from: .down)  // SYN: empty, 0 / 40 / 54
         connection.add(packet(0, 20), from: .down)  // tls_control 20 / 60 / 74
@@ -199,15 +230,15 @@ final class DirectionLedgerTests: XCTestCase {
         server.claim(0..<10, by: .message(a))
         connection.add(packet(0, 10), from: .up)  // A: 10 / 50 / 64
         var row = ConnectionRow(input: "t", connection: 0, client: "c", server: "s", protocolKind: .h2)
-        connection.fill(&row, clientSide: .down)
+        (row.clientCost, row.serverCost) = connection.costs(clientSide: .down)
 
         let up = row.clientCost
-        XCTAssertEqual(up.emptyPackets, LayerBytes(tcp: 0, ip: 40, frame: 54))
+        XCTAssertEqual(up[.emptyPackets], LayerBytes(tcp: 0, ip: 40, frame: 54))
         XCTAssertEqual(up.emptyPacketCount, 1)
         // Two copies of 20: tls 20 (TLS bytes counted once, by the relay), tcp 40, ip 120, frame 148.
-        XCTAssertEqual(up.tlsControl, LayerBytes(tls: 20, tcp: 40, ip: 120, frame: 148))
-        XCTAssertEqual(up.http2Control, LayerBytes(tcp: 9, ip: 49, frame: 63))
-        XCTAssertEqual(up.unclaimed, LayerBytes(tcp: 21, ip: 61, frame: 75))
+        XCTAssertEqual(up[.tlsControl], LayerBytes(tls: 20, tcp: 40, ip: 120, frame: 148))
+        XCTAssertEqual(up[.h2Control], LayerBytes(tcp: 9, ip: 49, frame: 63))
+        XCTAssertEqual(up[.unclaimed], LayerBytes(tcp: 21, ip: 61, frame: 75))
         // Total: tcp 20 + 9 + 21 + 20 = 70; ip 70 + 5 × 40 = 270; frame 270 + 5 × 14 = 340.
         XCTAssertEqual(up.total, LayerBytes(tls: 20, tcp: 70, ip: 270, frame: 340))
         XCTAssertEqual(up.overhead, up.total)  // no message: all of it is overhead

@@ -1,11 +1,13 @@
-@testable import MeterAuditKit
+@testable import CostAccounting
+import HTTP2
+import TLS
 import XCTest
 
 /// `ClaimMap` (docs/METERING.md §2c): one direction's stream cut into runs by owner. Every
 /// expected run and piece below is counted by hand from the claims made in the test.
 final class ClaimMapTests: XCTestCase {
     /// Two message slots to tell owners apart (a slot needs a ledger; it is not used here).
-    private let ledger = DirectionLedger(limits: Limits())
+    private let ledger = DirectionLedger()
     private lazy var a = LayerSlot(ledger: ledger)
     private lazy var b = LayerSlot(ledger: ledger)
 
@@ -14,9 +16,8 @@ final class ClaimMapTests: XCTestCase {
         switch owner {
         case nil: return "-"
         case let .message(slot)?: return slot === a ? "A" : (slot === b ? "B" : "?")
-        case .tlsControl?: return "tls"
-        case .http2Control?: return "h2"
-        case .unclaimed?: return "none"
+        case let .overhead(kind)?:
+            return kind == .unclaimed ? "none" : (kind == .tlsControl ? "tls" : (kind == .h2Control ? "h2" : "?"))
         }
     }
 
@@ -50,13 +51,13 @@ final class ClaimMapTests: XCTestCase {
     func testNewestOwnerOnlyForARangeInsideTheNewestRun() {
         var map = ClaimMap(maxRuns: 8)
         map.claim(0, 10, .message(a))
-        map.claim(10, 20, .tlsControl)
+        map.claim(10, 20, .overhead(.tlsControl))
         XCTAssertEqual(name(map.newestOwner(ofAll: 10..<20)), "tls")
         XCTAssertEqual(name(map.newestOwner(ofAll: 12..<15)), "tls")
         XCTAssertEqual(name(map.newestOwner(ofAll: 9..<12)), "-")  // starts in A's run
         XCTAssertEqual(name(map.newestOwner(ofAll: 0..<5)), "-")  // A's run is not the newest
         XCTAssertEqual(name(map.newestOwner(ofAll: 15..<21)), "-")  // 20 is not placed
-        map.claim(20, 30, .http2Control)
+        map.claim(20, 30, .overhead(.h2Control))
         XCTAssertEqual(name(map.newestOwner(ofAll: 20..<30)), "h2")
         XCTAssertEqual(name(map.newestOwner(ofAll: 10..<20)), "-")  // no longer the newest
     }
@@ -67,7 +68,7 @@ final class ClaimMapTests: XCTestCase {
         var map = ClaimMap(maxRuns: 8)
         map.claim(0, 10, .message(a))
         map.claim(12, 20, .message(b))  // 10..<12 nobody's
-        map.claim(20, 25, .http2Control)
+        map.claim(20, 25, .overhead(.h2Control))
         // 5..<30: 5 of A, the 2-byte hole, 8 of B, 5 of h2, 5 not placed (25..<30).
         XCTAssertEqual(
             pieces(map, 5..<30), ["5..<10 A", "10..<12 none", "12..<20 B", "20..<25 h2", "25..<30 -"])
@@ -84,9 +85,9 @@ final class ClaimMapTests: XCTestCase {
         map.claim(0, 10, .message(a))
         map.claim(10, 20, .message(b))
         map.claim(20, 25, .message(b))  // merges into B 10..<25: still 2 runs
-        map.claim(25, 30, .tlsControl)  // 3 runs
+        map.claim(25, 30, .overhead(.tlsControl))  // 3 runs
         XCTAssertEqual(runs(map), ["0..<10 A", "10..<25 B", "25..<30 tls"])
-        map.claim(35, 40, .http2Control)  // hole 30..<35 and h2 35..<40: 5 runs, 2 dropped
+        map.claim(35, 40, .overhead(.h2Control))  // hole 30..<35 and h2 35..<40: 5 runs, 2 dropped
         XCTAssertEqual(runs(map), ["25..<30 tls", "30..<35 none", "35..<40 h2"])
         XCTAssertEqual(map.end, 40)
         XCTAssertEqual(name(map.owner(at: 5)), "-")
