@@ -62,6 +62,7 @@ extension MessageRecord {
         switch source {
         case .capture: return message.protocolFacts.wireProtocol
         case .har: return HTTPProtocol(harVersion: message.version)
+        case .charles: return message.protocolFacts.wireProtocol
         }
     }
 }

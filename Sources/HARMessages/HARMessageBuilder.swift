@@ -19,10 +19,29 @@ public struct HARMessage: Sendable {
     /// body (HAR text is decoded). Nil when the HAR does not tell.
     public var body: [UInt8]?
     public var notes: [RecordNote]
+    /// Where the record says it came from: the HAR entry, or a Charles transaction.
+    public var recordSource: RecordSource
+    /// Content codings still applied to `body` when the source says so (Charles's `decoded`).
+    var codingsStillOn: [String]?
 
-    /// Content codings still applied to `body`: a request's own; none on a response, whose
-    /// HAR text is decoded.
-    public var bodyCodings: [String] { message.kind == .request ? message.contentCodings : [] }
+    public init(
+        message: HTTPMessage, wire: WireSize, source: HAREntrySource, body: [UInt8]?, notes: [RecordNote],
+        recordSource: RecordSource? = nil, codingsStillOn: [String]? = nil
+    ) {
+        self.message = message
+        self.wire = wire
+        self.source = source
+        self.body = body
+        self.notes = notes
+        self.recordSource = recordSource ?? .har(source)
+        self.codingsStillOn = codingsStillOn
+    }
+
+    /// Content codings still applied to `body`: a request's own; none on a HAR response, whose
+    /// text is decoded; a Charles body's own unless Charles decoded it.
+    public var bodyCodings: [String] {
+        codingsStillOn ?? (message.kind == .request ? message.contentCodings : [])
+    }
 }
 
 /// Turns HAR entries into messages, one request and at most one response per entry.

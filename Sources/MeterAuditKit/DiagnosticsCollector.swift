@@ -121,6 +121,26 @@ final class DiagnosticsCollector {
         }
     }
 
+    /// A connection a recorded session describes (a Charles tunnel, docs/CHARLES.md): counted as
+    /// a TLS connection that was not decrypted, its bytes per host, its layers in the totals.
+    func countRecorded(_ row: ConnectionRow) {
+        var layers = diagnostics.layers ?? InputDiagnostics.LayerCounts()
+        layers.up.add(row.clientCost)
+        layers.down.add(row.serverCost)
+        diagnostics.layers = layers
+        let bytes = saturatingSum(row.clientTCPBytes, row.serverTCPBytes)
+        diagnostics.connections.total += 1
+        diagnostics.connections.tls += 1
+        diagnostics.tls.connections += 1
+        diagnostics.tls.bytes = saturatingSum(diagnostics.tls.bytes, bytes)
+        if !row.serverName.isEmpty, serverNames.insert(row.serverName).inserted {
+            diagnostics.tls.serverNames = serverNames.sorted()
+        }
+        diagnostics.tls.notDecrypted[row.decrypted, default: 0] += 1
+        diagnostics.tls.undecryptedBytes[row.serverName, default: 0] = saturatingSum(
+            diagnostics.tls.undecryptedBytes[row.serverName, default: 0], bytes)
+    }
+
     func addKeyLogIssues(_ issues: [String]) { diagnostics.tls.keyLogIssues += issues }
 
     func finishPackets(_ packets: InputDiagnostics.PacketCounts, unsupported: [InputDiagnostics.UnsupportedLinkType]) {

@@ -40,7 +40,9 @@ public struct InputAnalyzer {
         let sink = RecordSink(
             builder: builder, diagnostics: diagnostics, worker: worker,
             maxWaiting: options.limits.maxWaitingRecords, emit: emit)
-        if Self.looksLikeJSON(path: path) {
+        if CharlesSession.looksLikeSession(path: path) {
+            analyzeCharles(path: path, sink: sink, diagnostics: diagnostics, progress: progress, connection: connection)
+        } else if Self.looksLikeJSON(path: path) {
             analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
         } else {
             analyzeCapture(
@@ -51,7 +53,7 @@ public struct InputAnalyzer {
         return diagnostics.diagnostics
     }
 
-    /// A HAR starts with `{` (or, malformed, `[`) after an optional byte-order mark and white
+    /// A Charles session is told by its first value (docs/CHARLES.md); a HAR starts with `{` (or, malformed, `[`) after an optional byte-order mark and white
     /// space; every capture format starts with binary magic.
     static func looksLikeJSON(path: String) -> Bool {
         guard let file = FileHandle(forReadingAtPath: path) else { return false }

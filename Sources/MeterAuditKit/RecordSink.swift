@@ -106,7 +106,7 @@ final class RecordSink: MessageSink {
         enqueue(
             Waiting(
                 message: FinishedMessage(
-                    message: har.message, wire: har.wire, source: .har(har.source),
+                    message: har.message, wire: har.wire, source: har.recordSource,
                     measured: har.wire.total != nil, notes: har.notes),
                 body: pending))
     }

@@ -15,6 +15,8 @@ public enum RecordNote: Sendable, Equatable {
     case sizeOutOfRange
     /// The field at this path (array indices left out) had a type no size or body needs, and was read as absent.
     case unexpectedType(String)
+    /// A Charles size of this part (`headers`, `body`) contradicted the recorded message and was rebuilt from it.
+    case sizeRebuilt(String)
 
     /// The text in outputs.
     public var description: String {
@@ -26,6 +28,7 @@ public enum RecordNote: Sendable, Equatable {
         case .timeClamped: return "time-clamped"
         case .sizeOutOfRange: return "size-out-of-range"
         case let .unexpectedType(path): return "unexpected-type:\(path)"
+        case let .sizeRebuilt(part): return "size-rebuilt:\(part)"
         }
     }
 }

@@ -5,6 +5,7 @@ import PacketLayers
 public enum RecordSource: Sendable, Equatable {
     case capture(CaptureFlow)
     case har(HAREntrySource)
+    case charles(CharlesTransactionSource)
 
     /// The connection as `messages.csv` writes it: its number in the file, or the HAR's
     /// `connection` text; empty when unknown.
@@ -12,6 +13,7 @@ public enum RecordSource: Sendable, Equatable {
         switch self {
         case let .capture(flow): return String(flow.connection)
         case let .har(entry): return entry.connection ?? ""
+        case .charles: return ""
         }
     }
 
@@ -20,6 +22,7 @@ public enum RecordSource: Sendable, Equatable {
         switch self {
         case let .capture(flow): return flow.time
         case let .har(entry): return entry.time
+        case let .charles(transaction): return transaction.time
         }
     }
 
@@ -28,6 +31,7 @@ public enum RecordSource: Sendable, Equatable {
         switch self {
         case let .capture(flow): return flow.client.description
         case .har: return ""
+        case let .charles(transaction): return transaction.client
         }
     }
 
@@ -36,6 +40,7 @@ public enum RecordSource: Sendable, Equatable {
         switch self {
         case let .capture(flow): return flow.server.description
         case let .har(entry): return entry.server
+        case let .charles(transaction): return transaction.server
         }
     }
 
@@ -44,6 +49,7 @@ public enum RecordSource: Sendable, Equatable {
         switch self {
         case let .capture(flow): return flow.transport
         case .har: return nil
+        case let .charles(transaction): return transaction.transport
         }
     }
 
@@ -56,6 +62,12 @@ public enum RecordSource: Sendable, Equatable {
     public var isHAR: Bool {
         if case .har = self { return true }
         return false
+    }
+
+    /// A HAR entry or a Charles transaction: a recorded message, not one read from packets.
+    public var isRecorded: Bool {
+        if case .capture = self { return false }
+        return true
     }
 }
 
@@ -120,4 +132,26 @@ public enum ExporterRule: Sendable, Equatable {
     /// The exporter's `headersSize` is known to be wrong (mitmproxy: the length of a Python
     /// repr): the head is serialized from the listed fields as HTTP/1.1.
     case reconstructedHead
+}
+
+/// A message's Charles transaction (docs/CHARLES.md).
+public struct CharlesTransactionSource: Sendable, Equatable {
+    /// The transaction's 0-based position in the session.
+    public var transaction: Int
+    /// `times.start` for the request, `times.responseBegin` (else `start`) for the response (ns since the epoch).
+    public var time: Int64?
+    /// `clientAddress:clientPort`, IPv6 in brackets; empty when unknown.
+    public var client: String
+    /// The server's address (`remoteAddress`) and `actualPort`; empty when unknown.
+    public var server: String
+    /// `tls` for an `https` transaction Charles decrypted, `tcp` for `http`.
+    public var transport: Transport?
+
+    public init(transaction: Int, time: Int64?, client: String, server: String, transport: Transport?) {
+        self.transaction = transaction
+        self.time = time
+        self.client = client
+        self.server = server
+        self.transport = transport
+    }
 }

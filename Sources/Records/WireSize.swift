@@ -11,6 +11,11 @@ public enum WireSource: String, Sendable, CaseIterable, Codable, CodingKeyRepres
     case harTransferSize = "har-transfer-size"
     /// Recomputed from the listed fields, for exporters whose sizes are known to be wrong.
     case reconstructed
+    /// A Charles session's `sizes.headers + sizes.body` (docs/CHARLES.md).
+    case charles
+    /// A Charles size that contradicted the recorded message, rebuilt from the recorded first
+    /// line, fields or body (docs/CHARLES.md).
+    case charlesReconstructed = "charles-reconstructed"
     /// Not known: the record is unmeasured.
     case unknown
 }

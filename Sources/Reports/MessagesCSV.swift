@@ -82,7 +82,7 @@ public final class MessagesCSV {
         row.append(message.kind.rawValue)
         switch source {
         case let .capture(flow): row.append(flow.connection)
-        case .har: row.append(source.connectionLabel)
+        case .har, .charles: row.append(source.connectionLabel)
         }
         row.append(message.index)
         appendTime(source.time, to: &row)
@@ -90,7 +90,7 @@ public final class MessagesCSV {
         case let .capture(flow):
             row.append(addresses.client(flow.client))
             row.append(addresses.server(flow.server))
-        case .har:
+        case .har, .charles:
             row.append(source.client)
             row.append(source.server)
         }

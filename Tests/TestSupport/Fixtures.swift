@@ -17,10 +17,10 @@ public enum Fixtures {
     }
 
     /// Every sample input in the order of `scripts/analyze-samples`: `*.pcap`, `*.pcapng`,
-    /// `*.pcap.gz`, `*.pcapng.gz`, `*.har`, each sorted by the bytes of the name (LC_ALL=C).
+    /// `*.pcap.gz`, `*.pcapng.gz`, `*.har`, `*.chlsj`, `*.chlsx`, each sorted by the bytes of the name (LC_ALL=C).
     public static func sampleInputs() throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Samples").path)
-        return [".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz", ".har"].flatMap { suffix in
+        return [".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz", ".har", ".chlsj", ".chlsx"].flatMap { suffix in
             names.filter { $0.hasSuffix(suffix) }
                 .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
                 .map(sample)

@@ -60,7 +60,7 @@ public final class HARReader {
                 finished = true
                 return nil
             }
-            let value = try stream.readValue(startingWith: token)
+            let value = try stream.readValue(startingWith: token, keeping: HARKeys.entry)
             let index = entryCount
             entryCount += 1
             do {
@@ -360,4 +360,27 @@ enum HAREntryDecoder {
         case let value?: throw Broken(reason: "\(path) is \(value.kindName), not an array")
         }
     }
+}
+
+/// The members of an entry that `HAREntryDecoder` reads; everything else (`timings`,
+/// Chrome's `_initiator` stacks, `queryString`, ...) is skipped unread, and arrays of which
+/// only the length counts (`cookies`, `_webSocketMessages`) are not materialized.
+enum HARKeys {
+    static let request = JSONKeyFilter([
+        "method": .all, "url": .all, "httpVersion": .all, "headers": .all, "cookies": .count,
+        "headersSize": .all, "bodySize": .all,
+        "postData": JSONKeyFilter(["mimeType": .all, "text": .all, "encoding": .all, "params": .all]),
+    ])
+    static let response = JSONKeyFilter([
+        "status": .all, "statusText": .all, "httpVersion": .all, "headers": .all, "cookies": .count,
+        "headersSize": .all, "bodySize": .all, "_transferSize": .all, "_error": .all,
+        "content": JSONKeyFilter([
+            "size": .all, "mimeType": .all, "text": .all, "encoding": .all, "compression": .all,
+        ]),
+    ])
+    static let entry = JSONKeyFilter([
+        "startedDateTime": .all, "connection": .all, "serverIPAddress": .all, "request": request,
+        "response": response, "_fromCache": .all, "_webSocketMessages": .count,
+        "cache": JSONKeyFilter(["beforeRequest": .all, "afterRequest": .all]),
+    ])
 }

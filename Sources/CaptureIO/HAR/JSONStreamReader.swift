@@ -53,6 +53,43 @@ public enum JSONToken: Equatable, Sendable {
     case null
 }
 
+/// Which members of an object to materialize: `all` keeps a value whole; a filter with members
+/// keeps those (each with its own filter) and skips every other member unread; `count` keeps an
+/// array's length only (its elements become `null`, each skipped unread).
+public final class JSONKeyFilter: Sendable {
+    public let members: [String: JSONKeyFilter]?
+    /// The members' names as bytes, for matching a key without making a String of it.
+    let entries: [(name: String, bytes: [UInt8], child: JSONKeyFilter)]
+    let countOnly: Bool
+
+    public static let all = JSONKeyFilter(nil)
+    public static let count = JSONKeyFilter(nil, countOnly: true)
+
+    public init(_ members: [String: JSONKeyFilter]?) {
+        self.members = members
+        self.entries = (members ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, Array($0.key.utf8), $0.value) }
+        self.countOnly = false
+    }
+
+    private init(_ members: [String: JSONKeyFilter]?, countOnly: Bool) {
+        self.members = members
+        self.entries = []
+        self.countOnly = countOnly
+    }
+
+    /// The member whose name is these bytes.
+    @inline(__always)
+    func member(_ key: UnsafeBufferPointer<UInt8>) -> (name: String, child: JSONKeyFilter)? {
+        for entry in entries where entry.bytes.count == key.count {
+            let same = entry.bytes.withUnsafeBufferPointer { bytes in
+                key.count == 0 || memcmp(bytes.baseAddress!, key.baseAddress!, key.count) == 0
+            }
+            if same { return (entry.name, entry.child) }
+        }
+        return nil
+    }
+}
+
 /// A pull tokenizer over a file read in fixed-size chunks with `fread`: memory is one chunk plus
 /// the value being materialized (a string, or what `readValue()` builds), never the whole file.
 /// Checks the full JSON grammar (nesting, commas, colons, trailing data), skips a leading UTF-8
@@ -66,8 +103,8 @@ public final class JSONStreamReader {
     public let path: String
     public let chunkSize: Int
     /// Line and column of the next unread byte (1-based).
-    public private(set) var line = 1
-    public private(set) var column = 1
+    @exclusivity(unchecked) public private(set) var line = 1
+    @exclusivity(unchecked) public private(set) var column = 1
     /// Bytes fread from the file so far.
     public private(set) var bytesRead = 0
     /// Bytes read from the file but not yet tokenized (at most `chunkSize`).
@@ -77,12 +114,17 @@ public final class JSONStreamReader {
 
     private var file: UnsafeMutablePointer<FILE>?
     private let buffer: UnsafeMutablePointer<UInt8>
-    private var position = 0
-    private var end = 0
+    // The reader's state changes for every byte, so it is not checked for overlapping access at
+    // run time (`@exclusivity(unchecked)`): a reader belongs to one thread, and no callback runs
+    // while a property is changed. The JSON tests go through every path in debug builds.
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var end = 0
     private var atEOF = false
     /// Open containers: '{' or '['.
-    private var stack: [UInt8] = []
-    private var state: State = .start
+    @exclusivity(unchecked) private var stack: [UInt8] = []
+    @exclusivity(unchecked) private var state: State = .start
+    /// The last key read with `keyToScratch`, as bytes.
+    @exclusivity(unchecked) private var keyBytes: [UInt8] = []
 
     private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
 
@@ -149,6 +191,51 @@ public final class JSONStreamReader {
         case .null: return .null
         case .endObject, .endArray, .key:
             throw JSONStreamError.misuse("readValue() where \(token) comes next, not a value")
+        }
+    }
+
+    /// Completes a value whose first token the caller already took, keeping only the members
+    /// `filter` names (at any depth; an array's elements share its filter). The others are
+    /// skipped without building their strings.
+    public func readValue(startingWith token: JSONToken, keeping filter: JSONKeyFilter) throws -> JSONValue {
+        if filter.countOnly {
+            guard token == .beginArray else { return try readValue(startingWith: token) }
+            var elements: [JSONValue] = []
+            while true {
+                guard let token = try nextToken(materialize: false) else { throw invalid("unexpected end of file") }
+                if token == .endArray { return .array(elements) }
+                try skipValue(startingWith: token)
+                elements.append(.null)
+            }
+        }
+        if filter.members == nil { return try readValue(startingWith: token) }
+        switch token {
+        case .beginObject:
+            var kept: [(String, JSONValue)] = []
+            while true {
+                // The key goes to `keyBytes`, not into a String: most keys are skipped.
+                guard let token = try nextToken(materialize: false, keyToScratch: true) else {
+                    throw invalid("unexpected end of file")
+                }
+                if token == .endObject { return .object(kept) }
+                guard case .key = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
+                let member = keyBytes.withUnsafeBufferPointer { filter.member($0) }
+                if let (name, child) = member {
+                    guard let first = try next() else { throw invalid("unexpected end of file") }
+                    kept.append((name, try readValue(startingWith: first, keeping: child)))
+                } else {
+                    try skipValue()
+                }
+            }
+        case .beginArray:
+            var elements: [JSONValue] = []
+            while true {
+                guard let token = try next() else { throw invalid("unexpected end of file") }
+                if token == .endArray { return .array(elements) }
+                elements.append(try readValue(startingWith: token, keeping: filter))
+            }
+        default:
+            return try readValue(startingWith: token)
         }
     }
 
@@ -222,17 +309,33 @@ public final class JSONStreamReader {
     }
 
     private func skipWhitespace() throws {
-        while let byte = try peek() {
-            switch byte {
-            case 0x20, 0x09, 0x0A, 0x0D: advance(byte)
-            default: return
+        while true {
+            if position == end, !(try refill()) { return }
+            var index = position
+            var line = self.line
+            var column = self.column
+            while index < end {
+                let byte = buffer[index]
+                if byte == 0x20 || byte == 0x09 || byte == 0x0D {
+                    column += 1
+                } else if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else {
+                    break
+                }
+                index += 1
             }
+            self.line = line
+            self.column = column
+            position = index
+            if index < end { return }
         }
     }
 
     // MARK: Tokens
 
-    private func nextToken(materialize: Bool) throws -> JSONToken? {
+    private func nextToken(materialize: Bool, keyToScratch: Bool = false) throws -> JSONToken? {
         while true {
             try skipWhitespace()
             guard let byte = try peek() else {
@@ -262,7 +365,7 @@ public final class JSONStreamReader {
                     throw invalid("expected a key in double quotes, found \(Self.describe(byte))")
                 }
                 advance(byte)
-                let key = try readString(materialize: materialize)
+                let key = try readString(materialize: materialize, toScratch: keyToScratch)
                 try skipWhitespace()
                 guard let colon = try peek() else { throw invalid("unexpected end of file") }
                 guard colon == UInt8(ascii: ":") else {
@@ -387,8 +490,32 @@ public final class JSONStreamReader {
         return JSONNumber(raw: String(decoding: raw, as: UTF8.self))
     }
 
-    /// Reads after the opening quote up to and including the closing one.
-    private func readString(materialize: Bool) throws -> String {
+    /// Reads after the opening quote up to and including the closing one. `toScratch`: the
+    /// bytes go to `keyBytes` and "" is returned.
+    private func readString(materialize: Bool, toScratch: Bool = false) throws -> String {
+        // Fast path: the whole string is plain bytes inside the buffer.
+        if materialize || toScratch {
+            var index = position
+            var scalars = 0
+            while index < end {
+                let byte = buffer[index]
+                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
+                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
+                index += 1
+            }
+            if index < end, buffer[index] == 0x22 {
+                let run = UnsafeBufferPointer(start: buffer + position, count: index - position)
+                column += scalars + 1
+                position = index + 1
+                if toScratch {
+                    keyBytes.removeAll(keepingCapacity: true)
+                    keyBytes.append(contentsOf: run)
+                    return ""
+                }
+                return String(decoding: run, as: UTF8.self)
+            }
+        }
+        let materialize = materialize || toScratch
         var out: [UInt8] = []
         var pendingHigh: UInt32? // a high surrogate waiting for its low half
         func emit(_ scalar: UInt32) {
@@ -410,7 +537,7 @@ public final class JSONStreamReader {
             while index < end {
                 let byte = buffer[index]
                 if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-                if byte & 0xC0 != 0x80 { scalars += 1 }
+                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
                 index += 1
             }
             if index > position {
@@ -477,6 +604,10 @@ public final class JSONStreamReader {
             }
             advance(escape)
             if materialize { out.append(decoded) }
+        }
+        if toScratch {
+            keyBytes = out
+            return ""
         }
         return materialize ? String(decoding: out, as: UTF8.self) : ""
     }
