@@ -210,7 +210,7 @@ public enum MarkdownReport: RunReporter {
         var lines = ["## What costs the user", ""]
         let section = run.costs()
         guard !section.rows.isEmpty else { return lines + ["No endpoints.", ""] }
-        lines.append(MarkdownText.inline(section.intro))
+        lines += section.intro.map { MarkdownText.inline($0) }
         lines.append("")
         lines += MarkdownText.header(section.columns, right: section.numericColumns)
         for row in section.rows {
@@ -220,8 +220,8 @@ public enum MarkdownReport: RunReporter {
             lines.append(MarkdownText.row(cells))
         }
         lines.append("")
-        for note in section.notes { lines.append(MarkdownText.inline(note)) }
-        return lines + [""]
+        for note in section.notes { lines += note.map { MarkdownText.inline($0) } + [""] }
+        return lines
     }
 
     // MARK: - Endpoints

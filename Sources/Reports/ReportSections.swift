@@ -457,40 +457,48 @@ extension CostSection {
             }
     }
 
-    /// The sentences under the table: the findings over every endpoint, the worst one, and
-    /// the requests left out.
-    var notes: [String] {
-        var notes: [String] = []
+    /// The paragraphs under the table, each in lines of at most 120 characters (report.md keeps
+    /// them, report.html joins them): the findings over every endpoint, the worst one, and the
+    /// requests left out.
+    var notes: [[String]] {
+        var notes: [[String]] = []
         if findingCounts.isEmpty {
-            notes.append(
-                "No endpoint of the \(TextFormat.bytes(endpoints)) is polling, runaway or bursting (the rules are in docs/FIGURES.md).")
+            notes.append([
+                "No endpoint of the \(TextFormat.bytes(endpoints)) is polling, runaway or bursting"
+                    + " (the rules are in docs/FIGURES.md)."
+            ])
         } else {
-            notes.append(
+            notes.append([
                 "Findings over all \(TextFormat.count(endpoints, "endpoint")): "
-                    + findingCounts.map { "\($0.name) \(TextFormat.bytes($0.endpoints))" }.joined(separator: ", ") + ".")
+                    + findingCounts.map { "\($0.name) \(TextFormat.bytes($0.endpoints))" }.joined(separator: ", ") + "."
+            ])
         }
         if let worst {
-            notes.append("The worst: \(worst.endpoint): \(RateText.finding(worst.finding)).")
+            notes.append([
+                "The worst finding is on \(EndpointText.shortened(worst.endpoint)):",
+                RateText.finding(worst.finding) + ".",
+            ])
         }
         if untimedRequests > 0 {
-            notes.append(
+            notes.append([
                 "\(TextFormat.count(untimedRequests, "request")) without a time \(untimedRequests == 1 ? "is" : "are")"
-                    + " left out of every rate figure.")
+                    + " left out of every rate figure."
+            ])
         }
         return notes
     }
 
-    /// The text above the table.
-    var intro: String {
-        var text =
-            rows.count < endpoints
-            ? "The \(TextFormat.bytes(rows.count)) endpoints of \(TextFormat.bytes(endpoints)) that cost the most"
-            : "The endpoints by cost"
-        text +=
-            ": IP bytes with each connection's overhead shared out (ip_share; an endpoint without IP layers, from a HAR,"
-            + " ranks by its HTTP bytes after them), both directions. Share: of the IP bytes of every captured connection"
-            + " (\(TextFormat.bytes(wholes.ip)) B). Rate: over the endpoint's requests, from its first to its last;"
-            + " peak: the most requests in 60 s. Each meter's error: estimate - wire, against the HTTP bytes and the IP bytes."
-        return text
+    /// The text above the table, in lines of at most 120 characters.
+    var intro: [String] {
+        [
+            (rows.count < endpoints
+                ? "The \(TextFormat.bytes(rows.count)) endpoints of \(TextFormat.bytes(endpoints)) that cost the most,"
+                : "The endpoints by cost,")
+                + " by IP bytes over both directions with each connection's overhead",
+            "shared out (ip_share); endpoints without IP layers (HAR) follow, by HTTP bytes.",
+            "Share: of the IP bytes of every captured connection (\(TextFormat.bytes(wholes.ip)) B).",
+            "Rate: over each endpoint's requests, first to last; peak: the most requests in 60 s.",
+            "Each meter's error: estimate - wire, against the HTTP bytes and against the IP bytes.",
+        ]
     }
 }

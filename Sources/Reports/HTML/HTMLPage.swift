@@ -80,7 +80,7 @@ struct HTMLPage {
         let section = run.costs()
         guard !section.rows.isEmpty else { return }
         hasCosts = true
-        costsIntro = section.intro
+        costsIntro = section.intro.joined(separator: " ")
         costsHeader = HTMLRows.headings(section.columns)
         let numeric = section.numericColumns
         var rows = HTMLRows()
@@ -88,7 +88,7 @@ struct HTMLPage {
             rows.row(CostSection.cells(row).enumerated().map { (text: $0.element, numeric: numeric.contains($0.offset)) })
         }
         costsRows = rows.html
-        costsNotes = section.notes
+        costsNotes = section.notes.map { $0.joined(separator: " ") }
         costsChart = [Self.view(RateChart.chart(section), "wide")]
     }
 
