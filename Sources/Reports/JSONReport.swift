@@ -354,25 +354,25 @@ public enum JSONReport: RunReporter {
 
     /// One finding: every key, null where its kind has no such figure.
     static func findingObject(_ finding: Finding, _ json: inout PrettyJSONWriter) {
-            json.beginObject()
-            var growth: Double?
-            var firstThird: Int?
-            var lastThird: Int?
-            var perSecond: Int?
-            var period: Int64?
-            switch finding {
-            case let .runaway(value, first, last): (growth, firstThird, lastThird) = (value, first, last)
-            case let .burst(value): perSecond = value
-            case let .polling(value): period = value
-            }
-            json.member("first_third", int: firstThird)
-            json.member("growth", double: rounded(growth))
-            json.member("last_third", int: lastThird)
-            json.key("name")
-            json.string(finding.name)
-            json.member("per_s", int: perSecond)
-            json.member("period_s", double: seconds(period))
-            json.endObject()
+        json.beginObject()
+        var growth: Double?
+        var firstThird: Int?
+        var lastThird: Int?
+        var perSecond: Int?
+        var period: Int64?
+        switch finding {
+        case let .runaway(value, first, last): (growth, firstThird, lastThird) = (value, first, last)
+        case let .burst(value): perSecond = value
+        case let .polling(value): period = value
+        }
+        json.member("first_third", int: firstThird)
+        json.member("growth", double: rounded(growth))
+        json.member("last_third", int: lastThird)
+        json.key("name")
+        json.string(finding.name)
+        json.member("per_s", int: perSecond)
+        json.member("period_s", double: seconds(period))
+        json.endObject()
     }
 
     /// `costs`: "What costs the user" (docs/REPORT-JSON.md, costs).

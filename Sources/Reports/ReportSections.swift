@@ -129,7 +129,8 @@ struct InputsSection {
         for input in inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
             rows.append(
-                Row(name: input.source, format: input.format.isEmpty ? nil : input.format, diagnostics: input,
+                Row(
+                    name: input.source, format: input.format.isEmpty ? nil : input.format, diagnostics: input,
                     errors: errors))
         }
         let failed = inputs.filter { $0.error != nil || !$0.readable }
@@ -362,7 +363,8 @@ struct CostSection: Sendable {
                     place: position + 1, cost: cost,
                     shareWire: EndpointsCSV.Wholes.percent(cost.wireBytes, of: wholes.wire),
                     shareIP: cost.ipBytes.flatMap { EndpointsCSV.Wholes.percent($0, of: wholes.ip) }, times: sorted,
-                    rate: RateFigures(sorted: sorted, untimed: times.untimed, judged: RateFigures.judges(cost.endpoint)),
+                    rate: RateFigures(
+                        sorted: sorted, untimed: times.untimed, judged: RateFigures.judges(cost.endpoint)),
                     meters: meters))
         }
     }
@@ -411,7 +413,8 @@ enum RateText {
     static func finding(_ finding: Finding) -> String {
         switch finding {
         case let .runaway(growth, first, last):
-            return "runaway ×\(TextFormat.fixed(growth, decimals: 2)) (\(first) → \(last) requests per third of its span)"
+            return
+                "runaway ×\(TextFormat.fixed(growth, decimals: 2)) (\(first) → \(last) requests per third of its span)"
         case let .burst(perSecond):
             return "burst \(perSecond) in 1 s"
         case let .polling(period):

@@ -68,10 +68,11 @@ final class PollingSampleTests: XCTestCase {
                 t.filter { Double($0) >= first && Double($0) < last }.count,
                 t.filter { Double($0) >= last }.count,
             ]
-            nearBoundary = t.filter {
-                abs(Double($0) - first) < Double(toleranceMicroseconds)
-                    || abs(Double($0) - last) < Double(toleranceMicroseconds)
-            }.count
+            nearBoundary =
+                t.filter {
+                    abs(Double($0) - first) < Double(toleranceMicroseconds)
+                        || abs(Double($0) - last) < Double(toleranceMicroseconds)
+                }.count
         }
     }
 

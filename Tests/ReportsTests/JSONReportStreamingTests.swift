@@ -223,7 +223,9 @@ enum JSONReportOracle {
 
         func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            var (growth, first, last, perSecond, period): (Double?, Int?, Int?, Int?, Double?) = (nil, nil, nil, nil, nil)
+            var (growth, first, last, perSecond, period): (Double?, Int?, Int?, Int?, Double?) = (
+                nil, nil, nil, nil, nil
+            )
             switch finding {
             case let .runaway(g, f, l): (growth, first, last) = (g, f, l)
             case let .burst(p): perSecond = p

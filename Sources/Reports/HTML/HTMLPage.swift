@@ -85,7 +85,8 @@ struct HTMLPage {
         let numeric = section.numericColumns
         var rows = HTMLRows()
         for row in section.rows {
-            rows.row(CostSection.cells(row).enumerated().map { (text: $0.element, numeric: numeric.contains($0.offset)) })
+            rows.row(
+                CostSection.cells(row).enumerated().map { (text: $0.element, numeric: numeric.contains($0.offset)) })
         }
         costsRows = rows.html
         costsNotes = section.notes.map { $0.joined(separator: " ") }

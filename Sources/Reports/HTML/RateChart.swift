@@ -42,7 +42,10 @@ enum RateChart {
         frame.xAxis(&svg, scale: x, label: "seconds since the first request drawn")
         frame.yAxis(&svg, scale: y, label: "requests per second")
         let legend = rows.enumerated().map { position, row in
-            (label: "\(row.place). " + EndpointText.shortened(row.cost.endpoint, maxLength: 44), color: colors[position])
+            (
+                label: "\(row.place). " + EndpointText.shortened(row.cost.endpoint, maxLength: 44),
+                color: colors[position]
+            )
         }
         svg.legend(Array(legend.prefix(3)), x: frame.plotLeft, y: 14)
         if legend.count > 3 { svg.legend(Array(legend.dropFirst(3)), x: frame.plotLeft, y: 28) }
