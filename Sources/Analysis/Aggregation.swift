@@ -1,6 +1,7 @@
 import CaptureIO
 import Estimation
 import Flows
+import Records
 
 #if canImport(Glibc)
     import Glibc
@@ -142,6 +143,9 @@ public struct GroupFigures: Sendable, Equatable {
     public var layers = LayerFigures()
     /// In the order of the run's estimators.
     public var estimators: [EstimatorFigures]
+    /// An endpoint's `request` group: when each request the client sent was sent, for the
+    /// rate figures (docs/FIGURES.md, Rate and findings). Empty in the total groups.
+    public var requestTimes = RequestTimes()
 
     public init(estimatorCount: Int) {
         estimators = Array(repeating: EstimatorFigures(), count: estimatorCount)
@@ -151,8 +155,15 @@ public struct GroupFigures: Sendable, Equatable {
         add(record, causes: RecordCauses(record))
     }
 
-    mutating func add(_ record: MessageRecord, causes: RecordCauses) {
+    /// `keepsTime`: a request the client sent keeps its time (an endpoint's group does; the
+    /// totals do not, so that each time is held once).
+    mutating func add(_ record: MessageRecord, causes: RecordCauses, keepsTime: Bool = false) {
         records += 1
+        // Every request the client sent is a call, measured or not; an HTTP/2 pushed request
+        // is the server's, no call.
+        if keepsTime && record.direction == .request && Direction.of(record) == .up {
+            requestTimes.add(nanoseconds: record.source.time)
+        }
         protocols[record.wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
@@ -187,13 +198,14 @@ public struct GroupFigures: Sendable, Equatable {
         wireBytes += other.wireBytes
         protocols.merge(other.protocols)
         layers.merge(other.layers)
+        requestTimes.merge(other.requestTimes)
         for index in estimators.indices where index < other.estimators.count {
             estimators[index].merge(other.estimators[index])
         }
     }
 
     public var orderFree: GroupFigures {
-        if estimators.allSatisfy(\.isOrderFree) { return self }
+        if estimators.allSatisfy(\.isOrderFree) && requestTimes.isOrderFree { return self }
         var copy = self
         copy.makeOrderFree()
         return copy
@@ -202,6 +214,7 @@ public struct GroupFigures: Sendable, Equatable {
     /// Sorts the relative errors in place (`orderFree` without a copy).
     mutating func makeOrderFree() {
         for index in estimators.indices { estimators[index].makeOrderFree() }
+        requestTimes.makeOrderFree()
     }
 }
 
@@ -366,7 +379,8 @@ public struct Aggregation: Sendable, Equatable {
     public mutating func add(_ record: MessageRecord) {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         let causes = RecordCauses(record)
-        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(record, causes: causes)
+        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
+            record, causes: causes, keepsTime: true)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
             record, causes: causes)
         addByProtocol(record, key: key, causes: causes)

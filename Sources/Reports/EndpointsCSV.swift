@@ -21,6 +21,15 @@ public enum EndpointsCSV {
         "ip_error_pct", "frame_error", "frame_error_pct", "ip_share_error", "ip_share_error_pct",
     ]
 
+    /// What the group costs of the whole run, then the endpoint's rate and findings (on its
+    /// `request` row only: they are figures of its requests), after everything else, so that
+    /// readers of the older columns keep working (docs/FIGURES.md, Cost, Rate and findings).
+    public static let costColumns = ["share_wire_pct", "share_ip_pct"]
+    public static let rateColumns = [
+        "timed_requests", "untimed_requests", "span_s", "requests_per_min", "peak_per_min", "peak_per_s",
+        "interval_median_s", "interval_min_s", "first_third", "last_third", "growth", "findings", "polling_period_s",
+    ]
+
     static let countColumns = [
         "endpoint", "direction", "protocol", "records", "unpaired", "incomplete", "unmeasured", "wire_bytes",
     ]
@@ -30,14 +39,40 @@ public enum EndpointsCSV {
             + estimators.flatMap { name in figureColumns.map { "\(name)_\($0)" } }
             + layerColumns
             + estimators.flatMap { name in layerErrorColumns.map { "\(name)_\($0)" } }
+            + costColumns + rateColumns
     }
 
     /// The columns in groups, for a table's header: the counts, each estimator's figures, the
     /// cost layers, each estimator against the layers (name, number of columns).
     public static func columnGroups(estimators: [String]) -> [(name: String, span: Int)] {
-        [("", countColumns.count)] + estimators.map { ($0, figureColumns.count) }
-            + [("cost layers", layerColumns.count)]
-            + estimators.map { ("\($0) against the layers", layerErrorColumns.count) }
+        var groups: [(name: String, span: Int)] = [("", countColumns.count)]
+        groups += estimators.map { (name: $0, span: figureColumns.count) }
+        groups.append((name: "cost layers", span: layerColumns.count))
+        groups += estimators.map { (name: "\($0) against the layers", span: layerErrorColumns.count) }
+        groups.append((name: "share of the run", span: costColumns.count))
+        groups.append((name: "rate and findings (request rows)", span: rateColumns.count))
+        return groups
+    }
+
+    /// The whole run's bytes, which the share columns divide by.
+    public struct Wholes: Sendable {
+        /// Σ `wire_bytes` of every total group, and the IP bytes of every captured connection.
+        public var wire: Int
+        public var ip: Int
+
+        public init(wire: Int, ip: Int) {
+            self.wire = wire
+            self.ip = ip
+        }
+
+        public init(_ aggregation: Aggregation) {
+            self.init(wire: aggregation.wholeWireBytes, ip: aggregation.wholeIPBytes)
+        }
+
+        /// `100 × bytes / whole`; nil when the whole is 0.
+        static func percent(_ bytes: Int, of whole: Int) -> Double? {
+            whole == 0 ? nil : 100 * Double(bytes) / Double(whole)
+        }
     }
 
     /// Hands on the header, a row per endpoint and direction, then the `*` totals, one row at a
@@ -47,12 +82,13 @@ public enum EndpointsCSV {
         var row = CSVRowBytes()
         for column in columns(estimators: aggregation.estimatorNames) { row.append(column) }
         body(&row)
+        let wholes = Wholes(aggregation)
         for (key, figures) in aggregation.sortedGroups {
-            cells(endpoint: key.endpoint, direction: key.direction, figures, into: &row)
+            cells(endpoint: key.endpoint, direction: key.direction, figures, wholes: wholes, into: &row)
             body(&row)
         }
         for (direction, figures) in aggregation.sortedTotals {
-            cells(endpoint: "*", direction: direction, figures, into: &row)
+            cells(endpoint: "*", direction: direction, figures, wholes: wholes, into: &row)
             body(&row)
         }
     }
@@ -74,11 +110,11 @@ public enum EndpointsCSV {
     }
 
     /// The cells of one row as text (report.html's endpoint table shows them).
-    static func row(endpoint: String, direction: RecordClass, _ figures: GroupFigures) -> [String] {
+    static func row(endpoint: String, direction: RecordClass, _ figures: GroupFigures, wholes: Wholes) -> [String] {
         var row = CSVTextCells(
             capacity: countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
-                + layerColumns.count)
-        cells(endpoint: endpoint, direction: direction, figures, into: &row)
+                + layerColumns.count + costColumns.count + rateColumns.count)
+        cells(endpoint: endpoint, direction: direction, figures, wholes: wholes, into: &row)
         return row.cells
     }
 
@@ -86,7 +122,10 @@ public enum EndpointsCSV {
     /// by one, whole numbers as numbers (the file writes their digits without a String between).
     /// An undefined number (nil) is an empty cell; fractions have fixed decimals (percentages 2,
     /// ratios 6).
-    static func cells(endpoint: String, direction: RecordClass, _ figures: GroupFigures, into sink: inout some CSVCells) {
+    static func cells(
+        endpoint: String, direction: RecordClass, _ figures: GroupFigures, wholes: Wholes,
+        into sink: inout some CSVCells
+    ) {
         sink.append(endpoint)
         sink.append(direction.rawValue)
         sink.append(HTTPProtocol.joined(figures.protocols))
@@ -120,6 +159,33 @@ public enum EndpointsCSV {
         }
         layerCells(figures.layers, into: &sink)
         for estimator in figures.estimators { layerErrorCells(estimator.layers, into: &sink) }
+        sink.append(Wholes.percent(figures.wireBytes, of: wholes.wire), decimals: 2)
+        sink.append(
+            figures.layers.lowerRecords > 0 ? Wholes.percent(figures.layers.ipShare, of: wholes.ip) : nil, decimals: 2)
+        if endpoint != "*" && direction == .request {
+            rateCells(RateFigures(figures.requestTimes, endpoint: endpoint), into: &sink)
+        } else {
+            for _ in rateColumns { sink.append("") }
+        }
+    }
+
+    /// `rateColumns` of an endpoint's request row: a figure that needs more requests than there
+    /// are is empty.
+    static func rateCells(_ rate: RateFigures, into sink: inout some CSVCells) {
+        let timed = rate.requests > 0
+        sink.append(rate.requests)
+        sink.append(rate.untimed)
+        sink.append(rate.span.map(RateText.seconds) ?? "")
+        sink.append(rate.perMinute, decimals: 3)
+        sink.append(timed ? rate.peakPerMinute : nil)
+        sink.append(timed ? rate.peakPerSecond : nil)
+        sink.append(rate.medianInterval.map(RateText.seconds) ?? "")
+        sink.append(rate.minimumInterval.map(RateText.seconds) ?? "")
+        sink.append(rate.thirds?.first)
+        sink.append(rate.thirds?.last)
+        sink.append(rate.growth, decimals: 3)
+        sink.append(rate.findings.map(\.name).joined(separator: "+"))
+        sink.append(rate.pollingPeriod.map(RateText.seconds) ?? "")
     }
 
     /// `layerColumns`: a sum over no record is empty, not 0.

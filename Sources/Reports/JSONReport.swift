@@ -31,12 +31,15 @@ public enum JSONReport: RunReporter {
         try file.commit()
     }
 
-    /// The document, keys in byte order: endpoints, estimators, http2_headers, inputs, network,
+    /// The document, keys in byte order: costs, endpoints, estimators, http2_headers, inputs, network,
     /// protocols, rank_by, ranking_estimator, schema, schema_version, settings, totals.
     static func write(_ run: RunReport, with json: inout PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
         let keys = EstimatorKeys(names)
+        let wholes = EndpointsCSV.Wholes(run.aggregation)
         json.beginObject()
+        json.key("costs")
+        costs(run.costs(), &json)
         json.key("endpoints")
         json.beginArray()
         for endpoint in run.endpointRanking() {
@@ -44,15 +47,21 @@ public enum JSONReport: RunReporter {
             json.beginObject()
             json.key("directions")
             json.beginObject()
-            for (direction, figures) in inKeyOrder(run.figures(of: endpoint)) {
+            let directions = run.figures(of: endpoint)
+            for (direction, figures) in inKeyOrder(directions) {
                 json.key(named: direction.rawValue)
-                group(figures, keys: keys, &json)
+                group(figures, keys: keys, wholes: wholes, &json)
             }
             json.endObject()
             json.key("endpoint")
             json.string(endpoint.endpoint)
+            let requests = directions.first { $0.direction == .request }?.figures.requestTimes
+            let rate = requests.map { RateFigures($0, endpoint: endpoint.endpoint) } ?? RateFigures()
+            findings(rate.findings, &json)
             json.member("rank", int: endpoint.rank)
             json.member("rank_abs_error", int: endpoint.absoluteError)
+            json.key("rate")
+            self.rate(rate, &json)
             json.endObject()
         }
         json.endArray()
@@ -102,7 +111,7 @@ public enum JSONReport: RunReporter {
         json.beginObject()
         for (direction, figures) in inKeyOrder(run.totals) {
             json.key(named: direction.rawValue)
-            group(figures, keys: keys, &json)
+            group(figures, keys: keys, wholes: wholes, &json)
         }
         json.endObject()
         json.endObject()
@@ -141,7 +150,12 @@ public enum JSONReport: RunReporter {
         }
     }
 
-    static func group(_ figures: GroupFigures, keys: EstimatorKeys, _ json: inout PrettyJSONWriter) {
+    /// `sharesOverhead`: the group holds its share of the connections' overhead (not so the
+    /// protocol split), so that its `share_ip_pct` is defined.
+    static func group(
+        _ figures: GroupFigures, keys: EstimatorKeys, wholes: EndpointsCSV.Wholes, sharesOverhead: Bool = true,
+        _ json: inout PrettyJSONWriter
+    ) {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
@@ -155,6 +169,11 @@ public enum JSONReport: RunReporter {
         json.key("protocols")
         writeProtocolCounts(figures.protocols, &json)
         json.member("records", int: figures.records)
+        json.member(
+            "share_ip_pct",
+            double: sharesOverhead && figures.layers.lowerRecords > 0
+                ? rounded(EndpointsCSV.Wholes.percent(figures.layers.ipShare, of: wholes.ip)) : nil)
+        json.member("share_wire_pct", double: rounded(EndpointsCSV.Wholes.percent(figures.wireBytes, of: wholes.wire)))
         json.member("unmeasured", int: figures.unmeasured)
         json.member("unpaired", int: figures.unpaired)
         json.member("wire_bytes", int: figures.wireBytes)
@@ -296,6 +315,125 @@ public enum JSONReport: RunReporter {
         json.member("ip", int: layer.ip)
         json.member("tcp", int: layer.tcp)
         json.member("tls", int: layer.tls)
+        json.endObject()
+    }
+
+    // MARK: - Cost, rate and findings
+
+    /// Microseconds as seconds (exact: the double nearest a 6-decimal number is written as it).
+    private static func seconds(_ microseconds: Int64?) -> Double? {
+        microseconds.map { Double($0) / 1_000_000 }
+    }
+
+    /// `rate`: an endpoint's rate figures (docs/REPORT-JSON.md, rate).
+    static func rate(_ rate: RateFigures, _ json: inout PrettyJSONWriter) {
+        let timed = rate.requests > 0
+        json.beginObject()
+        json.member("first_third", int: rate.thirds?.first)
+        json.member("growth", double: rounded(rate.growth))
+        json.member("interval_median_s", double: seconds(rate.medianInterval))
+        json.member("interval_min_s", double: seconds(rate.minimumInterval))
+        json.member("last_third", int: rate.thirds?.last)
+        json.member("middle_third", int: rate.thirds?.middle)
+        json.member("peak_per_min", int: timed ? rate.peakPerMinute : nil)
+        json.member("peak_per_s", int: timed ? rate.peakPerSecond : nil)
+        json.member("requests_per_min", double: rounded(rate.perMinute))
+        json.member("span_s", double: seconds(rate.span))
+        json.member("timed_requests", int: rate.requests)
+        json.member("untimed_requests", int: rate.untimed)
+        json.endObject()
+    }
+
+    /// `findings`: worst first, each with every key (null where its kind has no such figure).
+    static func findings(_ findings: [Finding], _ json: inout PrettyJSONWriter) {
+        json.key("findings")
+        json.beginArray()
+        for finding in findings {
+            json.element()
+            findingObject(finding, &json)
+        }
+        json.endArray()
+    }
+
+    /// One finding: every key, null where its kind has no such figure.
+    static func findingObject(_ finding: Finding, _ json: inout PrettyJSONWriter) {
+        json.beginObject()
+        var growth: Double?
+        var firstThird: Int?
+        var lastThird: Int?
+        var perSecond: Int?
+        var period: Int64?
+        switch finding {
+        case let .runaway(value, first, last): (growth, firstThird, lastThird) = (value, first, last)
+        case let .burst(value): perSecond = value
+        case let .polling(value): period = value
+        }
+        json.member("first_third", int: firstThird)
+        json.member("growth", double: rounded(growth))
+        json.member("last_third", int: lastThird)
+        json.key("name")
+        json.string(finding.name)
+        json.member("per_s", int: perSecond)
+        json.member("period_s", double: seconds(period))
+        json.endObject()
+    }
+
+    /// `costs`: "What costs the user" (docs/REPORT-JSON.md, costs).
+    static func costs(_ section: CostSection, _ json: inout PrettyJSONWriter) {
+        json.beginObject()
+        json.member("endpoint_count", int: section.endpoints)
+        json.key("endpoints")
+        json.beginArray()
+        for row in section.rows {
+            json.element()
+            json.beginObject()
+            json.key("endpoint")
+            json.string(row.cost.endpoint)
+            findings(row.rate.findings, &json)
+            json.member("ip_bytes", int: row.cost.ipBytes)
+            json.key("meters")
+            json.beginObject()
+            for meter in sortedByKey(row.meters.map { ($0.name, $0) }).map(\.1) {
+                json.key(named: meter.name)
+                json.beginObject()
+                json.member("error", int: meter.error)
+                json.member("error_pct", double: rounded(meter.errorPercent))
+                json.member("ip_error", int: meter.ipError)
+                json.member("ip_error_pct", double: rounded(meter.ipErrorPercent))
+                json.endObject()
+            }
+            json.endObject()
+            json.member("place", int: row.place)
+            json.key("rate")
+            rate(row.rate, &json)
+            json.member("requests", int: row.cost.requests)
+            json.member("share_ip_pct", double: rounded(row.shareIP))
+            json.member("share_wire_pct", double: rounded(row.shareWire))
+            json.member("wire_bytes", int: row.cost.wireBytes)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("findings")
+        json.beginObject()
+        for (name, count) in sortedByKey(section.findingCounts.map { ($0.name, $0.endpoints) }) {
+            json.key(named: name)
+            json.int(count)
+        }
+        json.endObject()
+        json.member("ip_bytes", int: section.wholes.ip)
+        json.member("untimed_requests", int: section.untimedRequests)
+        json.member("wire_bytes", int: section.wholes.wire)
+        json.key("worst_finding")
+        if let worst = section.worst {
+            json.beginObject()
+            json.key("endpoint")
+            json.string(worst.endpoint)
+            json.key("finding")
+            findingObject(worst.finding, &json)
+            json.endObject()
+        } else {
+            json.string(nil)
+        }
         json.endObject()
     }
 

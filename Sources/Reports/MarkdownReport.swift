@@ -29,6 +29,7 @@ public enum MarkdownReport: RunReporter {
         lines += summary(run, ranked: ranked)
         lines += inputs(run)
         lines += totals(run)
+        lines += costs(run)
         lines += protocols(run)
         lines += networkSection(run)
         lines += endpoints(run, ranked: ranked, rows: endpointRows)
@@ -200,6 +201,26 @@ public enum MarkdownReport: RunReporter {
             }
         }
         if !notes.isEmpty { lines += notes + ["", "See Data quality for why."] + [""] }
+        return lines
+    }
+
+    // MARK: - What costs the user
+
+    static func costs(_ run: RunReport) -> [String] {
+        var lines = ["## What costs the user", ""]
+        let section = run.costs()
+        guard !section.rows.isEmpty else { return lines + ["No endpoints.", ""] }
+        lines += section.intro.map { MarkdownText.inline($0) }
+        lines.append("")
+        lines += MarkdownText.header(section.columns, right: section.numericColumns)
+        for row in section.rows {
+            var cells = CostSection.cells(row).map { MarkdownText.inline($0) }
+            cells[1] = MarkdownText.code(
+                EndpointText.shortened(row.cost.endpoint, maxLength: endpointWidth), inTable: true)
+            lines.append(MarkdownText.row(cells))
+        }
+        lines.append("")
+        for note in section.notes { lines += note.map { MarkdownText.inline($0) } + [""] }
         return lines
     }
 

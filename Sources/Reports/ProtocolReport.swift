@@ -248,13 +248,14 @@ extension JSONReport {
             byProtocol[key.wireProtocol.rawValue, default: []].append((key.direction.rawValue, figures))
         }
         let keys = EstimatorKeys(names)
+        let wholes = EndpointsCSV.Wholes(run.aggregation)
         json.beginObject()
         for (name, directions) in sortedByKey(Array(byProtocol)) {
             json.key(named: name)
             json.beginObject()
             for (direction, figures) in sortedByKey(directions) {
                 json.key(named: direction)
-                group(figures, keys: keys, &json)
+                group(figures, keys: keys, wholes: wholes, sharesOverhead: false, &json)
             }
             json.endObject()
         }

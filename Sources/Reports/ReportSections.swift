@@ -129,7 +129,8 @@ struct InputsSection {
         for input in inputs {
             let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
             rows.append(
-                Row(name: input.source, format: input.format.isEmpty ? nil : input.format, diagnostics: input,
+                Row(
+                    name: input.source, format: input.format.isEmpty ? nil : input.format, diagnostics: input,
                     errors: errors))
         }
         let failed = inputs.filter { $0.error != nil || !$0.readable }
@@ -272,4 +273,235 @@ struct NetworkSection {
 
     /// Records with HTTP bytes only (HAR), in no figure of the section.
     var httpOnlyRecords: Int { sides.reduce(0) { $0 + $1.figures.httpOnlyRecords } }
+}
+
+/// "What costs the user" (report.md and report.html right after the totals, report.json's
+/// `costs`): the endpoints that cost the most IP bytes (overhead shared out), with their
+/// requests, rate, findings and each meter's error on them; the findings over every endpoint
+/// and the worst one (docs/FIGURES.md, Cost, Rate and findings).
+struct CostSection: Sendable {
+    /// One estimator's error on an endpoint, summed over its directions.
+    struct MeterError: Sendable {
+        var name: String
+        /// Σ estimate − Σ `wire_total` over the records it counts, and in percent of that wire.
+        var error: Int?
+        var errorPercent: Double?
+        /// Σ estimate − Σ `ip_share` of the records it counts (with IP layers), and in percent.
+        var ipError: Int?
+        var ipErrorPercent: Double?
+    }
+
+    struct Row: Sendable {
+        /// 1-based place by cost.
+        var place: Int
+        var cost: EndpointCost
+        var shareWire: Double?
+        var shareIP: Double?
+        /// Its requests' times in ascending order (report.html's chart), and their figures.
+        var times: [Int64]
+        var rate: RateFigures
+        /// In report order.
+        var meters: [MeterError]
+    }
+
+    /// Endpoints listed by default.
+    static let defaultRows = 10
+
+    var rows: [Row] = []
+    /// Endpoints in the run.
+    var endpoints = 0
+    var wholes: EndpointsCSV.Wholes
+    /// Endpoints per finding, over every endpoint, worst kind first (the kinds found only).
+    var findingCounts: [(name: String, endpoints: Int)] = []
+    /// The worst finding of the run: the most severe kind, then the costliest endpoint.
+    var worst: (endpoint: String, finding: Finding, rate: RateFigures)?
+    /// Requests left out of the rate for want of a time, over every endpoint.
+    var untimedRequests = 0
+
+    init(_ run: RunReport, rows shown: Int = defaultRows) {
+        let aggregation = run.aggregation
+        wholes = EndpointsCSV.Wholes(aggregation)
+        let costs = aggregation.endpointCosts
+        endpoints = costs.count
+        // Every endpoint's findings, for the counts and the worst one.
+        var counts: [String: (severity: Int, endpoints: Int)] = [:]
+        var worstCost: EndpointCost?
+        for cost in costs {
+            guard let requests = aggregation.groups[GroupKey(endpoint: cost.endpoint, direction: .request)] else {
+                continue
+            }
+            let rate = RateFigures(requests.requestTimes, endpoint: cost.endpoint)
+            untimedRequests += rate.untimed
+            for finding in rate.findings {
+                counts[finding.name, default: (finding.severity, 0)].endpoints += 1
+            }
+            guard let finding = rate.worst else { continue }
+            if let current = worst, let currentCost = worstCost {
+                let worse =
+                    finding.severity != current.finding.severity
+                    ? finding.severity > current.finding.severity : EndpointCost.costlier(cost, currentCost)
+                guard worse else { continue }
+            }
+            worst = (endpoint: cost.endpoint, finding: finding, rate: rate)
+            worstCost = cost
+        }
+        findingCounts = counts.sorted { $0.value.severity > $1.value.severity }.map {
+            (name: $0.key, endpoints: $0.value.endpoints)
+        }
+        let names = aggregation.estimatorNames
+        for (position, cost) in TopElements.first(shown, of: costs, by: EndpointCost.costlier).enumerated() {
+            let directions = RecordClass.allCases.compactMap { direction in
+                aggregation.groups[GroupKey(endpoint: cost.endpoint, direction: direction)].map { (direction, $0) }
+            }
+            let times = directions.first { $0.0 == .request }?.1.requestTimes ?? RequestTimes()
+            let sorted = times.sorted
+            let meters = run.estimatorOrder.map { index in
+                Self.meterError(name: names[index], directions.map { $0.1.estimators[index] })
+            }
+            rows.append(
+                Row(
+                    place: position + 1, cost: cost,
+                    shareWire: EndpointsCSV.Wholes.percent(cost.wireBytes, of: wholes.wire),
+                    shareIP: cost.ipBytes.flatMap { EndpointsCSV.Wholes.percent($0, of: wholes.ip) }, times: sorted,
+                    rate: RateFigures(
+                        sorted: sorted, untimed: times.untimed, judged: RateFigures.judges(cost.endpoint)),
+                    meters: meters))
+        }
+    }
+
+    static func meterError(name: String, _ figures: [EstimatorFigures]) -> MeterError {
+        var meter = MeterError(name: name)
+        let counted = figures.filter { $0.count > 0 }
+        if !counted.isEmpty {
+            let wire = counted.reduce(0) { saturatingSum($0, $1.wire) }
+            let error = counted.reduce(0) { saturatingSum($0, $1.error) }
+            meter.error = error
+            meter.errorPercent = wire == 0 ? nil : 100 * Double(error) / Double(wire)
+        }
+        let layered = figures.filter { $0.layers.count(.ipShare) > 0 }
+        if !layered.isEmpty {
+            let ip = layered.reduce(0) { saturatingSum($0, $1.layers.bytes(.ipShare)) }
+            let error = layered.reduce(0) { saturatingSum($0, $1.layers.error(.ipShare) ?? 0) }
+            meter.ipError = error
+            meter.ipErrorPercent = ip == 0 ? nil : 100 * Double(error) / Double(ip)
+        }
+        return meter
+    }
+}
+
+/// The rate figures and findings as text (every report words them the same).
+enum RateText {
+    /// Microseconds as seconds with 6 decimals, exactly (`0.300008`, `47.400010`).
+    static func seconds(_ microseconds: Int64) -> String {
+        FixedDecimal.withDigits(UInt64(microseconds.magnitude), decimals: 6, negative: microseconds < 0) {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
+
+    /// Microseconds as seconds for people: 3 decimals (`0.300 s`, `2.000 s`).
+    static func shortSeconds(_ microseconds: Int64) -> String {
+        TextFormat.fixed(Double(microseconds) / 1e6, decimals: 3) + " s"
+    }
+
+    /// Requests per minute for people: 1 decimal (`135.4`); `n/a` when undefined.
+    static func perMinute(_ value: Double?) -> String {
+        value.map { TextFormat.fixed($0, decimals: 1) } ?? "n/a"
+    }
+
+    /// One finding in words: `runaway ×3.12 (17 → 53 per third)`, `burst 5 in 1 s`,
+    /// `polling every 2.000 s`.
+    static func finding(_ finding: Finding) -> String {
+        switch finding {
+        case let .runaway(growth, first, last):
+            return
+                "runaway ×\(TextFormat.fixed(growth, decimals: 2)) (\(first) → \(last) requests per third of its span)"
+        case let .burst(perSecond):
+            return "burst \(perSecond) in 1 s"
+        case let .polling(period):
+            return "polling every \(shortSeconds(period))"
+        }
+    }
+
+    /// The findings in words, `; `-joined; `none` without one.
+    static func findings(_ findings: [Finding]) -> String {
+        findings.isEmpty ? "none" : findings.map(finding).joined(separator: "; ")
+    }
+}
+
+extension CostSection {
+    /// The table's columns (report.md and report.html): each meter's error against the HTTP
+    /// bytes and against the IP bytes, meters in report order.
+    var columns: [String] {
+        [
+            "#", "endpoint", "requests", "HTTP B", "IP B", "share of IP", "req/min", "peak/min", "median interval",
+            "min interval", "findings",
+        ] + (rows.first?.meters ?? []).flatMap { ["\($0.name) vs HTTP", "\($0.name) vs IP"] }
+    }
+
+    /// The right-aligned (numeric) columns of `columns`.
+    var numericColumns: Set<Int> {
+        Set([0, 2, 3, 4, 5, 6, 7, 8, 9]).union((0..<(2 * (rows.first?.meters.count ?? 0))).map { 11 + $0 })
+    }
+
+    /// A row's cells as text, the endpoint as it is (each report quotes it its own way).
+    static func cells(_ row: Row) -> [String] {
+        let rate = row.rate
+        return [
+            String(row.place), row.cost.endpoint, TextFormat.bytes(row.cost.requests),
+            TextFormat.bytes(row.cost.wireBytes), row.cost.ipBytes.map(TextFormat.bytes) ?? "n/a",
+            row.shareIP.map { TextFormat.fixed($0, decimals: 2) + "%" } ?? "n/a", RateText.perMinute(rate.perMinute),
+            rate.requests > 0 ? TextFormat.bytes(rate.peakPerMinute) : "n/a",
+            rate.medianInterval.map(RateText.shortSeconds) ?? "n/a",
+            rate.minimumInterval.map(RateText.shortSeconds) ?? "n/a",
+            rate.findings.isEmpty ? "" : rate.findings.map(RateText.finding).joined(separator: "; "),
+        ]
+            + row.meters.flatMap {
+                [TextFormat.signedPercent($0.errorPercent), TextFormat.signedPercent($0.ipErrorPercent)]
+            }
+    }
+
+    /// The paragraphs under the table, each in lines of at most 120 characters (report.md keeps
+    /// them, report.html joins them): the findings over every endpoint, the worst one, and the
+    /// requests left out.
+    var notes: [[String]] {
+        var notes: [[String]] = []
+        if findingCounts.isEmpty {
+            notes.append([
+                "No endpoint of the \(TextFormat.bytes(endpoints)) is polling, runaway or bursting"
+                    + " (the rules are in docs/FIGURES.md)."
+            ])
+        } else {
+            notes.append([
+                "Findings over all \(TextFormat.count(endpoints, "endpoint")): "
+                    + findingCounts.map { "\($0.name) \(TextFormat.bytes($0.endpoints))" }.joined(separator: ", ") + "."
+            ])
+        }
+        if let worst {
+            notes.append([
+                "The worst finding is on \(EndpointText.shortened(worst.endpoint)):",
+                RateText.finding(worst.finding) + ".",
+            ])
+        }
+        if untimedRequests > 0 {
+            notes.append([
+                "\(TextFormat.count(untimedRequests, "request")) without a time \(untimedRequests == 1 ? "is" : "are")"
+                    + " left out of every rate figure."
+            ])
+        }
+        return notes
+    }
+
+    /// The text above the table, in lines of at most 120 characters.
+    var intro: [String] {
+        [
+            (rows.count < endpoints
+                ? "The \(TextFormat.bytes(rows.count)) endpoints of \(TextFormat.bytes(endpoints)) that cost the most,"
+                : "The endpoints by cost,")
+                + " by IP bytes over both directions with each connection's overhead",
+            "shared out (ip_share); endpoints without IP layers (HAR) follow, by HTTP bytes.",
+            "Share: of the IP bytes of every captured connection (\(TextFormat.bytes(wholes.ip)) B).",
+            "Rate: over each endpoint's requests, first to last; peak: the most requests in 60 s.",
+            "Each meter's error: estimate - wire, against the HTTP bytes and against the IP bytes.",
+        ]
+    }
 }

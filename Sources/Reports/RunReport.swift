@@ -32,11 +32,18 @@ public struct RunReport: Sendable {
     private var ranking: [EndpointPlace]?
     /// `headerCompressionEndpoints()`'s answer, kept with the ranking it follows (three reports ask it).
     var headerCompressionRanking: [HeaderCompressionEndpoint]?
+    /// `costs()`'s answer, kept with the ranking (report.md, report.html, report.json and the
+    /// terminal summary ask it).
+    var costSection: CostSection?
 
     private mutating func forgetRanking() {
         ranking = nil
         headerCompressionRanking = nil
+        costSection = nil
     }
+
+    /// "What costs the user": the costliest endpoints with their rate and findings.
+    func costs() -> CostSection { costSection ?? CostSection(self) }
 
     public init(
         inputs: [InputDiagnostics], aggregation: Aggregation, settings: [(String, String)] = [],
@@ -88,6 +95,7 @@ public struct RunReport: Sendable {
         forgetRanking()
         ranking = rankedPlaces()
         headerCompressionRanking = headerCompressionEndpoints()
+        costSection = CostSection(self)
     }
 
     private func rankedPlaces() -> [EndpointPlace] {

@@ -62,7 +62,21 @@ public enum TerminalSummary {
                 }
             }
         }
+        lines.append(worstFinding(run.costs()))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The run's worst finding (docs/FIGURES.md, Rate and findings), with the endpoint's rate.
+    static func worstFinding(_ costs: CostSection) -> String {
+        guard let worst = costs.worst else { return "Findings: no endpoint is polling, runaway or bursting." }
+        var line =
+            "Worst finding: \(MarkdownText.printable(EndpointText.shortened(worst.endpoint))):"
+            + " \(RateText.finding(worst.finding))"
+        if let perMinute = worst.rate.perMinute { line += ", \(RateText.perMinute(perMinute)) requests/min" }
+        line += ", \(TextFormat.count(worst.rate.requests, "request"))"
+        let others = costs.findingCounts.reduce(0) { $0 + $1.endpoints } - 1
+        if others > 0 { line += " (\(TextFormat.count(others, "more finding")) in report.md)" }
+        return line + "."
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

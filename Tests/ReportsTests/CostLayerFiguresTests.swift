@@ -260,7 +260,7 @@ final class CostLayerFiguresTests: XCTestCase {
             let row = rows.first { $0.count > 1 && $0[0] == endpoint && $0[1] == direction }!
             return row[header.firstIndex(of: column)!]
         }
-        XCTAssertEqual(header.count, 8 + 2 * 13 + 8 + 2 * 12) // the counts with `protocol`
+        XCTAssertEqual(header.count, 8 + 2 * 13 + 8 + 2 * 12 + 2 + 13) // the counts with `protocol`, cost and rate
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_bytes"), "100")
         XCTAssertEqual(cell("GET api.test /a", "request", "tls_records"), "1")
         XCTAssertEqual(cell("GET api.test /a", "request", "ip_share"), "176")
@@ -325,6 +325,36 @@ final class CostLayerFiguresTests: XCTestCase {
                 "- 1 record HTTP only (HAR), in no figure here.",
                 "",
             ])
+    }
+
+    /// The share columns, counted by hand: the connections' totals set as their records and
+    /// overhead add up (connection 0: up 140 + 480 + 160 = 780, down 540 + 1040 + 170 = 1750;
+    /// connection 1: up 80 + 240 = 320, down 40 + 1080 = 1120): 3,970 IP bytes in all.
+    func testSharesOfTheWholeRun() {
+        var aggregation = CostFixture.aggregation()
+        for (up, down) in [(780, 1750), (320, 1120)] {
+            var row = ConnectionRow(input: "totals", connection: 9, client: "c", server: "s", protocolKind: .http1)
+            row.clientCost.total = LayerBytes(ip: up)
+            row.serverCost.total = LayerBytes(ip: down)
+            aggregation.add(row)
+        }
+        XCTAssertEqual(aggregation.wholeIPBytes, 3970)
+        let rows = EndpointsCSV.render(aggregation).components(separatedBy: "\r\n").map {
+            $0.components(separatedBy: ",")
+        }
+        let header = rows[0]
+        func cell(_ endpoint: String, _ direction: String, _ column: String) -> String {
+            let row = rows.first { $0.count > 1 && $0[0] == endpoint && $0[1] == direction }!
+            return row[header.firstIndex(of: column)!]
+        }
+        // ip_share 176 of 3,970 = 4.4332…%.
+        XCTAssertEqual(cell("GET api.test /a", "request", "ip_share"), "176")
+        XCTAssertEqual(cell("GET api.test /a", "request", "share_ip_pct"), "4.43")
+        // HTTP: R1 100 + H1 110 of 100 + 300 + 500 + 1000 + 110 = 2,010 → 10.447…%.
+        XCTAssertEqual(aggregation.wholeWireBytes, 2010)
+        XCTAssertEqual(cell("GET api.test /a", "request", "share_wire_pct"), "10.45")
+        // The `*` request row: 140 + 480 + 160 shared = 780 of 3,970 = 19.647…%.
+        XCTAssertEqual(cell("*", "request", "share_ip_pct"), "19.65")
     }
 
     func testReportJSONCarriesTheLayers() throws {

@@ -144,7 +144,9 @@ enum JSONReportOracle {
 
     static func document(_ run: RunReport) -> Document {
         let names = run.aggregation.estimatorNames
+        let wholes = EndpointsCSV.Wholes(run.aggregation)
         return Document(
+            costs: Costs(run.costs()),
             schema: "meteraudit-report", schemaVersion: JSONReport.schemaVersion,
             estimators: names,
             rankingEstimator: run.rankingEstimator.map { names[$0] }, rankBy: run.rankBy.rawValue,
@@ -153,10 +155,12 @@ enum JSONReportOracle {
             settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
             inputs: run.inputs.map(Input.init),
             totals: Dictionary(
-                uniqueKeysWithValues: run.totals.map { ($0.direction.rawValue, Group($0.figures, names: names)) }),
+                uniqueKeysWithValues: run.totals.map {
+                    ($0.direction.rawValue, Group($0.figures, names: names, wholes: wholes))
+                }),
             protocols: run.protocolTotals.reduce(into: [:]) { byProtocol, entry in
                 byProtocol[entry.key.wireProtocol.rawValue, default: [:]][entry.key.direction.rawValue] = Group(
-                    entry.figures, names: names)
+                    entry.figures, names: names, wholes: wholes, sharesOverhead: false)
             },
             http2Headers: HTTP2Headers(
                 endpoints: run.headerCompressionEndpoints().map { endpoint in
@@ -172,13 +176,139 @@ enum JSONReportOracle {
                         ($0.direction.rawValue, HPACK($0.figures, names: names))
                     })),
             endpoints: run.rankedEndpoints().map { endpoint in
-                Endpoint(
+                let rate = run.aggregation.rate(of: endpoint.endpoint)
+                return Endpoint(
                     rank: endpoint.rank, endpoint: endpoint.endpoint, rankAbsError: endpoint.absoluteError,
                     directions: Dictionary(
                         uniqueKeysWithValues: endpoint.directions.map {
-                            ($0.direction.rawValue, Group($0.figures, names: names))
-                        }))
+                            ($0.direction.rawValue, Group($0.figures, names: names, wholes: wholes))
+                        }), rate: Rate(rate), findings: rate.findings.map(FindingObject.init))
             })
+    }
+
+    struct Rate: Encodable {
+        var rate: RateFigures
+
+        init(_ rate: RateFigures) { self.rate = rate }
+
+        enum CodingKeys: String, CodingKey {
+            case timedRequests = "timed_requests", untimedRequests = "untimed_requests", spanS = "span_s"
+            case requestsPerMin = "requests_per_min", peakPerMin = "peak_per_min", peakPerS = "peak_per_s"
+            case intervalMedianS = "interval_median_s", intervalMinS = "interval_min_s"
+            case firstThird = "first_third", middleThird = "middle_third", lastThird = "last_third", growth
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            let timed = rate.requests > 0
+            try container.encode(rate.requests, forKey: .timedRequests)
+            try container.encode(rate.untimed, forKey: .untimedRequests)
+            try container.encode(rate.span.map { Double($0) / 1e6 }, forKey: .spanS)
+            try container.encode(JSONReportOracle.rounded(rate.perMinute), forKey: .requestsPerMin)
+            try container.encode(timed ? rate.peakPerMinute : nil, forKey: .peakPerMin)
+            try container.encode(timed ? rate.peakPerSecond : nil, forKey: .peakPerS)
+            try container.encode(rate.medianInterval.map { Double($0) / 1e6 }, forKey: .intervalMedianS)
+            try container.encode(rate.minimumInterval.map { Double($0) / 1e6 }, forKey: .intervalMinS)
+            try container.encode(rate.thirds?.first, forKey: .firstThird)
+            try container.encode(rate.thirds?.middle, forKey: .middleThird)
+            try container.encode(rate.thirds?.last, forKey: .lastThird)
+            try container.encode(JSONReportOracle.rounded(rate.growth), forKey: .growth)
+        }
+    }
+
+    struct FindingObject: Encodable {
+        var finding: Finding
+
+        init(_ finding: Finding) { self.finding = finding }
+
+        enum CodingKeys: String, CodingKey {
+            case name, growth, perS = "per_s", periodS = "period_s", firstThird = "first_third"
+            case lastThird = "last_third"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            var (growth, first, last, perSecond, period): (Double?, Int?, Int?, Int?, Double?) = (
+                nil, nil, nil, nil, nil
+            )
+            switch finding {
+            case let .runaway(g, f, l): (growth, first, last) = (g, f, l)
+            case let .burst(p): perSecond = p
+            case let .polling(p): period = Double(p) / 1e6
+            }
+            try container.encode(finding.name, forKey: .name)
+            try container.encode(JSONReportOracle.rounded(growth), forKey: .growth)
+            try container.encode(first, forKey: .firstThird)
+            try container.encode(last, forKey: .lastThird)
+            try container.encode(perSecond, forKey: .perS)
+            try container.encode(period, forKey: .periodS)
+        }
+    }
+
+    struct Costs: Encodable {
+        var section: CostSection
+
+        init(_ section: CostSection) { self.section = section }
+
+        enum CodingKeys: String, CodingKey {
+            case endpoints, findings, endpointCount = "endpoint_count", ipBytes = "ip_bytes"
+            case wireBytes = "wire_bytes", untimedRequests = "untimed_requests", worstFinding = "worst_finding"
+        }
+
+        struct Row: Encodable {
+            var row: CostSection.Row
+            enum CodingKeys: String, CodingKey {
+                case endpoint, findings, meters, place, rate, requests, ipBytes = "ip_bytes"
+                case shareIPPct = "share_ip_pct", shareWirePct = "share_wire_pct", wireBytes = "wire_bytes"
+            }
+            struct Meter: Encodable {
+                var meter: CostSection.MeterError
+                enum CodingKeys: String, CodingKey {
+                    case error, errorPct = "error_pct", ipError = "ip_error", ipErrorPct = "ip_error_pct"
+                }
+                func encode(to encoder: Encoder) throws {
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(meter.error, forKey: .error)
+                    try container.encode(JSONReportOracle.rounded(meter.errorPercent), forKey: .errorPct)
+                    try container.encode(meter.ipError, forKey: .ipError)
+                    try container.encode(JSONReportOracle.rounded(meter.ipErrorPercent), forKey: .ipErrorPct)
+                }
+            }
+            func encode(to encoder: Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(row.cost.endpoint, forKey: .endpoint)
+                try container.encode(row.rate.findings.map(FindingObject.init), forKey: .findings)
+                try container.encode(
+                    Dictionary(uniqueKeysWithValues: row.meters.map { ($0.name, Meter(meter: $0)) }), forKey: .meters)
+                try container.encode(row.place, forKey: .place)
+                try container.encode(Rate(row.rate), forKey: .rate)
+                try container.encode(row.cost.requests, forKey: .requests)
+                try container.encode(row.cost.ipBytes, forKey: .ipBytes)
+                try container.encode(JSONReportOracle.rounded(row.shareIP), forKey: .shareIPPct)
+                try container.encode(JSONReportOracle.rounded(row.shareWire), forKey: .shareWirePct)
+                try container.encode(row.cost.wireBytes, forKey: .wireBytes)
+            }
+        }
+
+        struct Worst: Encodable {
+            var endpoint: String
+            var finding: FindingObject
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(section.rows.map { Row(row: $0) }, forKey: .endpoints)
+            try container.encode(
+                Dictionary(uniqueKeysWithValues: section.findingCounts.map { ($0.name, $0.endpoints) }),
+                forKey: .findings)
+            try container.encode(section.endpoints, forKey: .endpointCount)
+            try container.encode(section.wholes.ip, forKey: .ipBytes)
+            try container.encode(section.wholes.wire, forKey: .wireBytes)
+            try container.encode(section.untimedRequests, forKey: .untimedRequests)
+            try container.encode(
+                section.worst.map { Worst(endpoint: $0.endpoint, finding: FindingObject($0.finding)) },
+                forKey: .worstFinding)
+        }
     }
 
     /// A fraction rounded to 6 decimals (never `-0`), so that the text is fixed.
@@ -189,6 +319,7 @@ enum JSONReportOracle {
     }
 
     struct Document: Encodable {
+        var costs: Costs
         var schema: String
         var schemaVersion: Int
         var estimators: [String]
@@ -206,7 +337,7 @@ enum JSONReportOracle {
             case schema, estimators, settings, inputs, totals, endpoints, protocols
             case schemaVersion = "schema_version", rankingEstimator = "ranking_estimator"
             case http2Headers = "http2_headers"
-            case rankBy = "rank_by", network
+            case rankBy = "rank_by", network, costs
         }
 
         func encode(to encoder: Encoder) throws {
@@ -223,6 +354,7 @@ enum JSONReportOracle {
             try container.encode(protocols, forKey: .protocols)
             try container.encode(http2Headers, forKey: .http2Headers)
             try container.encode(endpoints, forKey: .endpoints)
+            try container.encode(costs, forKey: .costs)
         }
     }
 
@@ -308,9 +440,11 @@ enum JSONReportOracle {
         var endpoint: String
         var rankAbsError: Int
         var directions: [String: Group]
+        var rate: Rate
+        var findings: [FindingObject]
 
         enum CodingKeys: String, CodingKey {
-            case rank, endpoint, directions
+            case rank, endpoint, directions, rate, findings
             case rankAbsError = "rank_abs_error"
         }
     }
@@ -324,13 +458,34 @@ enum JSONReportOracle {
         var protocols: [String: Int]
         var estimators: [String: Estimator]
         var layers: Layers
+        var shareWirePct: Double?
+        var shareIPPct: Double?
 
         enum CodingKeys: String, CodingKey {
             case records, unpaired, incomplete, unmeasured, estimators, layers, protocols
-            case wireBytes = "wire_bytes"
+            case wireBytes = "wire_bytes", shareWirePct = "share_wire_pct", shareIPPct = "share_ip_pct"
         }
 
-        init(_ figures: GroupFigures, names: [String]) {
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(records, forKey: .records)
+            try container.encode(unpaired, forKey: .unpaired)
+            try container.encode(incomplete, forKey: .incomplete)
+            try container.encode(unmeasured, forKey: .unmeasured)
+            try container.encode(wireBytes, forKey: .wireBytes)
+            try container.encode(protocols, forKey: .protocols)
+            try container.encode(estimators, forKey: .estimators)
+            try container.encode(layers, forKey: .layers)
+            try container.encode(shareWirePct, forKey: .shareWirePct)
+            try container.encode(shareIPPct, forKey: .shareIPPct)
+        }
+
+        init(_ figures: GroupFigures, names: [String], wholes: EndpointsCSV.Wholes, sharesOverhead: Bool = true) {
+            shareWirePct = JSONReportOracle.rounded(
+                wholes.wire == 0 ? nil : 100 * Double(figures.wireBytes) / Double(wholes.wire))
+            shareIPPct =
+                sharesOverhead && figures.layers.lowerRecords > 0 && wholes.ip > 0
+                ? JSONReportOracle.rounded(100 * Double(figures.layers.ipShare) / Double(wholes.ip)) : nil
             records = figures.records
             unpaired = figures.unpaired
             incomplete = figures.incomplete

@@ -200,7 +200,8 @@ final class ProtocolReportTests: XCTestCase {
         XCTAssertEqual(
             lines.filter { $0.hasPrefix("## ") },
             [
-                "## Inputs", "## Totals", "## Protocols", "## What the network carried", "## Endpoints",
+                "## Inputs", "## Totals", "## What costs the user", "## Protocols", "## What the network carried",
+                "## Endpoints",
                 "## HTTP/2 headers: the meter against HPACK",
                 "## Where the error comes from", "## Data quality",
             ])

@@ -400,9 +400,39 @@ def response_for(method, path, query, req_fields, req_body):
         body = text(n, f"slow{n}")
         head = hdr(SERVER_HDR, b"Content-Type: text/plain", b"Content-Length: %d" % n, *close_hdr)
         return Message("response", b"HTTP/1.1 200 OK\r\n", head, body, status=200)
+    if path.startswith("/api/"):
+        body = api_json(method, path, q)
+        if body is not None:
+            head = hdr(SERVER_HDR, b"Content-Type: application/json; charset=utf-8", b"Cache-Control: no-cache",
+                       b"Content-Length: %d" % len(body), *close_hdr)
+            return Message("response", b"HTTP/1.1 200 OK\r\n", head, body, status=200)
     body = b"not found\n"
     head = hdr(SERVER_HDR, b"Content-Type: text/plain", b"Content-Length: %d" % len(body), *close_hdr)
     return Message("response", b"HTTP/1.1 404 Not Found\r\n", head, body, status=404)
+
+
+def api_json(method, path, q):
+    """polling-runaway (scripts/make-polling-sample): a bus app's small JSON answers. Each body
+    depends on the method, path and query only (never on time or order): sizes are fixed."""
+    def dump(obj):
+        return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+    if method == "GET" and path == "/api/line/status":        # the side bar's leaked timers
+        line = int(q.get("line", "1"))
+        stops = [f"stop-{line}-{i:02d}" for i in range(12)]
+        buses = [{"bus": f"B{line}{i:02d}", "next_stop": stops[(3 * i + 1) % 12], "eta_s": 45 + 70 * i,
+                  "lat": round(31.2 + 0.0031 * i, 6), "lng": round(121.47 + 0.0027 * i, 6), "crowd": i % 3}
+                 for i in range(4)]
+        return dump({"line": line, "direction": "up", "buses": buses, "stops": stops, "status": "normal"})
+    if method == "GET" and path == "/api/stops/nearby":       # the steady 2 s poll
+        stops = [{"id": 1000 + i, "name": f"Stop {chr(65 + i)} Road", "dist_m": 60 + 85 * i,
+                  "lines": [12 + i, 42, 101 + 2 * i]} for i in range(8)]
+        return dump({"lat": q.get("lat"), "lng": q.get("lng"), "stops": stops})
+    if method == "POST" and path == "/api/route/plan":        # called by hand
+        legs = [{"line": 42 + i, "from": f"stop-{i}", "to": f"stop-{i + 1}", "minutes": 7 + 3 * i,
+                 "text": text(160, f"leg{i}").decode()} for i in range(5)]
+        return dump({"routes": [{"legs": legs, "minutes": 80, "transfers": 4}]})
+    return None
 
 
 # python-quirks: responses chosen by the raw request-target of scn_quirks' requests (each

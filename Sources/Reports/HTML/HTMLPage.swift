@@ -28,6 +28,13 @@ struct HTMLPage {
     var totalsRows = ""
     var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
+    /// "What costs the user": its text, table and chart.
+    var costsIntro = ""
+    var costsHeader = ""
+    var costsRows = ""
+    var costsNotes: [String] = []
+    var costsChart: [ChartView] = []
+    var hasCosts = false
     var settingsLine: [String] = []
     var chartGroups: [ChartGroup] = []
     var endpointsIntro = ""
@@ -54,6 +61,7 @@ struct HTMLPage {
             run, worstPlace: ranking.first.map { (endpoint: $0.endpoint, absoluteError: $0.absoluteError) })
         summary = Self.summary(summarySection)
         totalsRows = Self.totals(run)
+        fillCosts(run)
         protocols = ProtocolSection(run, endpointRows: maximumRows)
         estimatorsLine = summarySection.estimatorsLine.map { [$0] } ?? []
         if !run.settings.isEmpty {
@@ -64,6 +72,25 @@ struct HTMLPage {
         fillInputs(run)
         quality = Self.quality(run)
         fillCostLayers(run)
+    }
+
+    // MARK: - What costs the user
+
+    mutating func fillCosts(_ run: RunReport) {
+        let section = run.costs()
+        guard !section.rows.isEmpty else { return }
+        hasCosts = true
+        costsIntro = section.intro.joined(separator: " ")
+        costsHeader = HTMLRows.headings(section.columns)
+        let numeric = section.numericColumns
+        var rows = HTMLRows()
+        for row in section.rows {
+            rows.row(
+                CostSection.cells(row).enumerated().map { (text: $0.element, numeric: numeric.contains($0.offset)) })
+        }
+        costsRows = rows.html
+        costsNotes = section.notes.map { $0.joined(separator: " ") }
+        costsChart = [Self.view(RateChart.chart(section), "wide")]
     }
 
     // MARK: - Cost layers
@@ -153,6 +180,7 @@ struct HTMLPage {
         let names = run.aggregation.estimatorNames
         endpointHeader = HTMLRows.headings(EndpointsCSV.columns(estimators: names))
         endpointGroups = HTMLRows.groupHeadings(EndpointsCSV.columnGroups(estimators: names))
+        let wholes = EndpointsCSV.Wholes(run.aggregation)
         var rows = HTMLRows()
         var shown = 0
         for place in ranking {
@@ -160,7 +188,7 @@ struct HTMLPage {
             for (direction, figures) in run.figures(of: place) {
                 // The row endpoints.csv writes for this endpoint and direction, under the
                 // endpoint's name a disclosure of where each estimator's error comes from.
-                let csv = EndpointsCSV.row(endpoint: place.endpoint, direction: direction, figures)
+                let csv = EndpointsCSV.row(endpoint: place.endpoint, direction: direction, figures, wholes: wholes)
                 rows.markup("<tr>\n<td class=\"endpoint\"><details><summary>")
                 rows.text(csv[0])
                 rows.markup("</summary>\n")
@@ -191,7 +219,7 @@ struct HTMLPage {
         endpointRows = rows.html
         var totals = HTMLRows()
         for (direction, figures) in run.aggregation.sortedTotals {
-            let csv = EndpointsCSV.row(endpoint: "*", direction: direction, figures)
+            let csv = EndpointsCSV.row(endpoint: "*", direction: direction, figures, wholes: wholes)
             totals.markup("<tr><td class=\"endpoint\">")
             totals.text(csv[0])
             totals.markup("</td>")
@@ -286,6 +314,12 @@ extension HTMLPage: MustacheParent {
         case "totalsRows": return totalsRows
         case "protocols": return protocols
         case "estimatorsLine": return estimatorsLine
+        case "costsIntro": return costsIntro
+        case "costsHeader": return costsHeader
+        case "costsRows": return costsRows
+        case "costsNotes": return costsNotes
+        case "costsChart": return costsChart
+        case "hasCosts": return hasCosts
         case "settingsLine": return settingsLine
         case "chartGroups": return chartGroups
         case "endpointsIntro": return endpointsIntro

@@ -19,7 +19,7 @@ enum HTMLTemplates {
         <h1>{{title}}</h1>
         {{#summary}}<p class="lead">{{.}}</p>
         {{/summary}}
-        <nav><a href="#totals">Totals</a> · <a href="#protocols">Protocols</a> · <a href="#charts">Charts</a> · <a href="#endpoints">Endpoints</a> · <a href="#cost-layers">Cost layers</a> · <a href="#inputs">Inputs</a> · <a href="#quality">Data quality</a></nav>
+        <nav><a href="#totals">Totals</a> · <a href="#costs">What costs the user</a> · <a href="#protocols">Protocols</a> · <a href="#charts">Charts</a> · <a href="#endpoints">Endpoints</a> · <a href="#cost-layers">Cost layers</a> · <a href="#inputs">Inputs</a> · <a href="#quality">Data quality</a></nav>
         </header>
         <main>
         <section id="totals">
@@ -33,6 +33,27 @@ enum HTMLTemplates {
         {{#estimatorsLine}}<p>{{.}}</p>{{/estimatorsLine}}
         {{#settingsLine}}<p>{{.}}</p>{{/settingsLine}}
         </section>
+        {{#hasCosts}}
+        <section id="costs">
+        <h2>What costs the user</h2>
+        <p>{{costsIntro}}</p>
+        <div class="scroll"><table class="figures">
+        <thead><tr>{{{costsHeader}}}</tr></thead>
+        <tbody>
+        {{{costsRows}}}</tbody>
+        </table></div>
+        {{#costsNotes}}<p>{{.}}</p>
+        {{/costsNotes}}
+        <div class="charts">
+        {{#costsChart}}<figure class="{{size}}">
+        <figcaption><strong>{{title}}</strong></figcaption>
+        {{{svg}}}
+        {{#note}}<p class="note">{{.}}</p>{{/note}}
+        </figure>
+        {{/costsChart}}
+        </div>
+        </section>
+        {{/hasCosts}}
         {{#protocols}}
         <section id="protocols">
         <h2>Protocols</h2>
