@@ -63,6 +63,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
+        // Meter logs: an app's own meter, read (JSON Lines or CSV) and joined to the wire (docs/METER-LOG.md).
+        .target(name: "MeterLog", dependencies: ["CaptureIO"]),
         .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
         .target(
             name: "Analysis",
@@ -88,7 +90,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HTTP2", "Records", "HARMessages",
                 "ContentCoding",
-                "TLS",
+                "TLS", "MeterLog",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -123,6 +125,7 @@ let package = Package(
             dependencies: [
                 "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
             ]),
+        .testTarget(name: "MeterLogTests", dependencies: ["MeterLog", "CaptureIO"]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
     ],
     swiftLanguageModes: [.v5]
@@ -134,7 +137,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2",
+    "FuzzTLS", "FuzzHTTP2", "FuzzMeterLog",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))
