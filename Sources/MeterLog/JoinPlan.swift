@@ -306,26 +306,56 @@ struct Plan {
         guard !differences.isEmpty else { return [0] }
         differences.sort()
         let width = options.tolerance.multipliedSaturating(by: 2)
-        var windows: [(count: Int, center: Int64)] = []
-        windows.reserveCapacity(differences.count)
+        // Window i starts at differences[i]; its center never decreases with i.
+        var counts = [Int](repeating: 0, count: differences.count)
+        var centers = [Int64](repeating: 0, count: differences.count)
         var end = 0
         for start in differences.indices {
-            if end < start { end = start }
+            end = max(end, start)
             let last = differences[start].addingSaturating(width)
             while end < differences.count, differences[end] <= last { end += 1 }
-            let center = differences[start].addingSaturating(differences[end - 1].subtractingSaturating(differences[start]) / 2)
-            windows.append((end - start, center))
+            counts[start] = end - start
+            centers[start] = differences[start].addingSaturating(
+                differences[end - 1].subtractingSaturating(differences[start]) / 2)
         }
-        windows.sort { ($0.count, -$0.center.magnitudeSaturating) > ($1.count, -$1.center.magnitudeSaturating) }
+        // The densest window, then the densest whose center is over a tolerance from those
+        // taken (a range of windows, centers being sorted), and so on: O(k·P).
+        var suppressed = [Bool](repeating: false, count: differences.count)
         var picked: [Int64] = []
-        for window in windows {
-            if picked.count >= options.candidateOffsets { break }
-            if picked.allSatisfy({ $0.subtractingSaturating(window.center).magnitudeSaturating > options.tolerance }) {
-                picked.append(window.center)
+        while picked.count < options.candidateOffsets {
+            var best = -1
+            for index in counts.indices where !suppressed[index] {
+                if best < 0 || counts[index] > counts[best]
+                    || (counts[index] == counts[best]
+                        && centers[index].magnitudeSaturating < centers[best].magnitudeSaturating)
+                {
+                    best = index
+                }
+            }
+            guard best >= 0 else { break }
+            let center = centers[best]
+            picked.append(center)
+            let low = center.subtractingSaturating(options.tolerance)
+            let high = center.addingSaturating(options.tolerance)
+            var index = Self.firstIndex(in: centers, notBelow: low)
+            while index < centers.count, centers[index] <= high {
+                suppressed[index] = true
+                index += 1
             }
         }
         if picked.allSatisfy({ $0.magnitudeSaturating > options.tolerance }) { picked.append(0) }
         return picked
+    }
+
+    /// The first index of a sorted array whose value is at least `value` (its count if none).
+    static func firstIndex(in sorted: [Int64], notBelow value: Int64) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The median of (record time − entry time) over the pairs; nil without pairs.

@@ -63,7 +63,7 @@ public struct JoinOptions: Sendable, Equatable {
     public var candidateOffsets: Int
 
     public init(
-        tolerance: Int64 = 2_000_000_000, clockOffset: Int64? = nil, maxCandidatePairs: Int = 1 << 21,
+        tolerance: Int64 = 2_000_000_000, clockOffset: Int64? = nil, maxCandidatePairs: Int = 1 << 18,
         candidateOffsets: Int = 16
     ) {
         self.tolerance = max(0, tolerance)
@@ -120,13 +120,14 @@ public struct JoinResult: Sendable, Equatable {
 ///   records within the tolerance of each entry: O(n·w) for n entries and w records in a window.
 ///   For responses, an entry whose `pairing` is shared by a request entry matched to record R
 ///   takes R's response record first, whatever its time.
-/// - Offset, unless given: every compatible (entry, record) difference within a group (a bounded
-///   number, `maxCandidatePairs`, sampled evenly in the largest groups) is sorted; a window as
-///   wide as twice the tolerance slides over them; the `candidateOffsets` densest windows that
-///   do not overlap, and 0, are tried with the full assignment; the one with the most pairs
-///   wins (then the smallest sum of distances, then the smallest |offset|); the offset becomes
-///   the median difference of its pairs and the assignment is run again there (kept if not
-///   worse). O(P log P + k·(N + M)·w) for P differences, k candidates, N entries, M records.
+/// - Offset, unless given: every compatible (entry, record) time difference within a bucket (at
+///   most `maxCandidatePairs`, sampled evenly in the largest buckets) is sorted; a window twice
+///   the tolerance wide slides over them; the centers of the `candidateOffsets` densest windows
+///   over a tolerance apart, and 0, are tried with the full assignment; the one with the most
+///   pairs wins (then the smallest sum of distances, then the smallest |offset|); the offset
+///   becomes the median difference of its pairs and the assignment runs again there (kept if
+///   not worse). O(P log P + k·P + k·(N + M)·w) for P differences, k candidates, N entries,
+///   M records and w records in a window.
 public enum MeterJoin {
     public static func join(entries: [JoinEntry], records: [WireRecord], options: JoinOptions = JoinOptions())
         -> JoinResult
