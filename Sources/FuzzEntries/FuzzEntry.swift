@@ -14,6 +14,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case contentDecoder = "FuzzContentDecoder"
     case tls = "FuzzTLS"
     case http2 = "FuzzHTTP2"
+    case meterLog = "FuzzMeterLog"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -32,6 +33,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .contentDecoder: ContentDecoderEntry.run(input)
         case .tls: TLSEntry.run(input)
         case .http2: HTTP2Entry.run(input)
+        case .meterLog: MeterLogEntry.run(input)
         }
     }
 
