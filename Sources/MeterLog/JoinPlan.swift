@@ -150,7 +150,7 @@ struct Plan {
 
     // MARK: Assignment
 
-    func assign(offset: Int64, tolerance: Int64) -> Matching {
+    func assign(offset: Int64, tolerance: Int64, maxBand: Int) -> Matching {
         var matching = Matching(recordOfEntry: [Int](repeating: -1, count: entries.count))
         var taken = [Bool](repeating: false, count: records.count)
         func take(_ e: Int, _ r: Int) {
@@ -182,7 +182,7 @@ struct Plan {
                 guard !free.isEmpty, !open.isEmpty else { continue }
                 let pairs = Self.align(
                     entryTimes: free.map { entries[$0].time.addingSaturating(offset) },
-                    recordTimes: open.map { records[$0].time }, tolerance: tolerance
+                    recordTimes: open.map { records[$0].time }, tolerance: tolerance, maxBand: maxBand
                 ) { compatible(free[$0], open[$1]) }
                 for (i, j) in pairs { take(free[i], open[j]) }
             }
@@ -195,8 +195,12 @@ struct Plan {
     /// A dynamic program over F(i, j), the best score with the first i entries and j records,
     /// kept as one row updated in place over each entry's band of records (those within the
     /// tolerance): O(Σ band) time, the choices taken kept for the way back.
+    /// `maxBand` bounds each entry's band to the records of the `maxBand` ranks on either side of
+    /// its time, so a dense run of identical requests (thousands within the tolerance) costs
+    /// O(n·maxBand), not O(n·w).
     static func align(
-        entryTimes: [Int64], recordTimes: [Int64], tolerance: Int64, allowed: (Int, Int) -> Bool
+        entryTimes: [Int64], recordTimes: [Int64], tolerance: Int64, maxBand: Int = Int.max,
+        allowed: (Int, Int) -> Bool
     ) -> [(Int, Int)] {
         let n = entryTimes.count
         let m = recordTimes.count
@@ -207,15 +211,20 @@ struct Plan {
         var bandHigh = [Int](repeating: 0, count: n)
         var choiceStart = [Int](repeating: 0, count: n)
         var choices: [UInt8] = []
-        var low = 0
-        var high = 0
+        var timeLow = 0
+        var timeHigh = 0
+        var atOrBefore = 0  // records at or before the entry's time
         for i in 0..<n {
             let time = entryTimes[i]
             let earliest = time.subtractingSaturating(tolerance)
             let latest = time.addingSaturating(tolerance)
-            while low < m, recordTimes[low] < earliest { low += 1 }
-            high = max(high, low)
-            while high < m, recordTimes[high] <= latest { high += 1 }
+            while timeLow < m, recordTimes[timeLow] < earliest { timeLow += 1 }
+            timeHigh = max(timeHigh, timeLow)
+            while timeHigh < m, recordTimes[timeHigh] <= latest { timeHigh += 1 }
+            while atOrBefore < m, recordTimes[atOrBefore] <= time { atOrBefore += 1 }
+            // Both bounds never decrease with i, which the row's frontier relies on.
+            let low = max(timeLow, atOrBefore - min(maxBand, atOrBefore))
+            let high = min(timeHigh, atOrBefore + min(maxBand, m - atOrBefore))
             bandLow[i] = low
             bandHigh[i] = high
             choiceStart[i] = choices.count
@@ -290,9 +299,7 @@ struct Plan {
             let bucket = buckets[index]
             let share = max(1, (budget - differences.count) / (order.count - rank))
             let ratio = (sizes[index] + share - 1) / share
-            var entryStride = 1
-            while entryStride * entryStride < ratio { entryStride += 1 }
-            entryStride = min(entryStride, bucket.entries.count)
+            let entryStride = min(Int(Double(ratio).squareRoot().rounded(.up)), bucket.entries.count)
             let recordStride = max(1, min(bucket.records.count, (ratio + entryStride - 1) / entryStride))
             for e in stride(from: 0, to: bucket.entries.count, by: entryStride) {
                 let entry = bucket.entries[e]

@@ -61,15 +61,20 @@ public struct JoinOptions: Sendable, Equatable {
     public var maxCandidatePairs: Int
     /// How many of the densest offsets are tried with a full assignment.
     public var candidateOffsets: Int
+    /// An entry considers at most this many records on either side of its time (by rank), in
+    /// its tolerance: bounds time and memory where thousands of identical requests fall within
+    /// the tolerance.
+    public var maxBand: Int
 
     public init(
         tolerance: Int64 = 2_000_000_000, clockOffset: Int64? = nil, maxCandidatePairs: Int = 1 << 18,
-        candidateOffsets: Int = 16
+        candidateOffsets: Int = 16, maxBand: Int = 64
     ) {
         self.tolerance = max(0, tolerance)
         self.clockOffset = clockOffset
         self.maxCandidatePairs = max(1, maxCandidatePairs)
         self.candidateOffsets = max(1, candidateOffsets)
+        self.maxBand = max(1, maxBand)
     }
 }
 
@@ -117,7 +122,8 @@ public struct JoinResult: Sendable, Equatable {
 ///   matched without crossing (an earlier entry never takes a later record than a later entry),
 ///   each pair within the tolerance, the most pairs, then the smallest sum of |distance|
 ///   (nearest first); ties to the earlier record. It is a dynamic program over the band of
-///   records within the tolerance of each entry: O(n·w) for n entries and w records in a window.
+///   records within the tolerance of each entry, at most `maxBand` ranks on either side of its
+///   time: O(n·w) for n entries and w ≤ 2·maxBand records in a band.
 ///   For responses, an entry whose `pairing` is shared by a request entry matched to record R
 ///   takes R's response record first, whatever its time.
 /// - Offset, unless given: every compatible (entry, record) time difference within a bucket (at
@@ -136,14 +142,14 @@ public enum MeterJoin {
         var offset: ClockOffset
         var matching: Matching
         if let given = options.clockOffset {
-            matching = plan.assign(offset: given, tolerance: options.tolerance)
+            matching = plan.assign(offset: given, tolerance: options.tolerance, maxBand: options.maxBand)
             offset = ClockOffset(
                 nanoseconds: given, estimated: false, spread: 0, lowest: 0, highest: 0, candidatesTried: 0)
         } else {
             let candidates = plan.candidateOffsets(options: options)
             var best: (offset: Int64, matching: Matching)?
             for candidate in candidates {
-                let trial = plan.assign(offset: candidate, tolerance: options.tolerance)
+                let trial = plan.assign(offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand)
                 if let current = best {
                     if trial.isBetter(than: current.matching)
                         || (trial.ties(current.matching) && candidate.magnitude < current.offset.magnitude)
@@ -156,7 +162,7 @@ public enum MeterJoin {
             }
             var chosen = best!
             if let median = plan.median(of: chosen.matching), median != chosen.offset {
-                let refined = plan.assign(offset: median, tolerance: options.tolerance)
+                let refined = plan.assign(offset: median, tolerance: options.tolerance, maxBand: options.maxBand)
                 if !chosen.matching.isBetter(than: refined) { chosen = (median, refined) }
             }
             matching = chosen.matching

@@ -284,11 +284,16 @@ public enum MeterLogReader {
                 }
                 sizes.append((direction, bytes, parts[0], parts[1], parts[2]))
             }
-            let methodIndex = log.methods.intern(method)
-            let meterIndex = log.meters.intern(fields[.meter] ?? "")
-            guard methodIndex <= Int(UInt16.max), meterIndex <= Int(UInt16.max) else {
-                throw LineError(kind: .tooManyNames(methodIndex > Int(UInt16.max) ? "methods" : "meter names"))
+            let meter = fields[.meter] ?? ""
+            // A name is taken into its table only while indexes remain: bad lines grow nothing.
+            guard log.methods.index[method] != nil || log.methods.strings.count <= Int(UInt16.max) else {
+                throw LineError(kind: .tooManyNames("methods"))
             }
+            guard log.meters.index[meter] != nil || log.meters.strings.count <= Int(UInt16.max) else {
+                throw LineError(kind: .tooManyNames("meter names"))
+            }
+            let methodIndex = log.methods.intern(method)
+            let meterIndex = log.meters.intern(meter)
             let urlIndex = UInt32(truncatingIfNeeded: log.urls.intern(url))
             let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
             for (direction, bytes, lineBytes, headersBytes, bodyBytes) in sizes {
