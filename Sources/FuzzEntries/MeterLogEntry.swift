@@ -13,7 +13,9 @@ enum MeterLogEntry {
         guard let log = try? MeterLogReader.read(path: path, limits: limits) else { return }
         precondition(log.peakLineBytes <= limits.maxLineBytes, "a line held past the limit")
         for entry in log.entries { precondition(Int(entry.logLine) <= log.linesRead, "entry past the last line") }
-        for diagnostic in log.diagnostics { precondition(diagnostic.line <= log.linesRead, "diagnostic past the last line") }
+        for diagnostic in log.diagnostics {
+            precondition(diagnostic.line <= log.linesRead, "diagnostic past the last line")
+        }
         for meter in log.meterNames {
             let entries = log.joinEntries(meter: meter)
             let records = entries.enumerated().map { position, entry in

@@ -92,10 +92,16 @@ struct Plan {
                 responseOfExchange[exchange] = position
             }
         }
-        let order = keys.indices.sorted { (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1) }
+        let order = keys.indices.sorted {
+            (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1)
+        }
         for index in order {
-            let entryOrder = groupEntries[index].sorted { (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index) }
-            let recordOrder = groupRecords[index].sorted { (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index) }
+            let entryOrder = groupEntries[index].sorted {
+                (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index)
+            }
+            let recordOrder = groupRecords[index].sorted {
+                (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+            }
             var bucketKeys: [BucketKey] = []
             var entriesOfKey: [BucketKey: [Int]] = [:]
             for position in entryOrder {
@@ -117,11 +123,15 @@ struct Plan {
                 }
             }
             var group = Group()
-            for key in bucketKeys.enumerated().sorted(by: { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }).map(\.element) {
+            for key in bucketKeys.enumerated().sorted(by: {
+                ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset)
+            }).map(\.element) {
                 let candidates: [Int]
                 switch (key.query, key.status) {
                 case let (query?, status?):
-                    candidates = (recordsOfQuery[query] ?? []).filter { records[$0].status == nil || records[$0].status == status }
+                    candidates = (recordsOfQuery[query] ?? []).filter {
+                        records[$0].status == nil || records[$0].status == status
+                    }
                 case let (query?, nil): candidates = recordsOfQuery[query] ?? []
                 case let (nil, status?):
                     candidates = ((recordsOfStatus[status] ?? []) + recordsWithoutStatus).sorted {
@@ -165,7 +175,9 @@ struct Plan {
                 // A response whose request entry matched takes that exchange's response record.
                 for bucket in group.buckets {
                     for e in bucket.entries {
-                        guard let pairing = entries[e].pairing, let request = requestOfPairing[pairing] else { continue }
+                        guard let pairing = entries[e].pairing, let request = requestOfPairing[pairing] else {
+                            continue
+                        }
                         let requestRecord = matching.recordOfEntry[request]
                         guard requestRecord >= 0, let exchange = records[requestRecord].exchange,
                             let r = responseOfExchange[exchange], !taken[r],
@@ -206,14 +218,14 @@ struct Plan {
         let m = recordTimes.count
         guard n > 0, m > 0 else { return [] }
         var score = [AlignmentScore](repeating: AlignmentScore(count: 0, cost: 0), count: m + 1)
-        var frontier = 0  // score[j] for j > frontier equals score[frontier]
+        var frontier = 0 // score[j] for j > frontier equals score[frontier]
         var bandLow = [Int](repeating: 0, count: n)
         var bandHigh = [Int](repeating: 0, count: n)
         var choiceStart = [Int](repeating: 0, count: n)
         var choices: [UInt8] = []
         var timeLow = 0
         var timeHigh = 0
-        var atOrBefore = 0  // records at or before the entry's time
+        var atOrBefore = 0 // records at or before the entry's time
         for i in 0..<n {
             let time = entryTimes[i]
             let earliest = time.subtractingSaturating(tolerance)
@@ -237,10 +249,10 @@ struct Plan {
             for j in (low + 1)...high {
                 let old = score[j]
                 var best = old
-                var choice: UInt8 = 0  // entry i unused
+                var choice: UInt8 = 0 // entry i unused
                 if best.isWorse(than: score[j - 1]) {
                     best = score[j - 1]
-                    choice = 1  // record j-1 unused
+                    choice = 1 // record j-1 unused
                 }
                 if allowed(i, j - 1) {
                     let distance = recordTimes[j - 1].subtractingSaturating(time).magnitudeSaturating
@@ -248,7 +260,7 @@ struct Plan {
                         count: previousOld.count + 1, cost: previousOld.cost.addingSaturating(distance))
                     if best.isWorse(than: taken) {
                         best = taken
-                        choice = 2  // entry i with record j-1
+                        choice = 2 // entry i with record j-1
                     }
                 }
                 score[j] = best
@@ -396,7 +408,8 @@ struct Plan {
                 unmatchedEntries.append(entries[e].index)
             } else {
                 recordMatched[r] = true
-                let distance = records[r].time.subtractingSaturating(entries[e].time.addingSaturating(offset.nanoseconds))
+                let distance = records[r].time.subtractingSaturating(
+                    entries[e].time.addingSaturating(offset.nanoseconds))
                 pairs.append(JoinPair(entry: entries[e].index, record: records[r].index, distance: distance))
             }
         }

@@ -46,7 +46,9 @@ final class LineReader {
         let count = fread(chunk, 1, chunkBytes, file)
         if count == 0 {
             atEOF = true
-            if ferror(file) != 0 { throw MeterLogError.readFailed(path: path, reason: String(cString: strerror(errno))) }
+            if ferror(file) != 0 {
+                throw MeterLogError.readFailed(path: path, reason: String(cString: strerror(errno)))
+            }
             return false
         }
         position = 0
@@ -72,7 +74,7 @@ final class LineReader {
             if length <= maxLineBytes {
                 let room = maxLineBytes + 1 - length
                 bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: min(take, room)))
-                if bytes.count > maxLineBytes { bytes = [] }  // dropped: the rest only counted
+                if bytes.count > maxLineBytes { bytes = [] } // dropped: the rest only counted
                 peakLineBytes = max(peakLineBytes, bytes.count)
             }
             length = length &+ take

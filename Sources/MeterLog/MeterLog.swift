@@ -26,7 +26,7 @@ public struct MeterLog: Sendable {
 
     init(path: String) {
         self.path = path
-        meters.intern("")  // index 0: the file's own meter, for entries without `meter`
+        meters.intern("") // index 0: the file's own meter, for entries without `meter`
     }
 
     public func method(of entry: MeterEntry) -> String { methods.strings[Int(entry.methodIndex)] }

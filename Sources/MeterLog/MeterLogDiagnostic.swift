@@ -96,7 +96,8 @@ public struct MeterLogDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case let .timeOutOfRange(text):
             return "\(place): `time` \(text) is out of range (1970 to 2262; milliseconds for seconds?); line skipped"
         case let .componentsDoNotSum(bytes, line, headers, body):
-            return "\(place): line + headers + body = \(line) + \(headers) + \(body) is not bytes = \(bytes); entry kept"
+            return
+                "\(place): line + headers + body = \(line) + \(headers) + \(body) is not bytes = \(bytes); entry kept"
         case let .duplicateID(id, firstLine):
             return "\(place): id \"\(id)\" already used at line \(firstLine); entry kept without its id"
         case let .lineTooLong(bytes): return "\(place): line of \(bytes) bytes is longer than the limit; skipped"

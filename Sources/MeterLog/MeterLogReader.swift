@@ -184,7 +184,8 @@ public enum MeterLogReader {
         func csvFields(_ bytes: [UInt8]) throws -> Fields {
             let values = try Self.splitCSV(bytes)
             guard values.count <= columns.count else {
-                throw LineError(kind: .invalidCSV(reason: "\(values.count) fields where the header has \(columns.count)"))
+                throw LineError(
+                    kind: .invalidCSV(reason: "\(values.count) fields where the header has \(columns.count)"))
             }
             var fields = Fields()
             for (column, value) in zip(columns, values) {
@@ -233,7 +234,7 @@ public enum MeterLogReader {
                 }
                 fields.append(String(decoding: field, as: UTF8.self))
                 guard index < bytes.count else { return fields }
-                index += 1  // the comma
+                index += 1 // the comma
             }
         }
 

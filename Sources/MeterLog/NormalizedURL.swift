@@ -111,7 +111,8 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]),
+                let low = hexValue(bytes[index + 2])
             {
                 let decoded = high << 4 | low
                 if isUnreserved(decoded) {

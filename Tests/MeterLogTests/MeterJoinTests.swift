@@ -51,7 +51,7 @@ final class MeterJoinTests: XCTestCase {
         let records = [
             Self.record(10, "https://A.example:443/x", at: 5 * Self.ms),
             Self.record(11, .response, "https://a.example/x", at: 90 * Self.ms, status: 200),
-            Self.record(12, "https://a.example/y", at: 210 * Self.ms, method: "GET"),  // another method
+            Self.record(12, "https://a.example/y", at: 210 * Self.ms, method: "GET"), // another method
             Self.record(13, "https://a.example/y", at: 220 * Self.ms, method: "POST"),
         ]
         let result = MeterJoin.join(entries: entries, records: records, options: JoinOptions(clockOffset: 0))
@@ -92,7 +92,7 @@ final class MeterJoinTests: XCTestCase {
         ]
         let result = MeterJoin.join(entries: entries, records: records, options: JoinOptions(clockOffset: 0))
         XCTAssertEqual(Self.pairs(result), [[0, 0], [1, 1]])
-        XCTAssertEqual(result.unmatchedRecords, [2])  // beyond the 2 s tolerance
+        XCTAssertEqual(result.unmatchedRecords, [2]) // beyond the 2 s tolerance
     }
 
     /// Two entries for one record: the nearer one takes it, the other is "metered, not on the wire".
@@ -161,7 +161,8 @@ final class MeterJoinTests: XCTestCase {
         for index in 0..<20 {
             let time = Int64(index) * 700 * Self.ms
             records.append(Self.record(index, "http://a.example/item/\(index % 7)", at: time))
-            entries.append(Self.entry(index, "http://a.example/item/\(index % 7)", at: time + shift + Int64(index % 5) * Self.ms))
+            entries.append(
+                Self.entry(index, "http://a.example/item/\(index % 7)", at: time + shift + Int64(index % 5) * Self.ms))
         }
         let result = MeterJoin.join(entries: entries, records: records)
         XCTAssertEqual(result.pairs.count, 20)
@@ -181,12 +182,20 @@ final class MeterJoinTests: XCTestCase {
         let onlyEntries = MeterJoin.join(entries: [Self.entry(4, "http://a.example/", at: 0)], records: [])
         XCTAssertEqual(onlyEntries.unmatchedEntries, [4])
         let extremes = [
-            JoinEntry(direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: 0, pairing: nil, index: 0),
-            JoinEntry(direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: .max, pairing: nil, index: 1),
+            JoinEntry(
+                direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: 0,
+                pairing: nil, index: 0),
+            JoinEntry(
+                direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: .max,
+                pairing: nil, index: 1),
         ]
         let records = [
-            WireRecord(direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: .max, exchange: nil, index: 0),
-            WireRecord(direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: 0, exchange: nil, index: 1),
+            WireRecord(
+                direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: .max,
+                exchange: nil, index: 0),
+            WireRecord(
+                direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: 0,
+                exchange: nil, index: 1),
         ]
         let saturated = MeterJoin.join(entries: extremes, records: records)
         XCTAssertEqual(saturated.pairs.count, 2)
@@ -204,7 +213,8 @@ final class MeterJoinTests: XCTestCase {
             let tolerance = Int64(generator.next() % 12)
             let forbidden = Set((0..<3).map { _ in [Int(generator.next() % 6), Int(generator.next() % 6)] })
             let allowed = { (i: Int, j: Int) in !forbidden.contains([i, j]) }
-            let pairs = Plan.align(entryTimes: entryTimes, recordTimes: recordTimes, tolerance: tolerance, allowed: allowed)
+            let pairs = Plan.align(
+                entryTimes: entryTimes, recordTimes: recordTimes, tolerance: tolerance, allowed: allowed)
             // The pairs found are valid: in order, within the tolerance, allowed.
             for (a, b) in zip(pairs, pairs.dropFirst()) { XCTAssertTrue(a.0 < b.0 && a.1 < b.1) }
             for (i, j) in pairs {
@@ -276,7 +286,9 @@ extension MeterJoinTests {
             let entryTimes = (0..<12).map { _ in Int64(generator.next() % 60) }.sorted()
             let recordTimes = (0..<12).map { _ in Int64(generator.next() % 60) }.sorted()
             let free = Plan.align(entryTimes: entryTimes, recordTimes: recordTimes, tolerance: 6) { _, _ in true }
-            let bounded = Plan.align(entryTimes: entryTimes, recordTimes: recordTimes, tolerance: 6, maxBand: 12) { _, _ in true }
+            let bounded = Plan.align(entryTimes: entryTimes, recordTimes: recordTimes, tolerance: 6, maxBand: 12) {
+                _, _ in true
+            }
             XCTAssertEqual(free.map { [$0.0, $0.1] }, bounded.map { [$0.0, $0.1] })
         }
     }

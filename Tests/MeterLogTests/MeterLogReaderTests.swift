@@ -18,7 +18,7 @@ final class MeterLogReaderTests: XCTestCase {
         log.diagnostics.map { ($0.line, $0.kind) }
     }
 
-    static let base: Int64 = 1_795_511_702 * 1_000_000_000  // 2026-11-24T09:15:02Z
+    static let base: Int64 = 1_795_511_702 * 1_000_000_000 // 2026-11-24T09:15:02Z
 
     func testEntryIsCompact() {
         XCTAssertEqual(MemoryLayout<MeterEntry>.size, 60)
@@ -89,7 +89,7 @@ final class MeterLogReaderTests: XCTestCase {
             XCTAssertEqual(json.url(of: a), csv.url(of: b))
             XCTAssertEqual(json.id(of: a), csv.id(of: b))
             XCTAssertEqual(json.meter(of: a), csv.meter(of: b))
-            XCTAssertEqual(a.logLine + 1, b.logLine)  // the header is line 1
+            XCTAssertEqual(a.logLine + 1, b.logLine) // the header is line 1
         }
     }
 
@@ -289,7 +289,7 @@ final class MeterLogReaderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(descriptor, 0)
         _ = (first + hugeStart).withCString { write(descriptor, $0, strlen($0)) }
         let hugeEnd = off_t(first.utf8.count + gigabyte)
-        XCTAssertEqual(ftruncate(descriptor, hugeEnd), 0)  // a hole of zero bytes up to here
+        XCTAssertEqual(ftruncate(descriptor, hugeEnd), 0) // a hole of zero bytes up to here
         XCTAssertEqual(lseek(descriptor, hugeEnd, SEEK_SET), hugeEnd)
         _ = last.withCString { write(descriptor, $0, strlen($0)) }
         close(descriptor)
@@ -301,13 +301,16 @@ final class MeterLogReaderTests: XCTestCase {
         XCTAssertEqual(Self.problems(log).map(\.0), [2])
         XCTAssertEqual(Self.problems(log).map(\.1), [.lineTooLong(bytes: gigabyte)])
         XCTAssertLessThanOrEqual(log.peakLineBytes, limits.maxLineBytes)
-        XCTAssertTrue(log.diagnostics[0].description.hasSuffix("huge.jsonl:2: line of 1073741824 bytes is longer than the limit; skipped"))
+        XCTAssertTrue(
+            log.diagnostics[0].description.hasSuffix(
+                "huge.jsonl:2: line of 1073741824 bytes is longer than the limit; skipped"))
     }
 
     func testLineAtTheLimitIsKept() throws {
         let line = #"{"time":1,"kind":"request","method":"GET","url":"http://a.example/1","bytes":1}"#
         let path = try temporaryFile(line + "\r\n" + line + "xx\n" + line, name: "limit.jsonl")
-        let log = try MeterLogReader.read(path: path, limits: MeterLogLimits(chunkBytes: 5, maxLineBytes: line.utf8.count + 1))
+        let log = try MeterLogReader.read(
+            path: path, limits: MeterLogLimits(chunkBytes: 5, maxLineBytes: line.utf8.count + 1))
         XCTAssertEqual(log.entries.map(\.logLine), [1, 3])
         XCTAssertEqual(log.diagnostics.map(\.kind), [.lineTooLong(bytes: line.utf8.count + 2)])
     }

@@ -33,7 +33,10 @@ final class NormalizedURLTests: XCTestCase {
     }
 
     func testNotAbsolute() {
-        for text in ["/v1/items", "api.example.com/x", "https:///x", "http://a.example:99999/", "http://a.example:x/", "", "1http://a/"] {
+        for text in [
+            "/v1/items", "api.example.com/x", "https:///x", "http://a.example:99999/", "http://a.example:x/", "",
+            "1http://a/",
+        ] {
             XCTAssertNil(NormalizedURL(text), text)
         }
     }

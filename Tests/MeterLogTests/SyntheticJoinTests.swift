@@ -43,7 +43,8 @@ final class SyntheticJoinTests: XCTestCase {
             time += uniform(250...400) * ms
             session.exchanges.append(
                 Exchange(
-                    method: "GET", url: "https://api.example.com/v1/poll", status: Bool.random(using: &random) ? 200 : 304,
+                    method: "GET", url: "https://api.example.com/v1/poll",
+                    status: Bool.random(using: &random) ? 200 : 304,
                     requestTime: time, responseTime: time + uniform(30...80) * ms,
                     requestNoise: uniform(-3...3) * ms, responseNoise: uniform(-3...3) * ms, oneLine: false,
                     id: "poll-\(session.exchanges.count)"))
@@ -170,9 +171,15 @@ final class SyntheticJoinTests: XCTestCase {
         let span = session.exchanges.map(\.responseTime).max()! - start
         for number in 0..<extraCount {
             let time = start + shift + Int64.random(in: 0...span, using: &random)
-            let url = number % 2 == 0 ? "https://api.example.com/v1/cached/\(number)" : "https://sdk.other.example/collect"
+            let url =
+                number % 2 == 0 ? "https://api.example.com/v1/cached/\(number)" : "https://sdk.other.example/collect"
             let kind = number % 3 == 0 ? "response\",\"status\":\"200" : "request"
-            lines.append((time, "{\"time\":\(timeText(time, number)),\"kind\":\"\(kind)\",\"method\":\"GET\",\"url\":\"\(url)\",\"bytes\":77}", [:]))
+            lines.append(
+                (
+                    time,
+                    "{\"time\":\(timeText(time, number)),\"kind\":\"\(kind)\",\"method\":\"GET\",\"url\":\"\(url)\",\"bytes\":77}",
+                    [:]
+                ))
         }
         // A meter writes in its own order: by time, roughly.
         lines.sort { $0.time < $1.time }
@@ -211,7 +218,8 @@ final class SyntheticJoinTests: XCTestCase {
             Set(result.unmatchedRecords.map { session.recordTags[$0] }),
             Set(session.recordTags).subtracting(expectedTags), file: file, line: line)
         XCTAssertTrue(result.offset.estimated, file: file, line: line)
-        XCTAssertLessThan(abs(result.offset.nanoseconds + shift), 30 * Self.ms, "offset \(result.offset)", file: file, line: line)
+        XCTAssertLessThan(
+            abs(result.offset.nanoseconds + shift), 30 * Self.ms, "offset \(result.offset)", file: file, line: line)
         XCTAssertLessThan(result.offset.spread, 30 * Self.ms, file: file, line: line)
     }
 
@@ -257,7 +265,8 @@ final class SyntheticJoinTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: url) }
         let entries = try MeterLogReader.read(path: url.path).joinEntries(meter: "")
         let estimated = MeterJoin.join(entries: entries, records: session.records)
-        let given = MeterJoin.join(entries: entries, records: session.records, options: JoinOptions(clockOffset: -shift))
+        let given = MeterJoin.join(
+            entries: entries, records: session.records, options: JoinOptions(clockOffset: -shift))
         XCTAssertEqual(estimated.pairs.map(\.record), given.pairs.map(\.record))
         XCTAssertFalse(given.offset.estimated)
     }
@@ -274,7 +283,8 @@ extension SyntheticJoinTests {
         defer { try? FileManager.default.removeItem(at: url) }
         let log = try MeterLogReader.read(path: url.path)
         let result = MeterJoin.join(
-            entries: log.joinEntries(meter: ""), records: session.records, options: JoinOptions(clockOffset: 300 * Self.ms))
+            entries: log.joinEntries(meter: ""), records: session.records,
+            options: JoinOptions(clockOffset: 300 * Self.ms))
         let wrong = result.pairs.filter { pair in
             let entry = log.entries[pair.entry]
             return tags[Int(entry.logLine) - 1][entry.direction] != session.recordTags[pair.record]
@@ -298,11 +308,13 @@ extension SyntheticJoinTests {
             time += Int64.random(in: 5...15, using: &random) * Self.ms
             let url = urls[index % urls.count]
             records.append(
-                WireRecord(direction: .request, method: "GET", url: url, status: nil, time: time, exchange: nil, index: index))
+                WireRecord(
+                    direction: .request, method: "GET", url: url, status: nil, time: time, exchange: nil, index: index))
             entries.append(
                 JoinEntry(
                     direction: .request, method: "GET", url: url, status: nil,
-                    time: time + shift + Int64.random(in: -2...2, using: &random) * Self.ms, pairing: nil, index: index))
+                    time: time + shift + Int64.random(in: -2...2, using: &random) * Self.ms, pairing: nil, index: index)
+            )
         }
         let clock = ContinuousClock()
         var result: JoinResult?
