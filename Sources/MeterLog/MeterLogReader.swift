@@ -76,6 +76,8 @@ public enum MeterLogReader {
         var columns: [Field?] = []
         /// (meter, id) → the lines that used it for a request and for a response (0: none yet).
         var idLines: [UInt64: (request: Int, response: Int)] = [:]
+        /// A URL as written → its place in the URL table (while reading).
+        var urlOfText: [String: Int] = [:]
 
         mutating func report(line: Int, _ kind: MeterLogDiagnostic.Kind) {
             log.report(MeterLogDiagnostic(path: log.path, line: line, kind: kind), limit: limits.maxDiagnostics)
@@ -249,7 +251,9 @@ public enum MeterLogReader {
             let time = try Self.time(timeText)
             guard let method = fields[.method] else { throw LineError(kind: .missingField("method")) }
             guard let urlText = fields[.url] else { throw LineError(kind: .missingField("url")) }
-            guard let url = NormalizedURL(urlText) else {
+            // A URL seen before, as written, is not normalized again.
+            let known = urlOfText[urlText]
+            guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText) else {
                 throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
             }
             var status: UInt16 = 0
@@ -295,7 +299,9 @@ public enum MeterLogReader {
             }
             let methodIndex = log.methods.intern(method)
             let meterIndex = log.meters.intern(meter)
-            let urlIndex = UInt32(truncatingIfNeeded: log.urls.intern(url))
+            let urlPosition = known ?? log.urls.intern(url)
+            if known == nil { urlOfText[urlText] = urlPosition }
+            let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
             let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
             for (direction, bytes, lineBytes, headersBytes, bodyBytes) in sizes {
                 var entry = MeterEntry(
