@@ -12,17 +12,6 @@ struct Matching {
     func ties(_ other: Matching) -> Bool { count == other.count && cost == other.cost }
 }
 
-/// A score of the alignment program: more pairs, then a smaller sum of distances.
-struct AlignmentScore {
-    var count: Int
-    var cost: Int64
-
-    /// Whether `self` is worse than `other`.
-    @inline(__always) func isWorse(than other: AlignmentScore) -> Bool {
-        count != other.count ? count < other.count : cost > other.cost
-    }
-}
-
 /// The entries and records grouped and sorted once; `assign` runs at any offset.
 struct Plan {
     struct Bucket {
@@ -192,10 +181,10 @@ struct Plan {
                 let free = bucket.entries.filter { matching.recordOfEntry[$0] < 0 }
                 let open = bucket.records.filter { !taken[$0] }
                 guard !free.isEmpty, !open.isEmpty else { continue }
+                // A bucket's records are all compatible with its entries (see `Group`).
                 let pairs = Self.align(
                     entryTimes: free.map { entries[$0].time.addingSaturating(offset) },
-                    recordTimes: open.map { records[$0].time }, tolerance: tolerance, maxBand: maxBand
-                ) { compatible(free[$0], open[$1]) }
+                    recordTimes: open.map { records[$0].time }, tolerance: tolerance, maxBand: maxBand)
                 for (i, j) in pairs { take(free[i], open[j]) }
             }
         }
@@ -212,17 +201,16 @@ struct Plan {
     /// O(n·maxBand), not O(n·w).
     static func align(
         entryTimes: [Int64], recordTimes: [Int64], tolerance: Int64, maxBand: Int = Int.max,
-        allowed: (Int, Int) -> Bool
+        allowed: ((Int, Int) -> Bool)? = nil
     ) -> [(Int, Int)] {
         let n = entryTimes.count
         let m = recordTimes.count
         guard n > 0, m > 0 else { return [] }
-        var score = [AlignmentScore](repeating: AlignmentScore(count: 0, cost: 0), count: m + 1)
-        var frontier = 0 // score[j] for j > frontier equals score[frontier]
+        // Each entry's band [low, high) of records: within the tolerance and `maxBand` ranks.
+        // Both bounds never decrease with the entry, which the row's frontier relies on.
         var bandLow = [Int](repeating: 0, count: n)
         var bandHigh = [Int](repeating: 0, count: n)
-        var choiceStart = [Int](repeating: 0, count: n)
-        var choices: [UInt8] = []
+        var choiceStart = [Int](repeating: 0, count: n + 1)
         var timeLow = 0
         var timeHigh = 0
         var atOrBefore = 0 // records at or before the entry's time
@@ -234,38 +222,69 @@ struct Plan {
             timeHigh = max(timeHigh, timeLow)
             while timeHigh < m, recordTimes[timeHigh] <= latest { timeHigh += 1 }
             while atOrBefore < m, recordTimes[atOrBefore] <= time { atOrBefore += 1 }
-            // Both bounds never decrease with i, which the row's frontier relies on.
             let low = max(timeLow, atOrBefore - min(maxBand, atOrBefore))
             let high = min(timeHigh, atOrBefore + min(maxBand, m - atOrBefore))
             bandLow[i] = low
             bandHigh[i] = high
-            choiceStart[i] = choices.count
-            guard low < high else { continue }
-            if high > frontier {
-                for j in (frontier + 1)...high { score[j] = score[frontier] }
-                frontier = high
-            }
-            var previousOld = score[low]
-            for j in (low + 1)...high {
-                let old = score[j]
-                var best = old
-                var choice: UInt8 = 0 // entry i unused
-                if best.isWorse(than: score[j - 1]) {
-                    best = score[j - 1]
-                    choice = 1 // record j-1 unused
-                }
-                if allowed(i, j - 1) {
-                    let distance = recordTimes[j - 1].subtractingSaturating(time).magnitudeSaturating
-                    let taken = AlignmentScore(
-                        count: previousOld.count + 1, cost: previousOld.cost.addingSaturating(distance))
-                    if best.isWorse(than: taken) {
-                        best = taken
-                        choice = 2 // entry i with record j-1
+            choiceStart[i + 1] = choiceStart[i] + max(0, high - low)
+        }
+        // One row of F: counts and costs; choices per (entry, band position): 0 entry unused,
+        // 1 record unused, 2 the pair.
+        var counts = [Int](repeating: 0, count: m + 1)
+        var costs = [Int64](repeating: 0, count: m + 1)
+        var choices = [UInt8](repeating: 0, count: choiceStart[n])
+        var frontier = 0 // F[j] for j > frontier equals F[frontier]
+        counts.withUnsafeMutableBufferPointer { count in
+            costs.withUnsafeMutableBufferPointer { cost in
+                choices.withUnsafeMutableBufferPointer { choice in
+                    recordTimes.withUnsafeBufferPointer { records in
+                        for i in 0..<n {
+                            let low = bandLow[i]
+                            let high = bandHigh[i]
+                            guard low < high else { continue }
+                            if high > frontier {
+                                for j in (frontier + 1)...high {
+                                    count[j] = count[frontier]
+                                    cost[j] = cost[frontier]
+                                }
+                                frontier = high
+                            }
+                            let time = entryTimes[i]
+                            var previousCount = count[low]
+                            var previousCost = cost[low]
+                            var slot = choiceStart[i]
+                            for j in (low + 1)...high {
+                                let oldCount = count[j]
+                                let oldCost = cost[j]
+                                var bestCount = oldCount
+                                var bestCost = oldCost
+                                var taken: UInt8 = 0
+                                // Worse: fewer pairs, or as many at a larger cost.
+                                if bestCount < count[j - 1] || (bestCount == count[j - 1] && bestCost > cost[j - 1]) {
+                                    bestCount = count[j - 1]
+                                    bestCost = cost[j - 1]
+                                    taken = 1
+                                }
+                                if allowed?(i, j - 1) ?? true {
+                                    let pairCount = previousCount + 1
+                                    let pairCost = previousCost.addingSaturating(
+                                        records[j - 1].subtractingSaturating(time).magnitudeSaturating)
+                                    if bestCount < pairCount || (bestCount == pairCount && bestCost > pairCost) {
+                                        bestCount = pairCount
+                                        bestCost = pairCost
+                                        taken = 2
+                                    }
+                                }
+                                count[j] = bestCount
+                                cost[j] = bestCost
+                                choice[slot] = taken
+                                slot += 1
+                                previousCount = oldCount
+                                previousCost = oldCost
+                            }
+                        }
                     }
                 }
-                score[j] = best
-                choices.append(choice)
-                previousOld = old
             }
         }
         var pairs: [(Int, Int)] = []

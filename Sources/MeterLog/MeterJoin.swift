@@ -68,7 +68,7 @@ public struct JoinOptions: Sendable, Equatable {
 
     public init(
         tolerance: Int64 = 2_000_000_000, clockOffset: Int64? = nil, maxCandidatePairs: Int = 1 << 18,
-        candidateOffsets: Int = 16, maxBand: Int = 64
+        candidateOffsets: Int = 8, maxBand: Int = 32
     ) {
         self.tolerance = max(0, tolerance)
         self.clockOffset = clockOffset
@@ -161,6 +161,28 @@ public enum MeterJoin {
                 }
             }
             var chosen = best!
+            var tried = candidates.count
+            // Hill-climb from the winner in halving steps down to a 32nd of the tolerance: a
+            // window's center may sit whole periods off when one repeated URL dominates the
+            // differences. The median below does the rest.
+            var step = options.tolerance / 2
+            while step >= max(1_000_000, options.tolerance / 32) {
+                for _ in 0..<2 {
+                    var moved = false
+                    for candidate in [chosen.offset.subtractingSaturating(step), chosen.offset.addingSaturating(step)] {
+                        let trial = plan.assign(
+                            offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand)
+                        tried += 1
+                        if trial.isBetter(than: chosen.matching) {
+                            chosen = (candidate, trial)
+                            moved = true
+                            break
+                        }
+                    }
+                    if !moved { break }
+                }
+                step /= 2
+            }
             if let median = plan.median(of: chosen.matching), median != chosen.offset {
                 let refined = plan.assign(offset: median, tolerance: options.tolerance, maxBand: options.maxBand)
                 if !chosen.matching.isBetter(than: refined) { chosen = (median, refined) }
@@ -168,7 +190,7 @@ public enum MeterJoin {
             matching = chosen.matching
             offset = ClockOffset(
                 nanoseconds: chosen.offset, estimated: true, spread: 0, lowest: 0, highest: 0,
-                candidatesTried: candidates.count)
+                candidatesTried: tried)
         }
         plan.describe(matching, into: &offset)
         return plan.result(matching, offset: offset)

@@ -325,3 +325,30 @@ extension SyntheticJoinTests {
         XCTAssertLessThan(abs(result!.offset.nanoseconds + shift), 3 * Self.ms)
     }
 }
+
+extension SyntheticJoinTests {
+    /// A log of nothing but one URL every 10 ms, the records 5 s after the entries: the densest
+    /// window may sit whole periods off (hundreds of identical pairs fit any offset near the
+    /// truth); the hill-climb on the full assignment finds the offset that pairs everything.
+    func testOnePollingURLAloneFixesTheOffset() {
+        var random = SplitMix(seed: 12)
+        let url = NormalizedURL("https://api.example.com/v1/poll")!
+        var records: [WireRecord] = []
+        var entries: [JoinEntry] = []
+        for index in 0..<5_000 {
+            let time = Self.start + Int64(index) * 10 * Self.ms
+            entries.append(
+                JoinEntry(
+                    direction: .request, method: "GET", url: url, status: nil, time: time, pairing: nil, index: index))
+            records.append(
+                WireRecord(
+                    direction: .request, method: "GET", url: url, status: nil,
+                    time: time + 5 * Self.second + Int64.random(in: -1...1, using: &random) * Self.ms, exchange: nil,
+                    index: index))
+        }
+        let result = MeterJoin.join(entries: entries, records: records)
+        XCTAssertEqual(result.pairs.count, 5_000)
+        XCTAssertTrue(result.pairs.allSatisfy { $0.entry == $0.record })
+        XCTAssertLessThanOrEqual(abs(result.offset.nanoseconds - 5 * Self.second), 1 * Self.ms)
+    }
+}
