@@ -130,10 +130,11 @@ public struct JoinResult: Sendable, Equatable {
 ///   most `maxCandidatePairs`, sampled evenly in the largest buckets) is sorted; a window twice
 ///   the tolerance wide slides over them; the centers of the `candidateOffsets` densest windows
 ///   over a tolerance apart, and 0, are tried with the full assignment; the one with the most
-///   pairs wins (then the smallest sum of distances, then the smallest |offset|); the offset
-///   becomes the median difference of its pairs and the assignment runs again there (kept if
-///   not worse). O(P log P + k·P + k·(N + M)·w) for P differences, k candidates, N entries,
-///   M records and w records in a window.
+///   pairs wins (then the smallest sum of distances, then the smallest |offset|); a hill-climb
+///   moves it by halving steps from half the tolerance to a 32nd while the assignment gets
+///   better; the offset becomes the median difference of its pairs and the assignment runs
+///   again there (kept if not worse). O(P log P + k·P + a·(N + M)·w) for P differences,
+///   k candidates, a assignments (about 20), N entries, M records, w records in a band.
 public enum MeterJoin {
     public static func join(entries: [JoinEntry], records: [WireRecord], options: JoinOptions = JoinOptions())
         -> JoinResult
