@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Targets follow the pipeline: CaptureIO → PacketLayers → TCPReassembly → HTTP1 (HAR files: CaptureIO
-// → HARMessages) → Records → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit
+// Targets follow the pipeline: CaptureIO → PacketLayers → Flows → TCPReassembly → HTTP1, HTTP2 (HAR
+// files: CaptureIO → HARMessages), each handing on MessageModel's messages → Records → ContentCoding → Estimation → Analysis → Reports, wired by MeterAuditKit
 // under a thin CLI, meteraudit.
 // See ARCHITECTURE.md.
 import Foundation
@@ -35,52 +35,60 @@ let package = Package(
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
+        // Flows: which way (Direction), a flow's identity and the handlers its bytes or datagrams go to.
+        .target(name: "Flows", dependencies: ["PacketLayers"]),
+        // MessageModel: what every protocol's reader hands on and every consumer reads (messages,
+        // their facts, the sink contract); no protocol's own.
+        .target(name: "MessageModel", dependencies: ["CaptureIO", "PacketLayers", "Flows"]),
         .target(
             name: "TCPReassembly",
             dependencies: [
-                "PacketLayers", .product(name: "DequeModule", package: "swift-collections"),
+                "PacketLayers", "Flows", .product(name: "DequeModule", package: "swift-collections"),
             ]),
         .target(
             name: "HTTP1",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly",
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
         // HTTP/2: frames, HPACK (swift-nio-http2's NIOHPACK) and per-stream records (docs/METERING.md §2a).
         .target(
             name: "HTTP2",
             dependencies: [
-                "PacketLayers", "TCPReassembly", "HTTP1",
+                "CaptureIO",
+                "PacketLayers", "Flows", "MessageModel", "TCPReassembly",
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
-        .target(name: "Records", dependencies: ["PacketLayers", "HTTP1"]),
-        .target(name: "HARMessages", dependencies: ["CaptureIO", "HTTP1", "Records"]),
+        .target(name: "Records", dependencies: ["PacketLayers", "MessageModel"]),
+        .target(name: "HARMessages", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         // TLS: key logs, record reading and decryption (docs/TLS.md); swift-crypto does every cipher.
         .target(
             name: "TLS",
             dependencies: [
+                "CaptureIO", // saturatingSum
+                "Flows",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         // Meter logs: an app's own meter, read (JSON Lines or CSV) and joined to the wire (docs/METER-LOG.md).
         .target(name: "MeterLog", dependencies: ["CaptureIO"]),
-        .target(name: "Estimation", dependencies: ["CaptureIO", "HTTP1", "Records"]),
+        .target(name: "Estimation", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         .target(
             name: "Analysis",
-            dependencies: ["CaptureIO", "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation"]),
+            dependencies: ["CaptureIO", "PacketLayers", "Flows", "MessageModel", "Records", "ContentCoding", "Estimation"]),
         .target(
             name: "Reports",
             dependencies: [
-                "PacketLayers", "HTTP1", "Records", "ContentCoding", "Estimation", "Analysis",
+                "PacketLayers", "Flows", "MessageModel", "Records", "ContentCoding", "Estimation", "Analysis",
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "MeterAuditKit",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "Records", "HARMessages", "ContentCoding",
-                "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "Records", "HARMessages",
+                "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
@@ -88,8 +96,8 @@ let package = Package(
         .target(
             name: "FuzzEntries",
             dependencies: [
-                "CaptureIO", "PacketLayers", "TCPReassembly", "HTTP1", "HTTP2", "Records", "HARMessages",
-                "ContentCoding",
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "Records",
+                "HARMessages", "ContentCoding",
                 "TLS", "MeterLog",
             ]),
         .executableTarget(
@@ -102,28 +110,29 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CaptureIO", "PacketLayers"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureIOTests", dependencies: ["CaptureIO", "TestSupport"]),
         .testTarget(name: "PacketLayersTests", dependencies: ["CaptureIO", "PacketLayers", "TestSupport"]),
-        .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "TCPReassembly", "TestSupport"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "TCPReassembly", "HTTP1", "TestSupport"]),
+        .testTarget(name: "TCPReassemblyTests", dependencies: ["PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "TestSupport"]),
         .testTarget(
             name: "HTTP2Tests",
-            dependencies: ["HTTP2", "HTTP1", "CaptureIO", "PacketLayers", "TCPReassembly", "TestSupport"]),
-        .testTarget(name: "RecordsTests", dependencies: ["Records", "HTTP1", "PacketLayers"]),
+            dependencies: ["HTTP2", "HTTP1", "MessageModel", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
+        .testTarget(name: "RecordsTests", dependencies: ["Records", "MessageModel", "PacketLayers"]),
         .testTarget(
-            name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "HTTP1", "TestSupport"]),
+            name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "MessageModel", "TestSupport"]),
         .testTarget(
-            name: "TLSTests", dependencies: ["TLS", "CaptureIO", "PacketLayers", "TCPReassembly", "TestSupport"]),
+            name: "TLSTests", dependencies: ["TLS", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
         .testTarget(name: "ContentCodingTests", dependencies: ["ContentCoding", "TestSupport"]),
-        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "HTTP1", "TestSupport"]),
-        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "TestSupport"]),
+        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "Records", "MessageModel", "TestSupport"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "Records", "Flows", "MessageModel", "TestSupport"]),
         .testTarget(
             name: "ReportsTests",
             dependencies: [
-                "Reports", "Analysis", "Estimation", "Records", "HTTP1", "ContentCoding", "PacketLayers", "TestSupport",
+                "Reports", "Analysis", "Estimation", "Records", "MessageModel", "ContentCoding", "PacketLayers", "Flows",
+                "TestSupport",
             ]),
         .testTarget(
             name: "MeterAuditKitTests",
             dependencies: [
-                "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "TestSupport",
+                "MeterAuditKit", "CaptureIO", "Records", "Estimation", "Analysis", "Flows", "MessageModel", "TestSupport",
             ]),
         .testTarget(name: "MeterLogTests", dependencies: ["MeterLog", "CaptureIO"]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),

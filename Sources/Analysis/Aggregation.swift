@@ -1,4 +1,6 @@
+import CaptureIO
 import Estimation
+import Flows
 
 #if canImport(Glibc)
     import Glibc
@@ -304,13 +306,13 @@ struct RecordCauses {
 /// A group: one endpoint, one direction.
 public struct GroupKey: Hashable, Sendable, Comparable {
     public var endpoint: String { didSet { endpointHash = endpoint.hashValue } }
-    public var direction: Direction
+    public var direction: RecordClass
     /// The endpoint's hash, computed once: a record's key is looked up in several tables (its
     /// group, its header figures, the overhead sharing), each of which rehashes its keys as it
     /// grows, and hashing the endpoint's text each time cost more than the rest of the look-up.
     private var endpointHash: Int
 
-    public init(endpoint: String, direction: Direction) {
+    public init(endpoint: String, direction: RecordClass) {
         self.endpoint = endpoint
         self.direction = direction
         endpointHash = endpoint.hashValue
@@ -342,14 +344,14 @@ public struct Aggregation: Sendable, Equatable {
     /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
     public let rankingEstimator: Int?
     public private(set) var groups: [GroupKey: GroupFigures] = [:]
-    public private(set) var totals: [Direction: GroupFigures] = [:]
+    public private(set) var totals: [RecordClass: GroupFigures] = [:]
     /// The totals split by protocol (docs/FIGURES.md, Protocols).
     public private(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
     /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
     public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
-    public private(set) var headerCompressionTotals: [Direction: HeaderCompressionFigures] = [:]
+    public private(set) var headerCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
-    public private(set) var network: [NetworkSide: NetworkFigures] = [:]
+    public private(set) var network: [Direction: NetworkFigures] = [:]
 
     public init(estimatorNames: [String], rankingEstimator: Int?) {
         self.estimatorNames = estimatorNames
@@ -368,7 +370,7 @@ public struct Aggregation: Sendable, Equatable {
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
             record, causes: causes)
         addByProtocol(record, key: key, causes: causes)
-        network[NetworkSide.of(record), default: NetworkFigures()].add(record)
+        network[Direction.of(record), default: NetworkFigures()].add(record)
     }
 
     private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey, causes: RecordCauses) {
@@ -377,8 +379,8 @@ public struct Aggregation: Sendable, Equatable {
             ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
             default: GroupFigures(estimatorCount: estimatorNames.count)
         ].add(record, causes: causes)
-        // Frame sizes and header lists come from a capture's HTTP/2 reader; a HAR tells neither.
-        guard record.message.http2 != nil else { return }
+        // Header lists are measured by the readers that count frames (HTTP/2); HTTP/1.x and a HAR tell neither.
+        guard record.message.protocolFacts.frames != nil else { return }
         headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
         headerCompressionTotals[
             record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
@@ -472,7 +474,7 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     /// Totals in direction order.
-    public var sortedTotals: [(direction: Direction, figures: GroupFigures)] {
+    public var sortedTotals: [(direction: RecordClass, figures: GroupFigures)] {
         totals.sorted { $0.key < $1.key }.map { (direction: $0.key, figures: $0.value) }
     }
 
@@ -504,9 +506,9 @@ public struct Aggregation: Sendable, Equatable {
 /// A total group by protocol: one protocol, one direction.
 public struct ProtocolKey: Hashable, Sendable, Comparable {
     public var wireProtocol: HTTPProtocol
-    public var direction: Direction
+    public var direction: RecordClass
 
-    public init(wireProtocol: HTTPProtocol, direction: Direction) {
+    public init(wireProtocol: HTTPProtocol, direction: RecordClass) {
         self.wireProtocol = wireProtocol
         self.direction = direction
     }

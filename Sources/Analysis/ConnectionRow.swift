@@ -1,3 +1,6 @@
+import CaptureIO
+import MessageModel
+
 /// What one TCP connection carried (a row of `connections.csv`, docs/METERING.md §6): its
 /// protocol, what its TLS handshake said, whether it was decrypted, and its bytes per
 /// direction, as TCP payload and as TLS records.
@@ -127,7 +130,8 @@ public struct LayerBytes: Sendable, Equatable, Codable {
 }
 
 /// What one direction of a connection carried (docs/METERING.md §2c): the whole, and the
-/// overhead no message owns, by kind. `total` = the direction's records' layers + `overhead`.
+/// overhead no message owns, by kind (`OverheadKind.allKinds`). `total` = the direction's
+/// records' layers + `overhead`.
 public struct DirectionCost: Sendable, Equatable, Codable {
     /// Every packet the direction sent.
     public var total = LayerBytes()
@@ -155,32 +159,53 @@ public struct DirectionCost: Sendable, Equatable, Codable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
-        case total, unclaimed
-        case emptyPackets = "empty_packets"
-        case tlsControl = "tls_control"
-        case http2Control = "h2_control"
-        case emptyPacketCount = "empty_packet_count"
-        case retransmittedSegments = "retransmitted_segments"
-        case retransmittedBytes = "retransmitted_bytes"
-        case lateCopies = "late_copies"
-        case forcedPackets = "forced_packets"
+    /// The keys of diagnostics.json: the counts', then each overhead kind's name.
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+
+        static let total = Key(stringValue: "total")
+        static let emptyPacketCount = Key(stringValue: "empty_packet_count")
+        static let retransmittedSegments = Key(stringValue: "retransmitted_segments")
+        static let retransmittedBytes = Key(stringValue: "retransmitted_bytes")
+        static let lateCopies = Key(stringValue: "late_copies")
+        static let forcedPackets = Key(stringValue: "forced_packets")
     }
 
-    /// The part of `total` no message owns.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        total = try container.decode(LayerBytes.self, forKey: .total)
+        for kind in OverheadKind.allKinds {
+            self[kind] = try container.decode(LayerBytes.self, forKey: Key(stringValue: kind.name))
+        }
+        emptyPacketCount = try container.decode(Int.self, forKey: .emptyPacketCount)
+        retransmittedSegments = try container.decode(Int.self, forKey: .retransmittedSegments)
+        retransmittedBytes = try container.decode(Int.self, forKey: .retransmittedBytes)
+        lateCopies = try container.decode(Int.self, forKey: .lateCopies)
+        forcedPackets = try container.decode(Int.self, forKey: .forcedPackets)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(total, forKey: .total)
+        for kind in OverheadKind.allKinds {
+            try container.encode(self[kind], forKey: Key(stringValue: kind.name))
+        }
+        try container.encode(emptyPacketCount, forKey: .emptyPacketCount)
+        try container.encode(retransmittedSegments, forKey: .retransmittedSegments)
+        try container.encode(retransmittedBytes, forKey: .retransmittedBytes)
+        try container.encode(lateCopies, forKey: .lateCopies)
+        try container.encode(forcedPackets, forKey: .forcedPackets)
+    }
+
+    /// The part of `total` no message owns: every overhead kind's bytes.
     public var overhead: LayerBytes {
-        var sum = emptyPackets
-        sum.add(tlsControl)
-        sum.add(http2Control)
-        sum.add(unclaimed)
+        var sum = LayerBytes()
+        for kind in OverheadKind.allKinds { sum.add(self[kind]) }
         return sum
     }
-}
-
-/// `a + b`, Int.max when it overflows (counts read from input never trap).
-func saturatingSum(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? Int.max : sum
 }
 
 extension Int {

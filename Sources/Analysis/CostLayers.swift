@@ -1,4 +1,6 @@
-import HTTP1
+import CaptureIO
+import Flows
+import MessageModel
 import Records
 
 /// The cost layers (docs/METERING.md §2c) summed over one group of measured records, with how
@@ -132,18 +134,10 @@ public struct LayerErrors: Sendable, Equatable {
     }
 }
 
-/// Which way bytes went on a connection: `up` from the client, `down` from the server.
-public enum NetworkSide: String, Sendable, CaseIterable, Comparable {
-    case up, down
-
-    public static func < (a: NetworkSide, b: NetworkSide) -> Bool { a == .up && b == .down }
-
-    /// The case, not its name's text, is hashed (a table of sides is looked up per record).
-    public func hash(into hasher: inout Hasher) { hasher.combine(self == .up) }
-
+extension Direction {
     /// The side that sent a record: requests go up, responses down; an HTTP/2 server push's
     /// promised request (anomaly `pushed`) is sent by the server.
-    public static func of(_ record: MessageRecord) -> NetworkSide {
+    public static func of(_ record: MessageRecord) -> Direction {
         record.message.kind == .request && !record.message.anomalies.contains(.pushed) ? .up : .down
     }
 }
@@ -213,17 +207,30 @@ public struct NetworkFigures: Sendable, Equatable {
     /// (name, bytes). TLS handshake records count as TLS overhead; the headers of the packets
     /// that carry connection overhead as TCP/IP and link-layer headers.
     public var parts: [(name: String, bytes: Int)] {
-        let payloadOverhead = [cost.tlsControl, cost.http2Control, cost.unclaimed]
-        let overheadHeaders = payloadOverhead.reduce(0) { saturatingSum($0, max($1.ip - $1.tcp, 0)) }
-        let overheadLink = [cost.emptyPackets, cost.tlsControl, cost.http2Control, cost.unclaimed]
-            .reduce(0) { saturatingSum($0, max($1.frame - $1.ip, 0)) }
+        // Each overhead kind's bytes go to its part; the headers of its packets (but those of
+        // packets without payload, which are their own part) to the header parts.
+        var tls = tlsOverhead
+        var emptyPackets = 0
+        var other = 0
+        var overheadHeaders = 0
+        var overheadLink = 0
+        for kind in OverheadKind.allKinds {
+            let bytes = cost[kind]
+            switch kind.part {
+            case .tls: tls = saturatingSum(tls, bytes.tcp)
+            case .emptyPackets: emptyPackets = saturatingSum(emptyPackets, bytes.ip)
+            case .other: other = saturatingSum(other, bytes.tcp)
+            }
+            if kind.part != .emptyPackets { overheadHeaders = saturatingSum(overheadHeaders, max(bytes.ip - bytes.tcp, 0)) }
+            overheadLink = saturatingSum(overheadLink, max(bytes.frame - bytes.ip, 0))
+        }
         return [
             ("HTTP bytes", http),
-            ("TLS overhead", saturatingSum(tlsOverhead, cost.tlsControl.tcp)),
+            ("TLS overhead", tls),
             ("retransmissions", retransmitted),
             ("TCP/IP headers", saturatingSum(headers, overheadHeaders)),
-            ("handshakes and ACKs", cost.emptyPackets.ip),
-            ("other connection overhead", saturatingSum(cost.http2Control.tcp, cost.unclaimed.tcp)),
+            ("handshakes and ACKs", emptyPackets),
+            ("other connection overhead", other),
             ("link-layer headers", saturatingSum(link, overheadLink)),
         ]
     }
@@ -236,10 +243,7 @@ extension DirectionCost {
     /// Adds another direction's bytes, kind by kind.
     public mutating func add(_ other: DirectionCost) {
         total.add(other.total)
-        emptyPackets.add(other.emptyPackets)
-        tlsControl.add(other.tlsControl)
-        http2Control.add(other.http2Control)
-        unclaimed.add(other.unclaimed)
+        for kind in OverheadKind.allKinds { self[kind].add(other[kind]) }
         emptyPacketCount = saturatingSum(emptyPacketCount, other.emptyPacketCount)
         retransmittedSegments = saturatingSum(retransmittedSegments, other.retransmittedSegments)
         retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)
@@ -269,7 +273,7 @@ public struct ShareKey: Hashable, Sendable, Comparable {
 /// overhead no record could take.
 public struct OverheadShares: Sendable, Equatable {
     public var shares: [ShareKey: Int] = [:]
-    public var unshared: [NetworkSide: Int] = [:]
+    public var unshared: [Direction: Int] = [:]
 
     public init() {}
 }
@@ -294,8 +298,8 @@ public struct OverheadSharing: Sendable {
     }
 
     struct Pending {
-        var weights: [NetworkSide: [ShareKey: Int]] = [:]
-        var overhead: [NetworkSide: Int] = [:]
+        var weights: [Direction: [ShareKey: Int]] = [:]
+        var overhead: [Direction: Int] = [:]
     }
 
     private var pending: [ConnectionKey: Pending] = [:]
@@ -311,14 +315,14 @@ public struct OverheadSharing: Sendable {
         }
         let key = ShareKey(group: GroupKey(endpoint: record.endpoint, direction: record.direction), estimators: mask)
         let connection = ConnectionKey(connection: flow.connection, tunnelHost: flow.tunnelHost ?? "")
-        let side = NetworkSide.of(record)
+        let side = Direction.of(record)
         // One access in place: the keys (two of them strings) are hashed once per record.
         pending[connection, default: Pending()].weights[side, default: [:]][key, default: 0].addSaturating(lower.ip)
     }
 
     public mutating func add(_ row: ConnectionRow) {
         let connection = ConnectionKey(connection: row.connection, tunnelHost: row.tunnelHost)
-        for (side, cost) in [(NetworkSide.up, row.clientCost), (.down, row.serverCost)] {
+        for (side, cost) in [(Direction.up, row.clientCost), (.down, row.serverCost)] {
             let overhead = max(cost.overhead.ip, 0)
             guard overhead > 0 else { continue }
             pending[connection, default: Pending()].overhead[side, default: 0].addSaturating(overhead)
@@ -329,7 +333,7 @@ public struct OverheadSharing: Sendable {
     public mutating func finish() -> OverheadShares {
         var result = OverheadShares()
         for (_, connection) in pending {
-            for side in NetworkSide.allCases {
+            for side in Direction.allCases {
                 guard let overhead = connection.overhead[side], overhead > 0 else { continue }
                 let own = connection.weights[side] ?? [:]
                 let other = connection.weights[side == .up ? .down : .up] ?? [:]

@@ -1,6 +1,6 @@
 import CaptureIO
 import Foundation
-import HTTP1
+import MessageModel
 
 /// Groups request paths into endpoints. The user's rewrite rules run first, in order, each
 /// replacing every match in the path; then segments that are identifiers (numbers, UUIDs,

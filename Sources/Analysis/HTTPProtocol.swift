@@ -1,42 +1,14 @@
+import MessageModel
 import Records
 
 /// Which HTTP a record travelled as (docs/FIGURES.md, Protocols): its own framing on the wire,
-/// so the request of an `Upgrade: h2c` exchange is HTTP/1.1 and its response HTTP/2.
-public enum HTTPProtocol: String, Sendable, CaseIterable, Comparable {
-    case http1, h2, h3
-    /// A HAR entry that names no version, or one not listed here.
-    case unknown
+/// so the request of an `Upgrade: h2c` exchange is HTTP/1.1 and its response HTTP/2. The
+/// message model's `WireProtocol`, read from the facts its producer set.
+public typealias HTTPProtocol = WireProtocol
 
+extension WireProtocol {
     /// The `protocol` cell of messages.csv: empty when unknown, as every unknown cell there.
     public var csvValue: String { self == .unknown ? "" : rawValue }
-
-    /// The protocol's place in `allCases`, by a switch: `allCases` builds an array on every
-    /// call, and this runs for every record in every group it joins.
-    var order: Int {
-        switch self {
-        case .http1: return 0
-        case .h2: return 1
-        case .h3: return 2
-        case .unknown: return 3
-        }
-    }
-
-    /// How report.md and report.html name it.
-    public var label: String {
-        switch self {
-        case .http1: return "HTTP/1.x"
-        case .h2: return "HTTP/2"
-        case .h3: return "HTTP/3"
-        case .unknown: return "unknown"
-        }
-    }
-
-    /// The case, not its name's text, is hashed (protocols key tables looked up per record).
-    public func hash(into hasher: inout Hasher) { hasher.combine(order) }
-
-    public static func < (a: HTTPProtocol, b: HTTPProtocol) -> Bool {
-        a.order < b.order
-    }
 
     /// A HAR's `httpVersion` as exporters write it: `HTTP/1.1`, `1.1`, `http/2.0`, `HTTP/2`, `h2`,
     /// `h3`, `h3-29`...; anything else (the empty string included) is unknown.
@@ -84,12 +56,11 @@ public struct ProtocolCounts: Sendable, Equatable {
 }
 
 extension MessageRecord {
-    /// HTTP/2 when the HTTP/2 reader made the record; HTTP/1.x for every other captured record;
-    /// for a HAR, the entry's `httpVersion` (docs/FIGURES.md, Protocols).
+    /// For a captured record, the protocol its reader set on the message; for a HAR, the
+    /// entry's `httpVersion` (docs/FIGURES.md, Protocols).
     public var wireProtocol: HTTPProtocol {
-        if message.http2 != nil { return .h2 }
         switch source {
-        case .capture: return .http1
+        case .capture: return message.protocolFacts.wireProtocol
         case .har: return HTTPProtocol(harVersion: message.version)
         }
     }

@@ -22,7 +22,7 @@ public struct HeaderCompressionFigures: Sendable, Equatable {
     }
 
     mutating func add(_ record: MessageRecord) {
-        guard record.measured, let wire = record.wire.headers, let list = record.message.http2?.headerListSize,
+        guard record.measured, let wire = record.wire.headers, let list = record.message.protocolFacts.headerListSize,
             record.estimates.count >= estimatedHeaders.count
         else {
             leftOut += 1

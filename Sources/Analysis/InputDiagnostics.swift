@@ -1,3 +1,4 @@
+import CaptureIO
 import ContentCoding
 import Estimation
 import PacketLayers

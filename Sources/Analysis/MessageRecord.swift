@@ -1,6 +1,6 @@
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 import Records
 
 /// One HTTP message with everything measured about it: the unit every output counts.
@@ -60,7 +60,7 @@ public struct MessageRecord: Sendable {
     }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
-    public var direction: Direction {
+    public var direction: RecordClass {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)
     }
 
@@ -97,7 +97,7 @@ public struct MessageRecord: Sendable {
 }
 
 /// Which way a record went, as the reports group it.
-public enum Direction: String, Sendable, CaseIterable, Comparable {
+public enum RecordClass: String, Sendable, CaseIterable, Comparable {
     case request, response, interim
 
     /// The direction's place in `allCases`, by a switch: `allCases` builds an array per call.
@@ -109,7 +109,7 @@ public enum Direction: String, Sendable, CaseIterable, Comparable {
         }
     }
 
-    public static func < (a: Direction, b: Direction) -> Bool { a.order < b.order }
+    public static func < (a: RecordClass, b: RecordClass) -> Bool { a.order < b.order }
 
     /// The case, not its name's text, is hashed: directions key the aggregation's tables,
     /// looked up for every record.

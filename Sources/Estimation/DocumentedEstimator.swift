@@ -1,4 +1,4 @@
-import HTTP1
+import MessageModel
 import Records
 
 /// The estimator of seed 001, reproduced exactly, quirks included (docs/METERING.md §4.1).
@@ -88,7 +88,7 @@ public struct DocumentedEstimator: Estimator {
             causes.add(.headers, .stackAddedFields, -stackAdded)
             causes.add(.headers, .requestHeaderFormatting, headersError + stackAdded)
         case .response:
-            causes.add(.line, message.http2 != nil ? .http2StatusCounted : .statusLineCRLF, estimate.line - wire.line)
+            causes.add(.line, message.protocolFacts.startLineInHeaderBlock ? .http2StatusCounted : .statusLineCRLF, estimate.line - wire.line)
             var merged = 0
             for (name, count) in Self.repeatedFieldNames(message.fields) {
                 let saved = (count - 1) * (name.count + 2)
@@ -133,10 +133,13 @@ public struct DocumentedEstimator: Estimator {
         return values.count == 1 && values[0] == Array("gzip".utf8)
     }
 
-    /// The status line the app reads back: as sent without its CRLF over HTTP/1.x; over
-    /// HTTP/2, which has none, `HTTP/2 {status}` (docs/METERING.md §2a).
+    /// The status line the app reads back: as sent without its CRLF over HTTP/1.x; when the
+    /// status travels in the header block (HTTP/2), which has no line, `{version} {status}`:
+    /// `HTTP/2 200` (docs/METERING.md §2a).
     func responseLineLength(_ message: HTTPMessage) -> Int {
-        if message.http2 != nil { return "HTTP/2 ".utf8.count + Self.decimalLength(message.status ?? 0) }
+        if message.protocolFacts.startLineInHeaderBlock {
+            return message.version.utf8.count + 1 + Self.decimalLength(message.status ?? 0)
+        }
         return FoundationText.utf8Length(message.startLine)
     }
 

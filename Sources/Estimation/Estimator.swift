@@ -1,4 +1,4 @@
-import HTTP1
+import MessageModel
 import Records
 
 /// A meter's size estimate, in the parts the wire size is compared in.

@@ -1,4 +1,4 @@
-import HTTP1
+import MessageModel
 import Records
 
 /// The body-only meter seed 001 criticizes: `HTTPBody.length` up, `expectedContentLength`

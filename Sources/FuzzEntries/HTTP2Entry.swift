@@ -1,5 +1,6 @@
-import HTTP1
+import Flows
 import HTTP2
+import MessageModel
 import PacketLayers
 import TCPReassembly
 
@@ -28,7 +29,7 @@ enum HTTP2Entry {
     }
 
     /// Keeps every record and what its observer saw, beside the counts `CountingSink` keeps.
-    final class RecordingSink: HTTPRecordSink {
+    final class RecordingSink: MessageSink {
         final class Observer: BodyObserver {
             var bytes = 0
             func bodyBytes(_ bytes: UnsafeRawBufferPointer) { self.bytes &+= bytes.count }
@@ -65,7 +66,7 @@ enum HTTP2Entry {
             startsAtBeginning: input.control & 1 != 0)
         let (time, gapped) = input.feed(
             connection, startTime: info.firstPacketTime, acknowledging: false, cuttingAt: cuts)
-        for side in [FlowSide.initiator, .responder] { connection.end(of: side, reason: .fin, time: time) }
+        for side in [Direction.up, .down] { connection.end(of: side, reason: .fin, time: time) }
         var accounting = ConnectionAccounting(info: info)
         accounting.lastPacketTime = time
         connection.close(accounting)
@@ -84,7 +85,7 @@ enum HTTP2Entry {
             }
         }
         let summary = connection.summary
-        for (side, tally) in [(FlowSide.initiator, summary.client), (.responder, summary.server)] {
+        for (side, tally) in [(Direction.up, summary.client), (.down, summary.server)] {
             let fed = input.streams[side.rawValue].count + (side == input.gapSide ? gapped : 0)
             let counted = sent[side.rawValue] + tally.connectionOverheadBytes + tally.lostBytes
             precondition(

@@ -1,10 +1,12 @@
+import Flows
 import HTTP1
+import MessageModel
 import PacketLayers
 import TCPReassembly
 
 /// Takes whatever the HTTP layer finds and keeps only byte counts, so a run allocates
 /// nothing that outlives it and the counts can be checked against what was fed.
-final class CountingSink: HTTPRecordSink {
+final class CountingSink: MessageSink {
     final class Observer: BodyObserver {
         var bytes = 0
         func bodyBytes(_ bytes: UnsafeRawBufferPointer) { self.bytes &+= bytes.count }
@@ -141,7 +143,7 @@ enum HTTP1Entry {
             handler, startTime: info.firstPacketTime, acknowledging: input.control & 32 == 0)
         let control = input.control
         let reason: StreamEndReason = control & 2 != 0 ? .fin : (control & 4 != 0 ? .reset : .endOfCapture)
-        for side in [FlowSide.initiator, .responder] { handler.end(of: side, reason: reason, time: time) }
+        for side in [Direction.up, .down] { handler.end(of: side, reason: reason, time: time) }
         var accounting = ConnectionAccounting(info: info)
         accounting.lastPacketTime = time
         handler.close(accounting)
@@ -166,7 +168,7 @@ struct TwoStreamInput {
     let bytes: UnsafeRawBufferPointer
     var byteCount: Int { streams[0].count + streams[1].count }
     /// The side the gap (control bit 3) is in.
-    var gapSide: FlowSide { control & 16 != 0 ? .responder : .initiator }
+    var gapSide: Direction { control & 16 != 0 ? .down : .up }
 
     init(_ input: UnsafeRawBufferPointer) {
         bytes = input
@@ -196,7 +198,7 @@ struct TwoStreamInput {
     /// sides, same gap position) whose lengths are read in turn from these bytes (1 + the low
     /// 5 bits), so a parser that depends on where its input is cut gives another result.
     func feed(
-        _ handler: TCPStreamHandler, startTime: Int64, acknowledging: Bool,
+        _ handler: ByteStreamHandler, startTime: Int64, acknowledging: Bool,
         cuttingAt cuts: UnsafeRawBufferPointer? = nil
     ) -> (time: Int64, gapped: Int) {
         var cutIndex = 0
@@ -206,7 +208,7 @@ struct TwoStreamInput {
         var gapPending = control & 8 != 0
         var gapped = 0
         while fed[0] < streams[0].count || fed[1] < streams[1].count {
-            for side in [FlowSide.initiator, .responder] {
+            for side in [Direction.up, .down] {
                 let stream = streams[side.rawValue]
                 let start = fed[side.rawValue]
                 guard start < stream.count else { continue }

@@ -1,3 +1,4 @@
+import Flows
 import TLS
 
 /// Both directions of one TLS connection from the input, fed to a `TLSConnection` in pieces,
@@ -41,7 +42,7 @@ enum TLSEntry {
         let server = cursor.take(cursor.remaining)
         let piece = Int(control & 0x3F) + 1
         let connection = TLSConnection(keyLog: keyLog) { _, _ in }
-        func feed(_ bytes: UnsafeRawBufferPointer, _ direction: TLSDirection, gapAt: Int?) {
+        func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, gapAt: Int?) {
             var offset = 0
             while offset < bytes.count {
                 if let gapAt, offset >= gapAt, offset - piece < gapAt { connection.gap(17, in: direction) }
@@ -52,11 +53,11 @@ enum TLSEntry {
         }
         let gap = control & 0x80 != 0 ? server.count / 2 : nil
         if control & 0x40 != 0 {
-            feed(server, .server, gapAt: gap)
-            feed(client, .client, gapAt: nil)
+            feed(server, .down, gapAt: gap)
+            feed(client, .up, gapAt: nil)
         } else {
-            feed(client, .client, gapAt: nil)
-            feed(server, .server, gapAt: gap)
+            feed(client, .up, gapAt: nil)
+            feed(server, .down, gapAt: gap)
         }
         connection.finish()
         return connection.summary

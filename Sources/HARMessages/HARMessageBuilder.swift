@@ -1,5 +1,5 @@
 import CaptureIO
-import HTTP1
+import MessageModel
 import Records
 
 extension ExporterRule {

@@ -1,5 +1,5 @@
 import CaptureIO
-import HTTP1
+import MessageModel
 
 /// A HAR `request.url` read as the absolute-form target it stands for.
 struct HARURL {

@@ -1,109 +1,11 @@
 import DequeModule
+import Flows
+import MessageModel
 import PacketLayers
 import TCPReassembly
 
-/// Receives body bytes of one message, after transfer decoding (de-chunked).
-public protocol BodyObserver: AnyObject {
-    /// Body bytes, borrowed for the call.
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer)
-    /// `length` body bytes are missing from the capture.
-    func bodyGap(_ length: Int)
-}
-
-/// Where the HTTP layer sends what it finds.
-public protocol HTTPRecordSink: AnyObject {
-    associatedtype Observer: BodyObserver
-    /// A message head was parsed and its body follows; return who should see the body bytes.
-    func bodyObserver(for message: HTTPMessage) -> Observer?
-    /// A finished record, with the observer that saw its body. Requests come once their
-    /// pairing is settled, so `pair` is final.
-    func record(_ message: CapturedMessage, body: Observer?)
-    /// The connection is over: what it carried besides messages.
-    func connectionClosed(_ summary: HTTPConnectionSummary)
-    /// A proxy accepted `CONNECT authority`: who reads the tunnel's bytes as a connection of
-    /// its own (offsets from the tunnel's first byte; `firstIndexes`: the messages each side
-    /// of `connection` already sent on this TCP connection, so indexes go on), or nil to only
-    /// count them.
-    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler?
-    /// A `101` switched the connection to HTTP/2 after `Upgrade: h2c`: who reads the frames
-    /// that follow (offsets from the first byte after the 101 and after the request), the
-    /// upgraded request being stream 1's; nil to only count them.
-    func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
-        -> TCPStreamHandler?
-    /// Bytes `range` of `side`'s stream belong to `owner` (docs/METERING.md §2c). Claims of a
-    /// side come in stream order; a claim may reach past what was read (a frame's length).
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner)
-    /// Every byte of `side` before `offset` is placed: what no claim took belongs to no message.
-    func settle(_ side: FlowSide, upTo offset: Int64)
-    /// The tunnel's bytes of `side` begin at `offset` of its stream (the tunnel's offset 0).
-    func tunnelBegins(on side: FlowSide, at offset: Int64)
-    /// True when the reader of the tunnel (an h2c Upgrade's HTTP/2) places its bytes itself,
-    /// so this connection leaves them unsettled.
-    var tunnelPlacesItsBytes: Bool { get }
-}
-
-/// Who a run of stream bytes belongs to (docs/METERING.md §2c).
-public enum StreamOwner: Equatable, Sendable {
-    /// The message whose first byte is at this offset of the same side's stream (for an HTTP/2
-    /// PUSH_PROMISE, the promised request, whose bytes the server sends).
-    case message(startingAt: Int64)
-    /// HTTP/2's connection preface and control frames.
-    case control
-    /// Bytes no message claims: between messages, skipped, tunnels not read.
-    case unclaimed
-}
-
-extension HTTPRecordSink {
-    public func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
-        nil
-    }
-
-    public func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
-        -> TCPStreamHandler?
-    { nil }
-
-    public func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {}
-    public func settle(_ side: FlowSide, upTo offset: Int64) {}
-    public func tunnelBegins(on side: FlowSide, at offset: Int64) {}
-    public var tunnelPlacesItsBytes: Bool { false }
-}
-
-/// What the connection carried, by protocol.
-public enum ConnectionProtocol: String, Sendable {
-    /// At least one HTTP/1.x message.
-    case http
-    /// A TLS session (not decrypted).
-    case tls
-    /// Neither: no message start was found.
-    case other
-}
-
-/// A connection's summary for the diagnostics.
-public struct HTTPConnectionSummary: Sendable {
-    public var accounting: ConnectionAccounting
-    public var protocolKind: ConnectionProtocol
-    /// The TLS server name from the ClientHello, when it was visible.
-    public var serverName: String?
-    public var clientTally: StreamTally
-    public var serverTally: StreamTally
-    /// The endpoint that sent the requests (or was taken for the client); nil when unknown.
-    public var clientEndpoint: TransportEndpoint?
-
-    public init(
-        accounting: ConnectionAccounting, protocolKind: ConnectionProtocol, serverName: String?,
-        clientTally: StreamTally, serverTally: StreamTally, clientEndpoint: TransportEndpoint? = nil
-    ) {
-        self.accounting = accounting
-        self.protocolKind = protocolKind
-        self.serverName = serverName
-        self.clientTally = clientTally
-        self.serverTally = serverTally
-        self.clientEndpoint = clientEndpoint
-    }
-}
-
 /// Makes an `HTTPConnection` for each TCP connection.
-public final class HTTPConnectionFactory<Sink: HTTPRecordSink>: TCPStreamHandlerFactory {
+public final class HTTPConnectionFactory<Sink: MessageSink>: ByteStreamHandlerFactory {
     private let sink: Sink
     private let limits: HTTPLimits
 
@@ -112,14 +14,14 @@ public final class HTTPConnectionFactory<Sink: HTTPRecordSink>: TCPStreamHandler
         self.limits = limits
     }
 
-    public func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+    public func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler {
         HTTPConnection(info: connection, sink: sink, limits: limits)
     }
 }
 
 /// One TCP connection seen as HTTP/1.x: a parser per side, FIFO pairing of responses with
 /// requests, and tunnel and TLS detection. HTTP is recognized by content, whatever the port.
-public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
+public final class HTTPConnection<Sink: MessageSink>: ByteStreamHandler {
     let info: ConnectionInfo
     private let sink: Sink
     private let limits: HTTPLimits
@@ -129,24 +31,24 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     private var tlsHello = [TLSHelloSniffer(), TLSHelloSniffer()]
     /// Bytes that came before the protocol could be told (a TLS record header takes 3 bytes),
     /// in arrival order; replayed once it is known.
-    private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
+    private var undecided: [(side: Direction, bytes: [UInt8], position: StreamPosition)] = []
     /// The side that sends requests: a guess from the handshake or a ClientHello until a
     /// message shows it (`rolesShown`). A SOCKS reverse connection's requests come from the
     /// side that accepted the TCP connection.
-    private var clientSide: FlowSide?
+    private var clientSide: Direction?
     private var rolesShown = false
     private var messageCounts = [0, 0]
 
     /// Requests whose head was parsed and whose final response has not come yet.
     private var awaitingResponse: Deque<PendingRequest> = []
     /// Finished requests not yet handed to the sink, by index: waiting for their pairing.
-    private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: FlowSide)] = [:]
+    private var heldRequests: [Int: (message: CapturedMessage, observer: Sink.Observer?, side: Direction)] = [:]
     /// Response index for each request index paired so far (until the request is emitted).
     private var pairs: [Int: Int] = [:]
     /// Who reads the bytes of an accepted CONNECT tunnel, the side that sent the CONNECT, and
     /// each side's stream offset where the tunnel began.
-    private var tunnel: TCPStreamHandler?
-    private var tunnelClient = FlowSide.initiator
+    private var tunnel: ByteStreamHandler?
+    private var tunnelClient = Direction.up
     private var tunnelStart: [Int64?] = [nil, nil]
     /// Per side, how far the sink was told who owns the bytes (docs/METERING.md §2c).
     private var placed: [Int64] = [.min, .min]
@@ -164,15 +66,15 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         if firstIndexes.count == 2 { messageCounts = firstIndexes }
         self.sink = sink
         self.limits = limits
-        if info.sawHandshake { clientSide = .initiator }
-        parsers = [FlowSide.initiator, .responder].map {
+        if info.sawHandshake { clientSide = .up }
+        parsers = [Direction.up, .down].map {
             SideParser(side: $0, connection: self, limits: limits, startsAtMessage: info.sawHandshake)
         }
     }
 
-    // MARK: - TCPStreamHandler
+    // MARK: - ByteStreamHandler
 
-    public func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    public func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         if kind == nil {
             if undecided.isEmpty, let decided = TLSHelloSniffer.classify(bytes) {
                 settle(decided)
@@ -187,13 +89,13 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         deliver(bytes, from: side, at: position)
     }
 
-    public func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    public func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].gap(length, at: position)
         reportPlacement(side, consumedTo: position.offset &+ Int64(max(0, length)))
     }
 
-    public func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+    public func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         if kind == nil { settle(.http) }
         parsers[side.rawValue].end(reason: reason)
         sink.settle(side, upTo: .max)
@@ -207,7 +109,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         // Both sides should have ended; a side that did not is cut by the end of the capture.
         for parser in parsers where parser.state != .ended { parser.end(reason: .endOfCapture) }
         for index in heldRequests.keys.sorted() { emitHeldRequest(index) }
-        let client = clientSide ?? .initiator
+        let client = clientSide ?? .up
         let protocolKind: ConnectionProtocol = kind == .tls ? .tls : (messageCounts != [0, 0] ? .http : .other)
         sink.connectionClosed(
             HTTPConnectionSummary(
@@ -228,7 +130,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         for run in runs { run.bytes.withUnsafeBytes { deliver($0, from: run.side, at: run.position) } }
     }
 
-    private func deliver(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    private func deliver(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         if kind == .tls {
             tlsHello[side.rawValue].feed(bytes)
             // Without the handshake, the side that sent a ClientHello is the client.
@@ -241,7 +143,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// Tells the sink who owns the bytes `side` has read so far (docs/METERING.md §2c): the
     /// message being read owns its bytes up to here, and what the parser holds undecided (a
     /// partial head or line, bytes awaiting the omission verdict) stays unplaced.
-    private func reportPlacement(_ side: FlowSide, consumedTo consumed: Int64) {
+    private func reportPlacement(_ side: Direction, consumedTo consumed: Int64) {
         let parser = parsers[side.rawValue]
         if parser.state == .tunnel, tunnel != nil, sink.tunnelPlacesItsBytes { return }
         // Only news is told: most packets extend the message being read, and nothing else.
@@ -263,13 +165,13 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     // MARK: - Called by the side parsers
 
     /// Which kind of message `side` sends, once a message has shown the roles.
-    func expectedKind(from side: FlowSide) -> MessageKind? {
+    func expectedKind(from side: Direction) -> MessageKind? {
         guard rolesShown, let clientSide else { return nil }
         return side == clientSide ? .request : .response
     }
 
     func newMessage(
-        kind: MessageKind, from side: FlowSide, at position: StreamPosition,
+        kind: MessageKind, from side: Direction, at position: StreamPosition,
         showsRoles: Bool = true
     ) -> CapturedMessage {
         // The client is who sends requests, whoever opened the TCP connection.
@@ -341,7 +243,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
         return front.summary.method
     }
 
-    func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: FlowSide) {
+    func messageFinished(_ message: CapturedMessage, observer: Sink.Observer?, from side: Direction) {
         let start = message.streamOffset
         let end = max(start, start &+ Int64(message.wireTotal))
         sink.claim(start..<end, of: side, by: .message(startingAt: start))
@@ -377,7 +279,7 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
     /// A CONNECT tunnel's bytes go to the sink's tunnel handler, when it gives one.
     func startTunnel(after message: CapturedMessage) {
         if tunnel == nil, let request = message.request {
-            let client = clientSide ?? .initiator
+            let client = clientSide ?? .up
             let inner = ConnectionInfo(
                 number: info.number, initiator: info.endpoint(client), responder: info.endpoint(client.peer),
                 sawHandshake: true, firstPacketTime: message.time)
@@ -405,19 +307,19 @@ public final class HTTPConnection<Sink: HTTPRecordSink>: TCPStreamHandler {
 
     /// Tunnel bytes of `side`, at its stream position: handed on with offsets from the
     /// tunnel's first byte on that side.
-    func tunnelReceive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func tunnelReceive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         guard let tunnel, !bytes.isEmpty else { return }
         tunnel.receive(bytes, from: tunnelSide(side), at: tunnelPosition(side, position))
     }
 
-    func tunnelGap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func tunnelGap(_ length: Int, from side: Direction, at position: StreamPosition) {
         guard let tunnel else { return }
         tunnel.gap(length, from: tunnelSide(side), at: tunnelPosition(side, position))
     }
 
-    private func tunnelSide(_ side: FlowSide) -> FlowSide { side == tunnelClient ? .initiator : .responder }
+    private func tunnelSide(_ side: Direction) -> Direction { side == tunnelClient ? .up : .down }
 
-    private func tunnelPosition(_ side: FlowSide, _ position: StreamPosition) -> StreamPosition {
+    private func tunnelPosition(_ side: Direction, _ position: StreamPosition) -> StreamPosition {
         let base = tunnelStart[side.rawValue] ?? position.offset
         if tunnelStart[side.rawValue] == nil { sink.tunnelBegins(on: side, at: base) }
         tunnelStart[side.rawValue] = base

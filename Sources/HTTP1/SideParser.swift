@@ -1,24 +1,11 @@
+import Flows
+import MessageModel
 import TCPReassembly
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// Where the bytes of one side's stream went that belong to no message.
-public struct StreamTally: Sendable, Equatable {
-    /// Bytes skipped while looking for a message start (mid-connection, after a gap, garbage).
-    public var skippedBytes = 0
-    /// Bytes lost in gaps while no message was being read, or that a gap took with the framing
-    /// of the message being read (head, chunk framing): it is unknown how many were the message's.
-    public var lostBytes = 0
-    /// Bytes after CONNECT or 101 Switching Protocols.
-    public var tunnelBytes = 0
-    /// Bytes of a TLS session (not decrypted), gaps included.
-    public var tlsBytes = 0
-
-    public init() {}
-}
 
 /// Bounds on what the HTTP parser buffers.
 public struct HTTPLimits: Sendable {
@@ -37,7 +24,7 @@ public struct HTTPLimits: Sendable {
 /// part of a message, input consumed by offset, only partial lines buffered. Every byte of
 /// the stream lands in exactly one place: a message's line, headers or body, or the tally.
 /// The outcome never depends on how the stream was cut into `receive` calls.
-final class SideParser<Sink: HTTPRecordSink> {
+final class SideParser<Sink: MessageSink> {
     enum State: Equatable {
         /// Scanning lines for a start line (mid-connection start, after a gap or garbage).
         case seekingStart
@@ -55,7 +42,7 @@ final class SideParser<Sink: HTTPRecordSink> {
         case ended
     }
 
-    let side: FlowSide
+    let side: Direction
     unowned let connection: HTTPConnection<Sink>
     private let limits: HTTPLimits
     private(set) var state: State
@@ -93,7 +80,7 @@ final class SideParser<Sink: HTTPRecordSink> {
     private var heldPrefix: [UInt8] = []
     private var heldCount = 0
 
-    init(side: FlowSide, connection: HTTPConnection<Sink>, limits: HTTPLimits, startsAtMessage: Bool) {
+    init(side: Direction, connection: HTTPConnection<Sink>, limits: HTTPLimits, startsAtMessage: Bool) {
         self.side = side
         self.connection = connection
         self.limits = limits

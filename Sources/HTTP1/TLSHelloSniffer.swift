@@ -1,3 +1,4 @@
+import MessageModel
 import TCPReassembly
 
 /// Recognizes TLS and reads the server name (SNI) from the ClientHello when it is visible.

@@ -1,6 +1,6 @@
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 
 /// Follows one message body: collects it for the worker, or measures it as it streams
 /// when it is too big to collect.

@@ -1,7 +1,10 @@
 import Analysis
+import CaptureIO
 import DequeModule
+import Flows
 import HTTP1
 import HTTP2
+import MessageModel
 import PacketLayers
 import Records
 import TCPReassembly
@@ -19,7 +22,7 @@ final class KeyStore {
 
 /// Makes the handler of each TCP connection: a `ConnectionRouter` that reads the first bytes
 /// and sends the connection to HTTP/1.x as it is, or through TLS first.
-final class ConnectionRouterFactory: TCPStreamHandlerFactory {
+final class ConnectionRouterFactory: ByteStreamHandlerFactory {
     private let sink: RecordSink
     private let limits: HTTPLimits
     private let keys: KeyStore
@@ -39,7 +42,7 @@ final class ConnectionRouterFactory: TCPStreamHandlerFactory {
         self.closed = closed
     }
 
-    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+    func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler {
         ConnectionRouter(
             info: connection,
             context: ConnectionContext(
@@ -66,7 +69,7 @@ struct ConnectionContext {
     /// Reads a CONNECT tunnel as a connection of its own (TLS or cleartext HTTP).
     func tunnelHandler(
         authority: String, connection: ConnectionInfo, firstIndexes: [Int], costs: TunnelCostLink? = nil
-    ) -> TCPStreamHandler {
+    ) -> ByteStreamHandler {
         var context = self
         context.tunnelHost = authority
         context.firstIndexes = firstIndexes
@@ -80,14 +83,14 @@ struct ConnectionContext {
 /// `HTTP2Connection` (h2c with prior knowledge), anything else to `HTTPConnection` as cleartext.
 /// Bytes that came before the protocol could be told (a TLS header takes 3 bytes) are kept
 /// and replayed. After the choice every call goes straight on.
-final class ConnectionRouter: TCPStreamHandler {
+final class ConnectionRouter: ByteStreamHandler {
     /// `h2Midstream`: HTTP/2 frames without a preface (docs/METERING.md §2a, mid-connection start).
     enum Route { case tls, h2, h2Midstream, http1 }
 
     private let info: ConnectionInfo
     private var context: ConnectionContext
-    private var next: TCPStreamHandler?
-    private var undecided: [(side: FlowSide, bytes: [UInt8], position: StreamPosition)] = []
+    private var next: ByteStreamHandler?
+    private var undecided: [(side: Direction, bytes: [UInt8], position: StreamPosition)] = []
     /// Stream bytes per side, gaps included: a tunnel's own TCP payload (counted for tunnels
     /// only, the one row that shows them, to spare every other connection a write per packet).
     private var streamBytes = [0, 0]
@@ -115,7 +118,7 @@ final class ConnectionRouter: TCPStreamHandler {
         }
     }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         if countsStreamBytes {
             streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], bytes.count)
         }
@@ -159,14 +162,14 @@ final class ConnectionRouter: TCPStreamHandler {
         }
     }
 
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         if countsStreamBytes {
             streamBytes[side.rawValue] = saturatingSum(streamBytes[side.rawValue], max(0, length))
         }
         (next ?? settle(.http1)).gap(length, from: side, at: position)
     }
 
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         (next ?? settle(.http1)).end(of: side, reason: reason, time: time)
     }
 
@@ -175,12 +178,12 @@ final class ConnectionRouter: TCPStreamHandler {
         next = nil
     }
 
-    func packet(_ cost: PacketCost, from side: FlowSide) { costs.add(cost, from: side) }
+    func packet(_ cost: PacketCost, from side: Direction) { costs.add(cost, from: side) }
 
     /// Makes the handler for what the first bytes showed, and replays them to it.
     @discardableResult
-    private func settle(_ decided: Route, prefaceSide: FlowSide = .initiator) -> TCPStreamHandler {
-        let handler: TCPStreamHandler
+    private func settle(_ decided: Route, prefaceSide: Direction = .up) -> ByteStreamHandler {
+        let handler: ByteStreamHandler
         switch decided {
         case .tls:
             handler = TLSRelay(
@@ -190,7 +193,7 @@ final class ConnectionRouter: TCPStreamHandler {
         case .h2Midstream:
             // No preface tells the client: the initiator (or the assembler's guess of it) is.
             handler = CleartextHTTP2Connection(
-                info: info, context: context, clientSide: .initiator, startsAtBeginning: false, costs: costs)
+                info: info, context: context, clientSide: .up, startsAtBeginning: false, costs: costs)
         case .http1:
             handler = CleartextConnection(info: info, context: context, costs: costs)
         }
@@ -205,7 +208,7 @@ final class ConnectionRouter: TCPStreamHandler {
 /// The per-connection sink the HTTP layer feeds: records go on to the input's `RecordSink`
 /// with what carried them (TCP or TLS, and the TLS overhead each owns); the connection's
 /// summary goes to whoever closes the connection.
-final class ConnectionRecordSink: HTTPRecordSink {
+final class ConnectionRecordSink: MessageSink {
     typealias Observer = BodyMeter
 
     private let sink: RecordSink
@@ -229,11 +232,11 @@ final class ConnectionRecordSink: HTTPRecordSink {
         self.overheads = overheads
     }
 
-    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> TCPStreamHandler? {
+    func tunnelHandler(authority: String, connection: ConnectionInfo, firstIndexes: [Int]) -> ByteStreamHandler? {
         // The tunnel's messages are charged the packets that carried them, on this connection.
         if let ledger = costLedger, let initiator = claimsInitiator {
             tunnelCosts = TunnelCostLink(
-                outer: ledger, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+                outer: ledger, initiatorSide: connection.initiator == initiator ? .up : .down)
         }
         return context.tunnelHandler(
             authority: authority, connection: connection, firstIndexes: firstIndexes, costs: tunnelCosts)
@@ -249,17 +252,17 @@ final class ConnectionRecordSink: HTTPRecordSink {
     private(set) var upgraded: CleartextHTTP2Connection?
 
     func h2cUpgradeHandler(request: RequestSummary, connection: ConnectionInfo, firstIndexes: [Int])
-        -> TCPStreamHandler?
+        -> ByteStreamHandler?
     {
         guard transport == .tcp else { return nil }
         var inner = context
         inner.firstIndexes = firstIndexes
         if let claims, let initiator = claimsInitiator {
             tunnelClaims = TunnelClaims(
-                outer: claims, initiatorSide: connection.initiator == initiator ? .initiator : .responder)
+                outer: claims, initiatorSide: connection.initiator == initiator ? .up : .down)
         }
         let handler = CleartextHTTP2Connection(
-            info: connection, context: inner, clientSide: .initiator, upgradedRequest: request, ownRow: false,
+            info: connection, context: inner, clientSide: .up, upgradedRequest: request, ownRow: false,
             tunnelClaims: tunnelClaims)
         upgraded = handler
         return handler
@@ -267,13 +270,13 @@ final class ConnectionRecordSink: HTTPRecordSink {
 
     func bodyObserver(for message: HTTPMessage) -> BodyMeter? { sink.bodyObserver(for: message) }
 
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
         claims?.claim(range, of: side, by: owner)
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
+    func settle(_ side: Direction, upTo offset: Int64) { claims?.settle(side, upTo: offset) }
 
-    func tunnelBegins(on side: FlowSide, at offset: Int64) {
+    func tunnelBegins(on side: Direction, at offset: Int64) {
         tunnelClaims?.begins(onOuter: side, at: offset)
         tunnelCosts?.begins(onOuter: side, at: offset)
     }
@@ -286,7 +289,7 @@ final class ConnectionRecordSink: HTTPRecordSink {
         guard let claims, let initiator = claimsInitiator else { return nil }
         let pushed = message.kind == .request && message.anomalies.contains(.pushed)
         let sender = message.kind == .request && !pushed ? message.client : message.server
-        return claims.takeSlot(of: sender == initiator ? .initiator : .responder, startingAt: message.streamOffset)
+        return claims.takeSlot(of: sender == initiator ? .up : .down, startingAt: message.streamOffset)
     }
 
     func record(_ message: CapturedMessage, body: BodyMeter?) {
@@ -296,7 +299,7 @@ final class ConnectionRecordSink: HTTPRecordSink {
             message, body: body, transport: transport,
             // HTTP/2 frames of many streams share TLS records: no message owns a record's
             // overhead, so wire_tls stays unknown (docs/METERING.md §2a).
-            tlsOverhead: message.http2 != nil && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
+            tlsOverhead: message.protocolFacts.wireProtocol == .h2 && overheads != nil ? nil : (overheads?.overhead(of: message) ?? 0),
             tunnelHost: context.tunnelHost, lower: slot)
     }
 
@@ -304,7 +307,7 @@ final class ConnectionRecordSink: HTTPRecordSink {
 }
 
 /// A cleartext connection: HTTP/1.x straight from TCP.
-final class CleartextConnection: TCPStreamHandler {
+final class CleartextConnection: ByteStreamHandler {
     private let info: ConnectionInfo
     private let context: ConnectionContext
     private let recordSink: ConnectionRecordSink
@@ -327,15 +330,15 @@ final class CleartextConnection: TCPStreamHandler {
         http = HTTPConnection(info: info, sink: recordSink, limits: context.limits, firstIndexes: context.firstIndexes)
     }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         http.receive(bytes, from: side, at: position)
     }
 
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         http.gap(length, from: side, at: position)
     }
 
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         http.end(of: side, reason: reason, time: time)
     }
 
@@ -347,14 +350,14 @@ final class CleartextConnection: TCPStreamHandler {
         let clientIsInitiator = summary.clientIsInitiator(info)
         var row = ConnectionRow(
             input: context.input, connection: info.number,
-            client: info.endpoint(clientIsInitiator ? .initiator : .responder).description,
-            server: info.endpoint(clientIsInitiator ? .responder : .initiator).description,
+            client: info.endpoint(clientIsInitiator ? .up : .down).description,
+            server: info.endpoint(clientIsInitiator ? .down : .up).description,
             protocolKind: summary.protocolKind == .http
                 ? .http1 : (summary.protocolKind == .tls ? .tlsUndecrypted : .other))
         row.records = recordSink.records
         row.clientTCPBytes = (clientIsInitiator ? accounting.initiator : accounting.responder).payloadBytes
         row.serverTCPBytes = (clientIsInitiator ? accounting.responder : accounting.initiator).payloadBytes
-        costs.fill(&row, clientSide: clientIsInitiator ? .initiator : .responder)
+        costs.fill(&row, clientSide: clientIsInitiator ? .up : .down)
         if let upgraded = recordSink.upgraded {
             // After `Upgrade: h2c` and its 101 the connection spoke HTTP/2.
             row.protocolKind = .h2
@@ -386,7 +389,7 @@ final class TLSOverheadLedger {
 
     init(clientEndpoint: TransportEndpoint) { self.clientEndpoint = clientEndpoint }
 
-    func add(direction: TLSDirection, plaintextOffset: Int64, overhead: Int) {
+    func add(direction: Direction, plaintextOffset: Int64, overhead: Int) {
         starts[direction.rawValue].append((plaintextOffset, overhead))
     }
 
@@ -408,17 +411,11 @@ final class TLSOverheadLedger {
     }
 }
 
-@inline(__always)
-func saturatingSum(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? Int.max : sum
-}
-
 /// A TLS connection: its two TCP streams go through `TLSConnection`; the decrypted
 /// application data of each direction goes to an `HTTPConnection` as that direction's
 /// ordered stream (offsets in plaintext bytes), or to an `HTTP2Connection` when ALPN or the
 /// connection preface says HTTP/2. A TCP gap stops that direction's decryption.
-final class TLSRelay: TCPStreamHandler, MessageClaims {
+final class TLSRelay: ByteStreamHandler, MessageClaims {
     private enum Content { case undecided, http1, h2 }
 
     /// A TLS record on its way to the cost ledger: it waits until the HTTP layer has placed its
@@ -442,7 +439,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
     private let info: ConnectionInfo
     private let context: ConnectionContext
     /// The TCP side that sent the ClientHello.
-    private let clientSide: FlowSide
+    private let clientSide: Direction
     private var tls: TLSConnection!
     private let ledger: TLSOverheadLedger
     private let recordSink: ConnectionRecordSink
@@ -459,7 +456,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
     private var piece: [StreamPosition?] = [nil, nil]
 
     init(
-        info: ConnectionInfo, context: ConnectionContext, firstBytes: (FlowSide, [UInt8])?, costs: ConnectionCostLedger
+        info: ConnectionInfo, context: ConnectionContext, firstBytes: (Direction, [UInt8])?, costs: ConnectionCostLedger
     ) {
         self.info = info
         self.context = context
@@ -468,7 +465,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         plaintextClaims = [history, history]
         // Without the TCP handshake, the side whose first record is a ClientHello is the client
         // (one that sent a ServerHello is the server).
-        var client = FlowSide.initiator
+        var client = Direction.up
         if !info.sawHandshake, let (side, bytes) = firstBytes, bytes.count >= 6, bytes[0] == 22 {
             if bytes[5] == 1 { client = side } else if bytes[5] == 2 { client = side.peer }
         }
@@ -488,9 +485,9 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
 
     // MARK: - Costs (the HTTP layer's sides are TLS directions: initiator = client)
 
-    private func tcpSide(_ direction: Int) -> FlowSide { direction == 0 ? clientSide : clientSide.peer }
+    private func tcpSide(_ direction: Int) -> Direction { direction == 0 ? clientSide : clientSide.peer }
 
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
         let d = side.rawValue
         let costOwner = costOwner(owner, d)
         if case let .message(slot) = costOwner { slot.plaintextEnd = max(slot.plaintextEnd, range.upperBound) }
@@ -498,12 +495,12 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         drainRecordCosts(d)
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) {
+    func settle(_ side: Direction, upTo offset: Int64) {
         plaintextClaims[side.rawValue].settle(upTo: offset)
         drainRecordCosts(side.rawValue)
     }
 
-    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
+    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
         plaintextSlots[side.rawValue].removeValue(forKey: offset)
     }
 
@@ -514,7 +511,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
             let slot = LayerSlot(ledger: costs[tcpSide(d)].counting)
             plaintextSlots[d][start] = slot
             return .message(slot)
-        case .control: return .http2Control
+        case .overhead: return .http2Control  // HTTP/2's control bytes: the one kind a protocol claims
         case .unclaimed: return .unclaimed
         }
     }
@@ -575,9 +572,9 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         }
     }
 
-    private func direction(_ side: FlowSide) -> TLSDirection { side == clientSide ? .client : .server }
+    private func direction(_ side: Direction) -> Direction { side == clientSide ? .up : .down }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         let d = direction(side)
         piece[d.rawValue] = position
         if recordStart[d.rawValue] == nil { recordStart[d.rawValue] = position.offset }
@@ -590,12 +587,12 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         }
     }
 
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         tls.gap(length, in: direction(side))
     }
 
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
-        http?.end(of: side == clientSide ? .initiator : .responder, reason: reason, time: time)
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {
+        http?.end(of: side == clientSide ? .up : .down, reason: reason, time: time)
     }
 
     func close(_ accounting: ConnectionAccounting) {
@@ -621,8 +618,8 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
             protocolKind: protocolKind)
         Self.describeTLS(summary, in: &row)
         row.records = recordSink.records
-        let clientAccounting = clientSide == .initiator ? accounting.initiator : accounting.responder
-        let serverAccounting = clientSide == .initiator ? accounting.responder : accounting.initiator
+        let clientAccounting = clientSide == .up ? accounting.initiator : accounting.responder
+        let serverAccounting = clientSide == .up ? accounting.responder : accounting.initiator
         row.clientTCPBytes = clientAccounting.payloadBytes
         row.serverTCPBytes = serverAccounting.payloadBytes
         row.clientTLSBytes = summary.client.recordBytes
@@ -631,7 +628,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         row.serverTLSControlBytes = summary.server.controlBytes
         if let http2 { row.http2 = HTTP2Overhead(http2.summary) }
         costs.fill(&row, clientSide: clientSide)
-        let initiatorIsClient = clientSide == .initiator
+        let initiatorIsClient = clientSide == .up
         var connectionSummary =
             httpSummary
             ?? HTTPConnectionSummary(
@@ -685,12 +682,12 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
         switch content {
         case .h2:
             guard plaintext.count > 0 else { return }
-            let side: FlowSide = record.direction == .client ? .initiator : .responder
+            let side: Direction = record.direction == .up ? .up : .down
             http2Connection().receive(
                 plaintext, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
         case .http1, .undecided:
             guard plaintext.count > 0 else { return }
-            let side: FlowSide = record.direction == .client ? .initiator : .responder
+            let side: Direction = record.direction == .up ? .up : .down
             httpConnection().receive(
                 plaintext, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
         }
@@ -698,10 +695,10 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
 
     /// HTTP/2 when ALPN chose it or the client's first bytes are its preface; HTTP/1.x
     /// otherwise (the parser finds the messages, or reports none).
-    private func decideContent(_ direction: TLSDirection, _ plaintext: UnsafeRawBufferPointer) -> Content {
+    private func decideContent(_ direction: Direction, _ plaintext: UnsafeRawBufferPointer) -> Content {
         if let alpn = tls.summary.selectedALPN { return alpn == "h2" ? .h2 : .http1 }
         let preface = Array("PRI * HTTP/2.0\r\n".utf8)
-        if direction == .client, plaintext.count >= preface.count,
+        if direction == .up, plaintext.count >= preface.count,
             plaintext.prefix(preface.count).elementsEqual(preface)
         {
             return .h2
@@ -716,7 +713,7 @@ final class TLSRelay: TCPStreamHandler, MessageClaims {
             number: info.number, initiator: info.endpoint(clientSide), responder: info.endpoint(clientSide.peer),
             sawHandshake: true, firstPacketTime: info.firstPacketTime)
         let connection = HTTP2Connection(
-            info: inner, sink: recordSink, clientSide: .initiator, firstIndexes: context.firstIndexes)
+            info: inner, sink: recordSink, clientSide: .up, firstIndexes: context.firstIndexes)
         http2 = connection
         return connection
     }

@@ -1,6 +1,8 @@
 import Analysis
+import CaptureIO
 import DequeModule
-import HTTP1
+import Flows
+import MessageModel
 import Records
 import TCPReassembly
 
@@ -183,9 +185,9 @@ final class DirectionLedger {
     @exclusivity(unchecked) private(set) var closed = false
     /// A tunnel's direction: its claims go, shifted, to the outer connection's direction,
     /// which counts the packets.
-    private let forward: (link: TunnelCostLink, outerSide: FlowSide)?
+    private let forward: (link: TunnelCostLink, outerSide: Direction)?
 
-    init(limits: Limits, forward: (link: TunnelCostLink, outerSide: FlowSide)? = nil) {
+    init(limits: Limits, forward: (link: TunnelCostLink, outerSide: Direction)? = nil) {
         claims = ClaimMap(maxRuns: limits.maxCostHistoryRuns)
         maxPending = max(1, limits.maxPacketsAwaitingOwner)
         self.forward = forward
@@ -357,12 +359,12 @@ final class ConnectionCostLedger {
         responder = DirectionLedger(limits: limits, forward: link.map { ($0, $0.initiatorSide.peer) })
     }
 
-    subscript(side: FlowSide) -> DirectionLedger { side == .initiator ? initiator : responder }
+    subscript(side: Direction) -> DirectionLedger { side == .up ? initiator : responder }
 
     // Per packet: the `let` ledgers are called directly; the subscript would hand out a
     // retained reference each time.
-    func add(_ packet: PacketCost, from side: FlowSide) {
-        if side == .initiator {
+    func add(_ packet: PacketCost, from side: Direction) {
+        if side == .up {
             if let acknowledged = packet.acknowledged { responder.acknowledge(upTo: acknowledged) }
             initiator.add(packet)
         } else {
@@ -371,8 +373,8 @@ final class ConnectionCostLedger {
         }
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) {
-        if side == .initiator { initiator.settle(upTo: offset) } else { responder.settle(upTo: offset) }
+    func settle(_ side: Direction, upTo offset: Int64) {
+        if side == .up { initiator.settle(upTo: offset) } else { responder.settle(upTo: offset) }
     }
 
     /// Everything unplaced belongs to no message; call before the claims' `close`.
@@ -382,7 +384,7 @@ final class ConnectionCostLedger {
     }
 
     /// Fills a row's cost columns; `clientSide` is the TCP side of the row's client.
-    func fill(_ row: inout ConnectionRow, clientSide: FlowSide) {
+    func fill(_ row: inout ConnectionRow, clientSide: Direction) {
         row.clientCost = self[clientSide].cost
         row.serverCost = self[clientSide.peer].cost
     }
@@ -398,20 +400,20 @@ final class CleartextClaims: MessageClaims {
 
     init(ledger: ConnectionCostLedger) { self.ledger = ledger }
 
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
         ledger[side].claim(range, by: costOwner(owner, side))
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) { ledger.settle(side, upTo: offset) }
+    func settle(_ side: Direction, upTo offset: Int64) { ledger.settle(side, upTo: offset) }
 
-    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
+    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
         slots[side.rawValue].removeValue(forKey: offset)
     }
 
     /// Per side, the message claimed last: the same one claims again with each packet.
     @exclusivity(unchecked) private var lastClaimed: [(start: Int64, slot: LayerSlot)?] = [nil, nil]
 
-    private func costOwner(_ owner: StreamOwner, _ side: FlowSide) -> CostOwner {
+    private func costOwner(_ owner: StreamOwner, _ side: Direction) -> CostOwner {
         switch owner {
         case let .message(start):
             if let last = lastClaimed[side.rawValue], last.start == start, !last.slot.sealed {
@@ -427,14 +429,14 @@ final class CleartextClaims: MessageClaims {
             }
             lastClaimed[side.rawValue] = (start, slot)
             return .message(slot)
-        case .control: return .http2Control
+        case .overhead: return .http2Control  // HTTP/2's control bytes: the one kind a protocol claims
         case .unclaimed: return .unclaimed
         }
     }
 
     /// Slots no record took: their bytes belong to no message.
     func close() {
-        for side in [FlowSide.initiator, .responder] {
+        for side in [Direction.up, .down] {
             for slot in slots[side.rawValue].values { ledger[side].release(slot) }
             slots[side.rawValue] = [:]
         }
@@ -444,9 +446,9 @@ final class CleartextClaims: MessageClaims {
 /// Where an HTTP layer's claims go (docs/METERING.md §2c), and where a finished message finds
 /// the slot its packets were counted in. Sides and offsets are the HTTP layer's.
 protocol MessageClaims: AnyObject {
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner)
-    func settle(_ side: FlowSide, upTo offset: Int64)
-    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot?
+    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner)
+    func settle(_ side: Direction, upTo offset: Int64)
+    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot?
 }
 
 /// The claims of a reader inside a connection's stream (the HTTP/2 an h2c Upgrade started):
@@ -455,35 +457,35 @@ protocol MessageClaims: AnyObject {
 final class TunnelClaims: MessageClaims {
     private let outer: MessageClaims
     /// The outer side that is the tunnel's initiator.
-    private let initiatorSide: FlowSide
+    private let initiatorSide: Direction
     /// Per tunnel side: the outer offset of its first byte, once known.
     private var base: [Int64?] = [nil, nil]
 
-    init(outer: MessageClaims, initiatorSide: FlowSide) {
+    init(outer: MessageClaims, initiatorSide: Direction) {
         self.outer = outer
         self.initiatorSide = initiatorSide
     }
 
-    private func outerSide(_ side: FlowSide) -> FlowSide { side == .initiator ? initiatorSide : initiatorSide.peer }
+    private func outerSide(_ side: Direction) -> Direction { side == .up ? initiatorSide : initiatorSide.peer }
 
     /// The outer connection's `side` begins the tunnel at `offset`.
-    func begins(onOuter side: FlowSide, at offset: Int64) {
+    func begins(onOuter side: Direction, at offset: Int64) {
         base[side == initiatorSide ? 0 : 1] = offset
     }
 
-    func claim(_ range: Range<Int64>, of side: FlowSide, by owner: StreamOwner) {
+    func claim(_ range: Range<Int64>, of side: Direction, by owner: StreamOwner) {
         guard let shift = base[side.rawValue] else { return }
         var shifted = owner
         if case let .message(start) = owner { shifted = .message(startingAt: start &+ shift) }
         outer.claim((range.lowerBound &+ shift)..<(range.upperBound &+ shift), of: outerSide(side), by: shifted)
     }
 
-    func settle(_ side: FlowSide, upTo offset: Int64) {
+    func settle(_ side: Direction, upTo offset: Int64) {
         guard let shift = base[side.rawValue] else { return }
         outer.settle(outerSide(side), upTo: offset == .max ? .max : offset &+ shift)
     }
 
-    func takeSlot(of side: FlowSide, startingAt offset: Int64) -> LayerSlot? {
+    func takeSlot(of side: Direction, startingAt offset: Int64) -> LayerSlot? {
         guard let shift = base[side.rawValue] else { return nil }
         return outer.takeSlot(of: outerSide(side), startingAt: offset &+ shift)
     }
@@ -495,16 +497,16 @@ final class TunnelClaims: MessageClaims {
 final class TunnelCostLink {
     let outer: ConnectionCostLedger
     /// The outer side that is the tunnel's initiator.
-    let initiatorSide: FlowSide
+    let initiatorSide: Direction
     /// Per outer side: the offset of the tunnel's first byte, once known.
     private var bases: [Int64?] = [nil, nil]
 
-    init(outer: ConnectionCostLedger, initiatorSide: FlowSide) {
+    init(outer: ConnectionCostLedger, initiatorSide: Direction) {
         self.outer = outer
         self.initiatorSide = initiatorSide
     }
 
-    func begins(onOuter side: FlowSide, at offset: Int64) { bases[side.rawValue] = offset }
+    func begins(onOuter side: Direction, at offset: Int64) { bases[side.rawValue] = offset }
 
-    func base(of outerSide: FlowSide) -> Int64? { bases[outerSide.rawValue] }
+    func base(of outerSide: Direction) -> Int64? { bases[outerSide.rawValue] }
 }

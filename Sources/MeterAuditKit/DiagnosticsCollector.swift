@@ -1,7 +1,8 @@
 import Analysis
+import CaptureIO
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 
 /// Keeps one input's diagnostics while it is read: records by kind, bodies that did not
 /// decode, estimates that could not be made, connections, packets.

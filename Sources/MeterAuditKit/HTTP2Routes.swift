@@ -1,17 +1,18 @@
 import Analysis
-import HTTP1
+import Flows
 import HTTP2
+import MessageModel
 import PacketLayers
 import TCPReassembly
 
 /// A cleartext HTTP/2 connection (h2c): frames straight from TCP, its records through the
 /// same per-connection sink as HTTP/1.x (docs/METERING.md §2a).
-final class CleartextHTTP2Connection: TCPStreamHandler {
+final class CleartextHTTP2Connection: ByteStreamHandler {
     private let info: ConnectionInfo
     private let context: ConnectionContext
     private let recordSink: ConnectionRecordSink
     private let http2: HTTP2Connection<ConnectionRecordSink>
-    private let clientSide: FlowSide
+    private let clientSide: Direction
     /// False after an h2c Upgrade: the HTTP/1.1 connection's row counts this one's too.
     private let ownRow: Bool
     private(set) var overhead: HTTP2Overhead?
@@ -24,7 +25,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
     /// an `Upgrade: h2c` turned into stream 1's, when the connection turned HTTP/2 after a 101;
     /// `startsAtBeginning` false: a capture begun mid-connection, frame boundaries searched for.
     init(
-        info: ConnectionInfo, context: ConnectionContext, clientSide: FlowSide,
+        info: ConnectionInfo, context: ConnectionContext, clientSide: Direction,
         upgradedRequest: RequestSummary? = nil, ownRow: Bool = true, startsAtBeginning: Bool = true,
         costs: ConnectionCostLedger? = nil, tunnelClaims: TunnelClaims? = nil
     ) {
@@ -44,15 +45,15 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
             upgradedRequest: upgradedRequest, startsAtBeginning: startsAtBeginning)
     }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         http2.receive(bytes, from: side, at: position)
     }
 
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         http2.gap(length, from: side, at: position)
     }
 
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         http2.end(of: side, reason: reason, time: time)
     }
 
@@ -62,7 +63,7 @@ final class CleartextHTTP2Connection: TCPStreamHandler {
         claims?.close()
         overhead = HTTP2Overhead(http2.summary)
         guard ownRow, let summary = recordSink.summary else { return }
-        let clientIsInitiator = clientSide == .initiator
+        let clientIsInitiator = clientSide == .up
         var row = ConnectionRow(
             input: context.input, connection: info.number,
             client: info.endpoint(clientSide).description, server: info.endpoint(clientSide.peer).description,

@@ -2,7 +2,6 @@ import Analysis
 import CaptureIO
 import Foundation
 import HARMessages
-import HTTP1
 import PacketLayers
 import Records
 import TCPReassembly

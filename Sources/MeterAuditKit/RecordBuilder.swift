@@ -1,7 +1,7 @@
 import Analysis
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 import Records
 
 /// A message whose parsing is over, with what its source tells of it; its body's

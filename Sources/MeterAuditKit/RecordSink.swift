@@ -2,13 +2,13 @@ import Analysis
 import DequeModule
 import Estimation
 import HARMessages
-import HTTP1
+import MessageModel
 import Records
 
 /// One input's messages on their way to becoming records: the HTTP layer and the HAR
 /// reader feed it, it follows each body's measurement, and hands finished messages to the
 /// builder in the order they came, so outputs do not depend on the body workers' timing.
-final class RecordSink: HTTPRecordSink {
+final class RecordSink: MessageSink {
     typealias Observer = BodyMeter
 
     private let builder: RecordBuilder

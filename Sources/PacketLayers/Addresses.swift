@@ -1,5 +1,3 @@
-// INTERFACE — implementation may be completed by the PacketLayers work.
-
 /// An IPv4 or IPv6 address held in two words, so that flow keys never allocate.
 /// IPv4 addresses live in the low 32 bits of `low`, with `high == 0`.
 public struct IPAddress: Hashable, Sendable, Comparable {

@@ -1,4 +1,4 @@
-import HTTP1
+import MessageModel
 
 /// Where a record's wire size came from (the `wire_source` column).
 public enum WireSource: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {

@@ -1,4 +1,5 @@
 import Analysis
+import MessageModel
 
 /// `connections.csv`: one row per connection (docs/METERING.md §6), streamed as connections
 /// close, in the order they closed within each input.
@@ -19,8 +20,8 @@ public final class ConnectionsCSV {
     public static let costColumns: [String] = ["up", "down"].flatMap { direction in
         ["tls", "tcp", "ip", "frame"].map { "\(direction)_\($0)" }
             + ["tls", "tcp", "ip", "frame"].map { "\(direction)_\($0)_overhead" }
-            + ["empty_packets", "tls_control", "h2_control", "unclaimed"].flatMap { kind in
-                ["\(direction)_\(kind)_ip", "\(direction)_\(kind)_frame"]
+            + OverheadKind.allKinds.flatMap { kind in
+                ["\(direction)_\(kind.name)_ip", "\(direction)_\(kind.name)_frame"]
             }
             + [
                 "\(direction)_tls_control_tls", "\(direction)_empty_packet_count",
@@ -62,8 +63,9 @@ public final class ConnectionsCSV {
         var cells = [tls ? String(cost.total.tls) : "", String(cost.total.tcp), String(cost.total.ip)]
         cells += [String(cost.total.frame), tls ? String(overhead.tls) : "", String(overhead.tcp)]
         cells += [String(overhead.ip), String(overhead.frame)]
-        for kind in [cost.emptyPackets, cost.tlsControl, cost.http2Control, cost.unclaimed] {
-            cells += [String(kind.ip), String(kind.frame)]
+        for kind in OverheadKind.allKinds {
+            let bytes = cost[kind]
+            cells += [String(bytes.ip), String(bytes.frame)]
         }
         cells += [tls ? String(cost.tlsControl.tls) : "", String(cost.emptyPacketCount)]
         cells += [String(cost.retransmittedSegments), String(cost.retransmittedBytes)]

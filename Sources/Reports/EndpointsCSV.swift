@@ -74,7 +74,7 @@ public enum EndpointsCSV {
     }
 
     /// The cells of one row as text (report.html's endpoint table shows them).
-    static func row(endpoint: String, direction: Direction, _ figures: GroupFigures) -> [String] {
+    static func row(endpoint: String, direction: RecordClass, _ figures: GroupFigures) -> [String] {
         var row = CSVTextCells(
             capacity: countColumns.count + figures.estimators.count * (figureColumns.count + layerErrorColumns.count)
                 + layerColumns.count)
@@ -86,7 +86,7 @@ public enum EndpointsCSV {
     /// by one, whole numbers as numbers (the file writes their digits without a String between).
     /// An undefined number (nil) is an empty cell; fractions have fixed decimals (percentages 2,
     /// ratios 6).
-    static func cells(endpoint: String, direction: Direction, _ figures: GroupFigures, into sink: inout some CSVCells) {
+    static func cells(endpoint: String, direction: RecordClass, _ figures: GroupFigures, into sink: inout some CSVCells) {
         sink.append(endpoint)
         sink.append(direction.rawValue)
         sink.append(HTTPProtocol.joined(figures.protocols))

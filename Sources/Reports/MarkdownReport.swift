@@ -41,29 +41,23 @@ public enum MarkdownReport: RunReporter {
     // MARK: - Summary
 
     static func summary(_ run: RunReport, ranked: [RankedEndpoint]) -> [String] {
-        let totals = run.totals
-        let names = run.aggregation.estimatorNames
+        let summary = SummarySection(
+            run, worstPlace: ranked.first.map { (endpoint: $0.endpoint, absoluteError: $0.absoluteError) })
         var lines = ["# MeterAudit report", ""]
-        let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
-        let unreadable = run.inputs.filter { !$0.readable }.count
-        let records = totals.reduce(0) { $0 + $1.figures.records }
         var sentence =
-            "MeterAudit read \(TextFormat.count(run.inputs.count, "input"))"
-            + " (\(TextFormat.count(connections, "TCP connection")))"
-        if records == 0 {
+            "MeterAudit read \(TextFormat.count(summary.inputs, "input"))"
+            + " (\(TextFormat.count(summary.connections, "TCP connection")))"
+        if summary.records == 0 {
             sentence += " and found no HTTP message."
             lines.append(sentence)
         } else {
-            let parts = totals.map { direction, figures in
+            let parts = summary.totals.map { direction, figures in
                 "\(TextFormat.count(figures.records, direction.noun, direction.plural)) with \(TextFormat.bytes(figures.wireBytes)) B"
             }
-            lines.append(sentence + " and found \(TextFormat.count(records, "HTTP message")):")
+            lines.append(sentence + " and found \(TextFormat.count(summary.records, "HTTP message")):")
             lines.append(list(parts) + " on the wire.")
-            for index in run.estimatorOrder {
-                let metered = totals.filter { $0.direction != .interim }
-                guard !metered.isEmpty else { break }
-                let parts = metered.map { direction, figures -> String in
-                    let estimator = figures.estimators[index]
+            for (name, directions) in summary.estimators where !directions.isEmpty {
+                let parts = directions.map { direction, estimator -> String in
                     guard estimator.count > 0 else { return "no estimate for the \(direction.plural)" }
                     var text =
                         "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
@@ -78,39 +72,34 @@ public enum MarkdownReport: RunReporter {
                 for (position, part) in parts.enumerated() {
                     let last = position == parts.count - 1
                     lines.append(
-                        (position == 0 ? "The \(names[index]) estimator is off by " : last ? "and " : "")
+                        (position == 0 ? "The \(name) estimator is off by " : last ? "and " : "")
                             + part + (last ? "." : parts.count > 2 ? "," : ""))
                 }
             }
-            if let worst = ranked.first, worst.absoluteError > 0, let index = run.rankingEstimator {
+            if let worst = summary.worst {
                 lines.append(
-                    "The largest \(names[index]) error is on \(MarkdownText.code(worst.endpoint)):"
+                    "The largest \(worst.estimator) error is on \(MarkdownText.code(worst.endpoint)):"
                         + " \(TextFormat.bytes(worst.absoluteError)) B summed over its directions.")
             }
-            let unmeasured = totals.reduce(0) { $0 + $1.figures.unmeasured }
+            let unmeasured = summary.unmeasured
             if unmeasured > 0 {
                 lines.append(
                     "\(TextFormat.count(unmeasured, "message")) with no known wire size \(unmeasured == 1 ? "is" : "are")"
                         + " left out of every byte figure.")
             }
         }
-        if unreadable > 0 {
-            lines.append("\(TextFormat.count(unreadable, "input")) could not be read (see Inputs).")
+        if summary.unreadableInputs > 0 {
+            lines.append("\(TextFormat.count(summary.unreadableInputs, "input")) could not be read (see Inputs).")
         }
         lines.append("")
-        if !names.isEmpty {
-            let described = run.estimatorOrder.map { index in
-                names[index] + (index == run.rankingEstimator ? " (ranks the endpoints)" : "")
-            }
-            lines.append("Estimators: " + described.joined(separator: ", ") + ".")
-        }
+        if let line = summary.estimatorsLine { lines.append(line) }
         if !run.settings.isEmpty {
             lines.append(
                 "Settings: "
                     + run.settings.map { "\(MarkdownText.inline($0.0)) \(MarkdownText.code($0.1))" }
                     .joined(separator: ", ") + ".")
         }
-        if !names.isEmpty || !run.settings.isEmpty { lines.append("") }
+        if summary.estimatorsLine != nil || !run.settings.isEmpty { lines.append("") }
         return lines
     }
 
@@ -119,39 +108,24 @@ public enum MarkdownReport: RunReporter {
     static func inputs(_ run: RunReport) -> [String] {
         var lines = ["## Inputs", ""]
         guard !run.inputs.isEmpty else { return lines + ["No inputs.", ""] }
-        lines += MarkdownText.header(
-            [
-                "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim",
-                "incomplete", "unpaired", "gaps", "errors",
-            ],
-            right: Set(2...10))
-        for input in run.inputs {
-            let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
+        let section = InputsSection(run.inputs)
+        lines += MarkdownText.header(InputsSection.columns, right: Set(2...10))
+        for row in section.rows {
             lines.append(
                 MarkdownText.row(
                     Self.inputCells(
-                        MarkdownText.inline(input.source),
-                        input.format.isEmpty ? "n/a" : MarkdownText.inline(input.format), input,
-                        errors: errors)))
+                        MarkdownText.inline(row.name), row.format.map(MarkdownText.inline) ?? "n/a", row.diagnostics,
+                        errors: row.errors)))
         }
-        if run.inputs.count > 1 {
-            let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
-            lines.append(
-                MarkdownText.row(
-                    Self.inputCells("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))))
+        if let total = section.total {
+            lines.append(MarkdownText.row(Self.inputCells(total.name, "", total.diagnostics, errors: total.errors)))
         }
         lines.append("")
-        lines += tlsLines(run.inputs)
-        let failures = run.inputs.filter { $0.error != nil || !$0.readable }
-        if !failures.isEmpty {
+        lines += tlsLines(TLSSection(run.inputs))
+        if !section.errors.isEmpty {
             lines.append("Errors:")
             lines.append("")
-            for input in failures {
-                // Errors usually name their file already.
-                let error = input.error ?? "could not be read"
-                lines.append(
-                    "- " + MarkdownText.inline(error.hasPrefix(input.source) ? error : input.source + ": " + error))
-            }
+            for error in section.errors { lines.append("- " + MarkdownText.inline(error)) }
             lines.append("")
         }
         return lines
@@ -159,17 +133,13 @@ public enum MarkdownReport: RunReporter {
 
     /// TLS connections: how many were decrypted, why the others were not, and the bytes of
     /// the undecrypted ones per server name (docs/METERING.md §2b); nothing without TLS.
-    static func tlsLines(_ inputs: [InputDiagnostics]) -> [String] {
-        let connections = inputs.reduce(0) { $0 + $1.tls.connections }
+    static func tlsLines(_ tls: TLSSection) -> [String] {
+        let connections = tls.connections
         guard connections > 0 else { return [] }
-        let decrypted = inputs.reduce(0) { $0 + $1.tls.decrypted }
-        let h2 = inputs.reduce(0) { $0 + $1.tls.h2 }
-        var reasons: [String: Int] = [:]
-        var bytesByName: [String: Int] = [:]
-        for input in inputs {
-            for (reason, count) in input.tls.notDecrypted { reasons[reason, default: 0] += count }
-            for (name, bytes) in input.tls.undecryptedBytes { bytesByName[name, default: 0] += bytes }
-        }
+        let decrypted = tls.decrypted
+        let h2 = tls.h2
+        let reasons = tls.reasons
+        let bytesByName = tls.undecryptedBytes
         var line =
             "TLS: \(TextFormat.count(connections, "connection")), \(TextFormat.bytes(decrypted)) decrypted"
             + (h2 > 0 ? " (\(TextFormat.bytes(h2)) of them HTTP/2, counted and not parsed)" : "")
@@ -190,7 +160,7 @@ public enum MarkdownReport: RunReporter {
                 lines.append("- \(shown): \(TextFormat.bytes(bytesByName[name]!)) B")
             }
         }
-        let issues = Set(inputs.flatMap { $0.tls.keyLogIssues }).sorted()
+        let issues = tls.keyLogIssues
         if !issues.isEmpty {
             lines.append("")
             lines.append(
@@ -210,29 +180,9 @@ public enum MarkdownReport: RunReporter {
         lines.append("Each estimator is compared on the measured records it could estimate; error = estimate - wire.")
         lines.append("Median, p95 and max: of the per-record relative error abs(estimate - wire) / wire.")
         lines.append("")
-        lines += MarkdownText.header(
-            [
-                "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95",
-                "max",
-            ],
-            right: Set(2...9))
+        lines += MarkdownText.header(TotalsSection.columns, right: Set(2...9))
+        for row in TotalsSection.rows(run) { lines.append(MarkdownText.row(row)) }
         let names = run.aggregation.estimatorNames
-        for (direction, figures) in totals {
-            for (position, index) in run.estimatorOrder.enumerated() {
-                let estimator = figures.estimators[index]
-                lines.append(
-                    MarkdownText.row([
-                        position == 0 ? direction.label : "", names[index], TextFormat.bytes(estimator.count),
-                        estimator.count > 0 ? TextFormat.bytes(estimator.wire) : "n/a",
-                        estimator.count > 0 ? TextFormat.bytes(estimator.estimated) : "n/a",
-                        estimator.count > 0 ? TextFormat.signedBytes(estimator.error) : "n/a",
-                        TextFormat.signedPercent(estimator.errorPercent),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                        TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
-                    ]))
-            }
-        }
         lines.append("")
         var notes: [String] = []
         for (direction, figures) in totals {
@@ -351,7 +301,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func explanation(_ run: RunReport, direction: Direction, figures: GroupFigures) -> [String] {
+    static func explanation(_ run: RunReport, direction: RecordClass, figures: GroupFigures) -> [String] {
         var heading =
             "\(direction.plural.capitalizedFirst) (\(TextFormat.bytes(figures.records)),"
             + " \(TextFormat.bytes(figures.wireBytes)) B on the wire"
@@ -368,7 +318,7 @@ public enum MarkdownReport: RunReporter {
         return lines
     }
 
-    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: Direction) -> [String] {
+    static func causeLines(name: String, _ estimator: EstimatorFigures, direction: RecordClass) -> [String] {
         let explanation = causeExplanation(name: name, estimator, direction: direction, quote: MarkdownText.inline)
         return ["- " + explanation.head] + explanation.causes.map { "  - " + $0 }
     }
@@ -378,7 +328,7 @@ public enum MarkdownReport: RunReporter {
     /// rest summed. `quote` makes a cause's name safe for the output (report.md escapes
     /// Markdown; report.html's templates escape HTML themselves).
     static func causeExplanation(
-        name: String, _ estimator: EstimatorFigures, direction: Direction, quote: (String) -> String
+        name: String, _ estimator: EstimatorFigures, direction: RecordClass, quote: (String) -> String
     ) -> (head: String, causes: [String]) {
         guard estimator.count > 0 else {
             return (
@@ -428,102 +378,78 @@ public enum MarkdownReport: RunReporter {
 
     static func dataQuality(_ run: RunReport) -> [String] {
         var lines = ["## Data quality", ""]
-        let totals = Dictionary(uniqueKeysWithValues: run.totals.map { ($0.direction, $0.figures) })
-        let inputs = run.inputs
-        func direct(_ direction: Direction, _ value: (GroupFigures) -> Int) -> Int { totals[direction].map(value) ?? 0 }
-        func perInput(_ value: (InputDiagnostics) -> Int) -> String {
-            byInput(inputs.map { ($0.source, value($0)) })
-        }
+        let quality = DataQualitySection(run, tls: TLSSection(run.inputs))
+        let several = run.inputs.count > 1
+        func perInput(_ figure: PerInput) -> String { byInput(figure, several: several) }
         /// "- description: total[ B] (per input)." when the total over the inputs is not zero.
-        func addTotal(_ description: String, bytes: Bool = false, _ value: (InputDiagnostics) -> Int) {
-            let total = inputs.reduce(0) { $0 + value($1) }
-            guard total > 0 else { return }
-            lines.append("- \(description): \(TextFormat.bytes(total))" + (bytes ? " B" : "") + perInput(value) + ".")
+        func addTotal(_ description: String, bytes: Bool = false, _ figure: PerInput) {
+            guard figure.total > 0 else { return }
+            lines.append("- \(description): \(TextFormat.bytes(figure.total))" + (bytes ? " B" : "") + perInput(figure) + ".")
+        }
+        /// "a requests and b responses", the directions with a count.
+        func byDirection(_ counts: [RecordClass: Int]) -> [String] {
+            RecordClass.allCases.compactMap { direction in
+                let count = counts[direction] ?? 0
+                return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
+            }
         }
 
-        let unpairedRequests = direct(.request) { $0.unpaired }
-        let unpairedResponses = direct(.response) { $0.unpaired }
         lines.append(
-            "- Unpaired: \(TextFormat.count(unpairedRequests, "request")) without a response,"
-                + " \(TextFormat.count(unpairedResponses, "response")) without a request"
-                + perInput { $0.records.unpaired } + ".")
+            "- Unpaired: \(TextFormat.count(quality.unpaired[.request] ?? 0, "request")) without a response,"
+                + " \(TextFormat.count(quality.unpaired[.response] ?? 0, "response")) without a request"
+                + perInput(quality.unpairedRecords) + ".")
         lines.append("  Interim responses are never paired and not counted here.")
 
-        let incomplete = Direction.allCases.compactMap { direction -> String? in
-            let count = direct(direction) { $0.incomplete }
-            return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
-        }
+        let incomplete = byDirection(quality.incomplete)
         lines.append(
             "- Incomplete (the message's end is not in the capture): "
-                + (incomplete.isEmpty ? "none" : list(incomplete) + perInput { $0.records.incomplete }) + ".")
+                + (incomplete.isEmpty ? "none" : list(incomplete) + perInput(quality.incompleteRecords)) + ".")
 
-        let unmeasured = Direction.allCases.compactMap { direction -> String? in
-            let count = direct(direction) { $0.unmeasured }
-            return count > 0 ? TextFormat.count(count, direction.noun, direction.plural) : nil
-        }
+        let unmeasured = byDirection(quality.unmeasured)
         lines.append(
             "- Unmeasured (no known wire size, left out of every byte figure): "
                 + (unmeasured.isEmpty ? "none" : list(unmeasured)) + ".")
 
-        let gaps = inputs.reduce(0) { $0 + $1.gaps.count }
-        let gapBytes = inputs.reduce(0) { $0 + $1.gaps.bytes }
         lines.append(
             "- Gaps in the captured streams: "
-                + (gaps == 0
+                + (quality.gaps.total == 0
                     ? "none"
-                    : "\(TextFormat.count(gaps, "gap")), \(TextFormat.bytes(gapBytes)) B missing"
-                        + perInput { $0.gaps.count }) + ".")
-        addTotal("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
-        addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) {
-            $0.connections.skippedBytes
-        }
-        addTotal("Connections still open at the capture's end or idle") { $0.connections.unterminated }
+                    : "\(TextFormat.count(quality.gaps.total, "gap")), \(TextFormat.bytes(quality.gapBytes.total)) B missing"
+                        + perInput(quality.gaps)) + ".")
+        addTotal("Payload cut by the snapshot length", bytes: true, quality.truncatedBytes)
+        addTotal("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true, quality.skippedBytes)
+        addTotal("Connections still open at the capture's end or idle", quality.unterminated)
 
-        let notes = inputs.reduce(into: [DiagnosticNote: Int]()) { sums, input in
-            for (kind, count) in input.notes { sums[kind, default: 0] += count }
-        }
-        if notes.isEmpty {
+        if quality.notes.isEmpty {
             lines.append("- Bodies whose content coding could not be removed: none.")
         } else {
-            for kind in notes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-                lines.append(
-                    "- \(kind.description): \(TextFormat.bytes(notes[kind]!))"
-                        + perInput { $0.notes[kind] ?? 0 } + ".")
+            for (kind, count) in quality.notes {
+                lines.append("- \(kind.description): \(TextFormat.bytes(count.total))" + perInput(count) + ".")
             }
         }
 
-        let unestimated = inputs.reduce(into: [String: [EstimateUnavailable: Int]]()) { sums, input in
-            for (estimator, reasons) in input.unestimated {
-                for (reason, count) in reasons { sums[estimator, default: [:]][reason, default: 0] += count }
-            }
-        }
-        if unestimated.isEmpty {
+        if quality.unestimated.isEmpty {
             lines.append("- Records an estimator could not estimate: none.")
         } else {
-            for estimator in orderedEstimators(unestimated.keys, run: run) {
-                let reasons = unestimated[estimator]!
-                for reason in reasons.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            for (estimator, reasons) in quality.unestimated {
+                for (reason, count) in reasons {
                     lines.append(
                         "- No \(MarkdownText.inline(estimator)) estimate (\(MarkdownText.inline(reason.rawValue))):"
-                            + " \(TextFormat.count(reasons[reason]!, "record"))"
-                            + perInput { $0.unestimated[estimator]?[reason] ?? 0 } + ".")
+                            + " \(TextFormat.count(count.total, "record"))" + perInput(count) + ".")
                 }
             }
         }
 
-        // Decrypted connections are measured; the others (and HTTP/2 ones) are not.
-        func unmeasuredTLS(_ input: InputDiagnostics) -> Int {
-            input.tls.connections - input.tls.decrypted + input.tls.h2
-        }
-        let tls = inputs.reduce(0) { $0 + unmeasuredTLS($1) }
-        if tls == 0 {
+        // Decrypted connections are measured (HTTP/2 ones too); the others are not.
+        let tls = quality.tls
+        if tls.undecrypted.total == 0 {
             lines.append("- TLS connections (encrypted, not measured): none.")
         } else {
-            let tlsBytes = inputs.reduce(0) { $0 + $1.tls.undecryptedBytes.values.reduce(0, +) }
-            let serverNames = Set(inputs.flatMap { $0.tls.undecryptedBytes.keys.filter { !$0.isEmpty } }).sorted()
+            let tlsBytes = tls.undecryptedBytes.values.reduce(0, +)
+            let serverNames = tls.undecryptedServerNames
             var line =
-                "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls)),"
-                + " \(TextFormat.bytes(tlsBytes)) B not decrypted" + perInput(unmeasuredTLS)
+                "- TLS connections (encrypted, not measured): \(TextFormat.bytes(tls.undecrypted.total)),"
+                + " \(TextFormat.bytes(tlsBytes)) B not decrypted" + perInput(tls.undecrypted)
             if !serverNames.isEmpty {
                 let shown = serverNames.prefix(10).map { MarkdownText.code($0) }
                 line +=
@@ -532,28 +458,25 @@ public enum MarkdownReport: RunReporter {
             }
             lines.append(line + ".")
         }
-        addTotal("Connections neither HTTP/1.x nor TLS (not measured)") { $0.connections.other }
-        addTotal("Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured)", bytes: true) {
-            $0.connections.tunnelBytes
-        }
-        let skippedPackets = inputs.reduce(into: [SkipReason: Int]()) { sums, input in
-            for (reason, count) in input.packets.skipped { sums[reason, default: 0] += count }
-        }
-        if !skippedPackets.isEmpty {
-            let reasons = skippedPackets.keys.sorted(by: { $0.rawValue < $1.rawValue })
-                .map { "\(MarkdownText.inline($0.rawValue)) \(TextFormat.bytes(skippedPackets[$0]!))" }
+        addTotal("Connections neither HTTP/1.x nor TLS (not measured)", quality.otherConnections)
+        addTotal(
+            "Bytes inside tunnels (after CONNECT or 101 Switching Protocols, not measured)", bytes: true,
+            quality.tunnelBytes)
+        if !quality.skippedPackets.isEmpty {
+            let reasons = quality.skippedPackets.map {
+                "\(MarkdownText.inline($0.reason.rawValue)) \(TextFormat.bytes($0.count.total))"
+            }
             lines.append("- Packets not decoded: " + reasons.joined(separator: ", ") + ".")
         }
-        for input in inputs {
+        for input in run.inputs {
             for link in input.unsupportedLinkTypes {
                 lines.append(
                     "- \(MarkdownText.inline(input.source)): link type \(link.linkType) on interface"
                         + " \(link.interface) is not decoded; its packets were skipped.")
             }
         }
-        let failed = inputs.filter { $0.error != nil || !$0.readable }.count
-        if failed > 0 {
-            lines.append("- Inputs with errors: \(TextFormat.bytes(failed)) (see Inputs).")
+        if quality.failedInputs.total > 0 {
+            lines.append("- Inputs with errors: \(TextFormat.bytes(quality.failedInputs.total)) (see Inputs).")
         }
         return lines
     }
@@ -567,10 +490,10 @@ public enum MarkdownReport: RunReporter {
 
     /// ` (a.pcap 2, b.pcap 1)` over the inputs with a count, in input order; empty when one
     /// input at most has one (the figure says it all).
-    static func byInput(_ values: [(String, Int)]) -> String {
-        let nonzero = values.filter { $0.1 != 0 }
-        guard values.count > 1, !nonzero.isEmpty else { return "" }
-        let shown = nonzero.prefix(10).map { "\(MarkdownText.inline($0.0)) \(TextFormat.bytes($0.1))" }
+    static func byInput(_ figure: PerInput, several: Bool) -> String {
+        let nonzero = figure.nonzero
+        guard several, !nonzero.isEmpty else { return "" }
+        let shown = nonzero.prefix(10).map { "\(MarkdownText.inline($0.source)) \(TextFormat.bytes($0.value))" }
         return " (" + shown.joined(separator: ", ") + (nonzero.count > 10 ? ", \(nonzero.count - 10) more inputs" : "")
             + ")"
     }
@@ -582,7 +505,7 @@ public enum MarkdownReport: RunReporter {
     }
 }
 
-extension Direction {
+extension RecordClass {
     var noun: String {
         switch self {
         case .request: return "request"

@@ -1,7 +1,7 @@
 import Analysis
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 import PacketLayers
 import Records
 
@@ -123,9 +123,9 @@ public final class MessagesCSV {
         row.append(record.wireProtocol.csvValue)
         row.append(wire.tls)
         row.append(source.tunnelHost ?? "")
-        row.append(message.http2.map { Int($0.stream) })
-        row.append(message.http2?.frames)
-        row.append(message.http2?.headerListSize)
+        row.append(message.protocolFacts.stream.map { Int($0) })
+        row.append(message.protocolFacts.frames)
+        row.append(message.protocolFacts.headerListSize)
         for estimate in record.estimates {
             let estimate = try? estimate.get()
             row.append(estimate?.line)

@@ -1,13 +1,15 @@
 import Analysis
+import Flows
 
 /// report.md's "What the network carried" (docs/METERING.md §2c): per direction, the frame
 /// bytes of every captured connection split into the HTTP bytes and what carried them.
 extension MarkdownReport {
     static func networkSection(_ run: RunReport) -> [String] {
         var lines = ["## What the network carried", ""]
-        let sides = NetworkSide.allCases.compactMap { side in run.aggregation.network[side].map { (side, $0) } }
-        let httpOnly = sides.reduce(0) { $0 + $1.1.httpOnlyRecords }
-        let captured = sides.contains { $0.1.records > 0 || $0.1.connections > 0 }
+        let section = NetworkSection(run.aggregation)
+        let sides = section.sides
+        let httpOnly = section.httpOnlyRecords
+        let captured = sides.contains { $0.figures.records > 0 || $0.figures.connections > 0 }
         guard captured else {
             lines.append("No layer under HTTP is known" + httpOnlyNote(httpOnly) + ".")
             return lines + [""]
@@ -17,24 +19,25 @@ extension MarkdownReport {
         lines.append("and records no message owns. Shares are of the direction's frame bytes.")
         lines.append("")
         var header = ["part"]
-        for (side, _) in sides { header += ["\(side.label) B", "\(side.label) %"] }
+        for side in sides { header += ["\(side.side.label) B", "\(side.side.label) %"] }
         lines += MarkdownText.header(header, right: Set(1..<header.count))
-        let names = sides.first?.1.parts.map(\.name) ?? []
+        let names = sides.first?.parts.map(\.name) ?? []
         for (position, name) in names.enumerated() {
             var cells = [name]
-            for (_, figures) in sides {
-                let bytes = figures.parts[position].bytes
-                cells += [TextFormat.bytes(bytes), share(bytes, of: figures.frameTotal)]
+            for side in sides {
+                let bytes = side.parts[position].bytes
+                cells += [TextFormat.bytes(bytes), share(bytes, of: side.frameTotal)]
             }
             lines.append(MarkdownText.row(cells))
         }
         var total = ["frame bytes (all)"]
-        for (_, figures) in sides {
-            total += [TextFormat.bytes(figures.frameTotal), share(figures.frameTotal, of: figures.frameTotal)]
+        for side in sides {
+            total += [TextFormat.bytes(side.frameTotal), share(side.frameTotal, of: side.frameTotal)]
         }
         lines.append(MarkdownText.row(total))
         lines.append("")
-        for (side, figures) in sides {
+        for entry in sides {
+            let (side, figures) = (entry.side, entry.figures)
             var note =
                 "- \(side.label.capitalizedFirst): \(TextFormat.count(figures.records, "record")) with their layers"
                 + " on \(TextFormat.count(figures.connections, "connection"))"
@@ -67,12 +70,13 @@ extension MarkdownReport {
             ? "" : ": \(TextFormat.count(records, "record")) \(records == 1 ? "has" : "have") HTTP bytes only (HAR)"
     }
 
-    private static func share(_ bytes: Int, of total: Int) -> String {
+    /// `bytes` as a percentage of `total` (report.md's and report.html's network tables).
+    static func share(_ bytes: Int, of total: Int) -> String {
         total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%"
     }
 }
 
-extension NetworkSide {
+extension Direction {
     /// `up (client to server)`, `down (server to client)`.
     var label: String { self == .up ? "up" : "down" }
 }

@@ -11,7 +11,7 @@ extension RunReport {
     }
 
     /// The HTTP/2 headers figures in total, by direction.
-    public var headerCompressionTotals: [(direction: Direction, figures: HeaderCompressionFigures)] {
+    public var headerCompressionTotals: [(direction: RecordClass, figures: HeaderCompressionFigures)] {
         aggregation.headerCompressionTotals.sorted { $0.key < $1.key }.map { (direction: $0.key, figures: $0.value) }
     }
 
@@ -36,7 +36,7 @@ public struct HeaderCompressionEndpoint: Sendable {
     /// The endpoint's rank in the report (all protocols).
     public var rank: Int
     public var endpoint: String
-    public var directions: [(direction: Direction, figures: HeaderCompressionFigures)]
+    public var directions: [(direction: RecordClass, figures: HeaderCompressionFigures)]
 }
 
 /// Ratios as multiples: `5.26x`, `n/a` when undefined.

@@ -116,7 +116,7 @@ public struct RunReport: Sendable {
     }
 
     /// One endpoint's directions with their order-free figures, in direction order.
-    public func figures(of place: EndpointPlace) -> [(direction: Direction, figures: GroupFigures)] {
+    public func figures(of place: EndpointPlace) -> [(direction: RecordClass, figures: GroupFigures)] {
         place.directions.compactMap { direction in
             aggregation.groups[GroupKey(endpoint: place.endpoint, direction: direction)]
                 .map { (direction: direction, figures: $0.orderFree) }
@@ -124,7 +124,7 @@ public struct RunReport: Sendable {
     }
 
     /// The totals in direction order, with order-free figures.
-    var totals: [(direction: Direction, figures: GroupFigures)] {
+    var totals: [(direction: RecordClass, figures: GroupFigures)] {
         aggregation.sortedTotals.map { (direction: $0.direction, figures: $0.figures.orderFree) }
     }
 }
@@ -135,11 +135,11 @@ public struct EndpointPlace: Sendable {
     public var rank: Int
     public var endpoint: String
     /// The directions present, in direction order.
-    public var directions: [Direction]
+    public var directions: [RecordClass]
     /// `Σ |error|` of the ranking estimator over the directions (bytes).
     public var absoluteError: Int
 
-    mutating func add(_ direction: Direction, absoluteError error: Int) {
+    mutating func add(_ direction: RecordClass, absoluteError error: Int) {
         directions.append(direction)
         absoluteError += error
     }
@@ -151,7 +151,7 @@ public struct RankedEndpoint: Sendable {
     public var rank: Int
     public var endpoint: String
     /// Request, response, interim: those present, in that order.
-    public var directions: [(direction: Direction, figures: GroupFigures)]
+    public var directions: [(direction: RecordClass, figures: GroupFigures)]
     /// `Σ |error|` of the ranking estimator over the directions (bytes).
     public var absoluteError: Int
 }

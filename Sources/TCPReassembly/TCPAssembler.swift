@@ -1,3 +1,5 @@
+import CaptureIO
+import Flows
 import PacketLayers
 
 /// Turns TCP segments, in capture order, into ordered byte streams per connection
@@ -15,7 +17,7 @@ import PacketLayers
 /// new SYN on the 4-tuple, or at the end of the capture.
 public final class TCPAssembler {
     public let limits: ReassemblyLimits
-    private let factory: TCPStreamHandlerFactory
+    private let factory: ByteStreamHandlerFactory
     private var connections: [FlowKey: Connection] = [:]
     /// The connection of the previous segment: captures mostly carry runs of packets of one
     /// connection, and comparing keys is much cheaper than hashing one.
@@ -35,7 +37,7 @@ public final class TCPAssembler {
     /// RSTs that did not end their connection because the sender went on (over all connections).
     public private(set) var ignoredResets = 0
 
-    public init(limits: ReassemblyLimits = ReassemblyLimits(), factory: TCPStreamHandlerFactory) {
+    public init(limits: ReassemblyLimits = ReassemblyLimits(), factory: ByteStreamHandlerFactory) {
         self.limits = limits
         self.factory = factory
     }
@@ -107,7 +109,7 @@ public final class TCPAssembler {
     private func evict(_ key: FlowKey, _ connection: Connection) {
         connections[key] = nil
         if lastFlow?.key == key { lastFlow = nil }
-        for side in [FlowSide.initiator, .responder] {
+        for side in [Direction.up, .down] {
             bufferedBytesTotal -= connection.state.halves[side.rawValue].bufferedBytes
             connection.state.halves[side.rawValue].buffered = []
             connection.state.halves[side.rawValue].bufferedBytes = 0
@@ -116,7 +118,7 @@ public final class TCPAssembler {
     }
 
     private func sweepIdleConnections(now: Int64) {
-        guard now >= Self.saturatingSum(lastSweep, 1_000_000_000) || now < lastSweep else { return }
+        guard now >= saturatingSum(lastSweep, 1_000_000_000) || now < lastSweep else { return }
         lastSweep = now
         var expired: [(FlowKey, Connection)] = []
         for (key, connection) in connections {
@@ -142,12 +144,6 @@ public final class TCPAssembler {
         let (difference, overflow) = a.subtractingReportingOverflow(b)
         // a - b overflows upwards only when a >= 0 > b, downwards only when a < 0 <= b.
         return overflow ? (a >= 0 ? .max : .min) : difference
-    }
-
-    /// `a + b`, saturated at the ends of Int64 instead of trapping.
-    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     // MARK: - Segments
@@ -181,7 +177,7 @@ public final class TCPAssembler {
     /// A SYN or FIN without payload that its sender already sent: the kernel counts it as a
     /// retransmitted segment, so the costs do too.
     private func repeatsControl(
-        _ segment: TCPSegment, _ offset: Int64?, _ connection: ConnectionState, _ side: FlowSide
+        _ segment: TCPSegment, _ offset: Int64?, _ connection: ConnectionState, _ side: Direction
     ) -> Bool {
         if segment.flags.contains(.syn) { return connection.halves[side.rawValue].sawSYN }
         guard segment.flags.contains(.fin), let offset, let fin = connection.halves[side.rawValue].finOffset else {
@@ -190,7 +186,7 @@ public final class TCPAssembler {
         return offset == fin
     }
 
-    private func place(_ segment: TCPSegment, in connection: inout ConnectionState, from side: FlowSide) {
+    private func place(_ segment: TCPSegment, in connection: inout ConnectionState, from side: Direction) {
         let flags = segment.flags
         let time = segment.timestamp
         connection.account(segment, from: side)
@@ -286,7 +282,7 @@ public final class TCPAssembler {
 
     /// Payload from a side that has ended: the part before its end repeats bytes already
     /// seen (a retransmission the receiver did not need); anything past the end is dropped.
-    private func countLateCopy(_ segment: TCPSegment, in connection: inout ConnectionState, from side: FlowSide) {
+    private func countLateCopy(_ segment: TCPSegment, in connection: inout ConnectionState, from side: Direction) {
         let half = connection.halves[side.rawValue]
         guard segment.payloadLength > 0, half.started else { return }
         let sequence = segment.flags.contains(.syn) ? segment.sequence &+ 1 : segment.sequence
@@ -313,7 +309,7 @@ public final class TCPAssembler {
         var end: Int64 { offset + Int64(length) }
     }
 
-    private func accept(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
+    private func accept(_ incoming: Incoming, in connection: inout ConnectionState, from side: Direction) {
         let s = side.rawValue
         if incoming.offset > connection.halves[s].nextOffset {
             if incoming.length > 0 || incoming.fin {
@@ -327,7 +323,7 @@ public final class TCPAssembler {
     }
 
     /// Delivers the part of `incoming` past the delivery point; `incoming` starts at or before it.
-    private func deliver(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
+    private func deliver(_ incoming: Incoming, in connection: inout ConnectionState, from side: Direction) {
         let s = side.rawValue
         let next = connection.halves[s].nextOffset
         if incoming.fin, connection.halves[s].finOffset == nil {
@@ -356,7 +352,7 @@ public final class TCPAssembler {
         }
     }
 
-    private func buffer(_ incoming: Incoming, in connection: inout ConnectionState, from side: FlowSide) {
+    private func buffer(_ incoming: Incoming, in connection: inout ConnectionState, from side: Direction) {
         let s = side.rawValue
         let size = incoming.bytes.count
         if connection.halves[s].bufferedBytes + size > limits.maxBufferedBytesPerSide
@@ -382,7 +378,7 @@ public final class TCPAssembler {
 
     /// Delivers buffered segments that the delivery point has reached, up to the FIN: bytes
     /// past it are not part of the stream.
-    private func drainBuffered(_ connection: inout ConnectionState, _ side: FlowSide) {
+    private func drainBuffered(_ connection: inout ConnectionState, _ side: Direction) {
         let s = side.rawValue
         while let first = connection.halves[s].buffered.first, first.offset <= connection.halves[s].nextOffset,
             first.offset < connection.halves[s].finOffset ?? .max
@@ -402,7 +398,7 @@ public final class TCPAssembler {
 
     /// Gives up every hole before `limit`: buffered data is delivered with gaps in between,
     /// and a hole that reaches `limit` becomes a gap of its own.
-    private func skipHoles(_ connection: inout ConnectionState, _ side: FlowSide, upTo limit: Int64, time: Int64) {
+    private func skipHoles(_ connection: inout ConnectionState, _ side: Direction, upTo limit: Int64, time: Int64) {
         let s = side.rawValue
         // The FIN takes a sequence number but no stream byte, and may only become known while
         // draining: an ACK of it must not leave a 1-byte gap behind it.
@@ -419,7 +415,7 @@ public final class TCPAssembler {
     }
 
     private func reportGap(
-        _ length: Int, in connection: inout ConnectionState, _ side: FlowSide, at offset: Int64, time: Int64
+        _ length: Int, in connection: inout ConnectionState, _ side: Direction, at offset: Int64, time: Int64
     ) {
         connection.accounting[side].gaps += 1
         connection.accounting[side].gapBytes += length
@@ -427,7 +423,7 @@ public final class TCPAssembler {
             length, from: side, at: StreamPosition(time: time, offset: offset, peerAcknowledged: nil))
     }
 
-    private func endIfFinished(_ connection: inout ConnectionState, _ side: FlowSide, time: Int64) {
+    private func endIfFinished(_ connection: inout ConnectionState, _ side: Direction, time: Int64) {
         let s = side.rawValue
         guard !connection.halves[s].ended, let fin = connection.halves[s].finOffset,
             connection.halves[s].nextOffset >= fin
@@ -435,9 +431,9 @@ public final class TCPAssembler {
         end(&connection, side, reason: .fin, time: time)
     }
 
-    private func end(_ connection: inout ConnectionState, _ side: FlowSide, reason: StreamEndReason, time: Int64) {
+    private func end(_ connection: inout ConnectionState, _ side: Direction, reason: StreamEndReason, time: Int64) {
         connection.halves[side.rawValue].ended = true
-        if side == .initiator {
+        if side == .up {
             connection.accounting.initiatorEnd = reason
         } else {
             connection.accounting.responderEnd = reason
@@ -447,7 +443,7 @@ public final class TCPAssembler {
 
     /// Ends both sides now: what waits behind holes is delivered, the holes become gaps.
     private func flush(_ connection: inout ConnectionState, reason: StreamEndReason, time: Int64) {
-        for side in [FlowSide.initiator, .responder] where !connection.halves[side.rawValue].ended {
+        for side in [Direction.up, .down] where !connection.halves[side.rawValue].ended {
             if let last = connection.halves[side.rawValue].buffered.last {
                 skipHoles(&connection, side, upTo: last.end, time: time)
             }
@@ -476,7 +472,7 @@ struct FlowKey: Hashable {
 
 /// A RST waiting to see whether its sender goes on (see `TCPAssembler`).
 struct PendingReset {
-    var side: FlowSide
+    var side: Direction
     var time: Int64
     /// The sender's `HalfStream.sentEnd` and `acknowledgedPeer` when the RST came.
     var sentEnd: Int64?
@@ -493,7 +489,7 @@ final class Connection {
     let info: ConnectionInfo
     @exclusivity(unchecked) var state: ConnectionState
 
-    init(info: ConnectionInfo, handler: TCPStreamHandler) {
+    init(info: ConnectionInfo, handler: ByteStreamHandler) {
         self.info = info
         self.state = ConnectionState(info: info, handler: handler)
     }
@@ -501,13 +497,13 @@ final class Connection {
 
 /// The assembler's state for one connection.
 struct ConnectionState {
-    let handler: TCPStreamHandler
+    let handler: ByteStreamHandler
     var halves = [HalfStream(), HalfStream()]
     var accounting: ConnectionAccounting
     /// A RST not yet taken as the end (see `TCPAssembler`).
     var pendingReset: PendingReset?
 
-    init(info: ConnectionInfo, handler: TCPStreamHandler) {
+    init(info: ConnectionInfo, handler: ByteStreamHandler) {
         self.handler = handler
         self.accounting = ConnectionAccounting(info: info)
     }
@@ -516,8 +512,8 @@ struct ConnectionState {
 
     var isFinished: Bool { halves[0].ended && halves[1].ended }
 
-    func side(sentBy source: TransportEndpoint) -> FlowSide {
-        source == info.initiator ? .initiator : .responder
+    func side(sentBy source: TransportEndpoint) -> Direction {
+        source == info.initiator ? .up : .down
     }
 
     /// A SYN on this 4-tuple opens a new connection unless it repeats the one we know. So
@@ -529,15 +525,15 @@ struct ConnectionState {
         // A RST (even one still pending) ends the connection as far as a new SYN is concerned.
         let over = isFinished || pendingReset != nil
         if syn.flags.contains(.ack) {
-            return over && (side == .initiator || !half.started || half.baseSequence != syn.sequence &+ 1)
+            return over && (side == .up || !half.started || half.baseSequence != syn.sequence &+ 1)
         }
         if over { return true }
         // Opened by a SYN-ACK that the capture put before its SYN: this is that SYN.
-        if side == .initiator, !half.started, info.sawHandshake { return false }
-        return side == .responder || !half.started || half.baseSequence != syn.sequence &+ 1
+        if side == .up, !half.started, info.sawHandshake { return false }
+        return side == .down || !half.started || half.baseSequence != syn.sequence &+ 1
     }
 
-    mutating func account(_ segment: TCPSegment, from side: FlowSide) {
+    mutating func account(_ segment: TCPSegment, from side: Direction) {
         accounting.lastPacketTime = segment.timestamp
         Self.count(segment, in: &accounting[side])
     }

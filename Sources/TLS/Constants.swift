@@ -1,10 +1,4 @@
-/// Which way a TLS record travelled.
-public enum TLSDirection: Int, Sendable, CaseIterable {
-    case client = 0
-    case server = 1
-
-    public var peer: TLSDirection { self == .client ? .server : .client }
-}
+import Flows
 
 /// TLS record content types (the outer type on the wire, or the inner type of a TLS 1.3 record).
 public enum TLSContentType: UInt8, Sendable {

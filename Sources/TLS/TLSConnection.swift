@@ -1,3 +1,6 @@
+import CaptureIO
+import Flows
+
 /// Records and bytes of one content type in one direction.
 public struct TLSRecordTally: Sendable, Equatable {
     public var records = 0
@@ -80,15 +83,15 @@ public struct TLSSummary: Sendable, Equatable {
     public var extendedMasterSecret: Bool { serverHello?.extendedMasterSecret ?? false }
     public var isDecrypted: Bool { notDecrypted == nil }
 
-    public subscript(direction: TLSDirection) -> TLSDirectionSummary {
-        get { direction == .client ? client : server }
-        set { if direction == .client { client = newValue } else { server = newValue } }
+    public subscript(direction: Direction) -> TLSDirectionSummary {
+        get { direction == .up ? client : server }
+        set { if direction == .up { client = newValue } else { server = newValue } }
     }
 }
 
 /// One record as read, handed to the consumer in stream order per direction.
 public struct TLSRecordInfo: Sendable, Equatable {
-    public var direction: TLSDirection
+    public var direction: Direction
     /// Content type in the record header.
     public var outerContentType: UInt8
     /// The inner content type of a decrypted TLS 1.3 record; otherwise the outer type.
@@ -115,7 +118,7 @@ public final class TLSConnection {
     private enum Phase { case awaitingClientHello, awaitingServerHello, established, opaque }
     private enum KeyChange { case none, applicationSecret, keyUpdate }
 
-    private struct Direction {
+    private struct DirectionState {
         var partial: [UInt8] = []
         var partialTarget = 0
         var stopped = false
@@ -135,7 +138,7 @@ public final class TLSConnection {
     private let onRecord: RecordHandler?
     private var phase = Phase.awaitingClientHello
     private var isTLS13 = false
-    private var directions = [Direction(), Direction()]
+    private var directions = [DirectionState(), DirectionState()]
     private var plaintext: [UInt8] = []
     private var finished = false
     private var pendingMessages: [PendingMessage] = []
@@ -146,7 +149,7 @@ public final class TLSConnection {
         var complete: Bool
     }
 
-    private func runHandshakeMessages(from direction: TLSDirection) {
+    private func runHandshakeMessages(from direction: Direction) {
         while !pendingMessages.isEmpty {
             let message = pendingMessages.removeFirst()
             message.body.withUnsafeBytes {
@@ -164,10 +167,10 @@ public final class TLSConnection {
     // MARK: input
 
     /// In-order stream bytes of `direction`.
-    public func receive(_ bytes: UnsafeRawBufferPointer, from direction: TLSDirection) {
+    public func receive(_ bytes: UnsafeRawBufferPointer, from direction: Direction) {
         let d = direction.rawValue
         guard !directions[d].stopped else {
-            summary[direction].unreadBytes = saturatingAdd(summary[direction].unreadBytes, bytes.count)
+            summary[direction].unreadBytes = saturatingSum(summary[direction].unreadBytes, bytes.count)
             return
         }
         var offset = 0
@@ -205,8 +208,8 @@ public final class TLSConnection {
     }
 
     /// `length` bytes of `direction`'s stream are missing: its records cannot be framed any more.
-    public func gap(_ length: Int, in direction: TLSDirection) {
-        summary[direction].gapBytes = saturatingAdd(summary[direction].gapBytes, max(0, length))
+    public func gap(_ length: Int, in direction: Direction) {
+        summary[direction].gapBytes = saturatingSum(summary[direction].gapBytes, max(0, length))
         guard !directions[direction.rawValue].stopped else { return }
         stop(direction, reason: .gap, unread: 0)
     }
@@ -220,10 +223,10 @@ public final class TLSConnection {
             fail(.handshakeNotCaptured)
             phase = .opaque
         }
-        for direction in TLSDirection.allCases { releaseWaiting(direction) }
-        for direction in TLSDirection.allCases {
+        for direction in Direction.allCases { releaseWaiting(direction) }
+        for direction in Direction.allCases {
             let d = direction.rawValue
-            summary[direction].unreadBytes = saturatingAdd(summary[direction].unreadBytes, directions[d].partial.count)
+            summary[direction].unreadBytes = saturatingSum(summary[direction].unreadBytes, directions[d].partial.count)
             directions[d].partial = []
         }
     }
@@ -239,11 +242,11 @@ public final class TLSConnection {
         return 5 + length
     }
 
-    private func stop(_ direction: TLSDirection, reason: NotDecryptedReason, unread: Int) {
+    private func stop(_ direction: Direction, reason: NotDecryptedReason, unread: Int) {
         let d = direction.rawValue
         directions[d].stopped = true
-        summary[direction].unreadBytes = saturatingAdd(
-            summary[direction].unreadBytes, saturatingAdd(unread, directions[d].partial.count))
+        summary[direction].unreadBytes = saturatingSum(
+            summary[direction].unreadBytes, saturatingSum(unread, directions[d].partial.count))
         directions[d].partial = []
         directions[d].partialTarget = 0
         if summary[direction].notDecrypted == nil { summary[direction].notDecrypted = reason }
@@ -252,16 +255,16 @@ public final class TLSConnection {
 
     /// Whether a record of `direction` must wait for the peer's hello (or for records already
     /// waiting, to keep the order).
-    private func mustWait(_ direction: TLSDirection) -> Bool {
+    private func mustWait(_ direction: Direction) -> Bool {
         if !directions[direction.rawValue].waiting.isEmpty { return true }
         switch phase {
-        case .awaitingClientHello: return direction == .server
-        case .awaitingServerHello: return direction == .client
+        case .awaitingClientHello: return direction == .down
+        case .awaitingServerHello: return direction == .up
         case .established, .opaque: return false
         }
     }
 
-    private func handle(_ record: UnsafeRawBufferPointer, from direction: TLSDirection) {
+    private func handle(_ record: UnsafeRawBufferPointer, from direction: Direction) {
         let d = direction.rawValue
         if !finished && mustWait(direction) {
             if directions[d].waiting.count + record.count <= Self.maximumWaiting {
@@ -271,14 +274,14 @@ public final class TLSConnection {
             // The peer's hello is not coming in time: give up on decrypting the connection.
             fail(.handshakeNotCaptured)
             phase = .opaque
-            releaseWaiting(.client)
-            releaseWaiting(.server)
+            releaseWaiting(.up)
+            releaseWaiting(.down)
         }
         process(record, from: direction)
     }
 
     /// Processes the records a direction held back, in order, until one must wait again.
-    private func releaseWaiting(_ direction: TLSDirection) {
+    private func releaseWaiting(_ direction: Direction) {
         let d = direction.rawValue
         guard !directions[d].waiting.isEmpty else { return }
         let held = directions[d].waiting
@@ -300,26 +303,26 @@ public final class TLSConnection {
 
     private func fail(_ reason: NotDecryptedReason) {
         if summary.notDecrypted == nil { summary.notDecrypted = reason }
-        for direction in TLSDirection.allCases where summary[direction].notDecrypted == nil {
+        for direction in Direction.allCases where summary[direction].notDecrypted == nil {
             summary[direction].notDecrypted = reason
         }
     }
 
-    private func failDirection(_ direction: TLSDirection, _ reason: NotDecryptedReason) {
+    private func failDirection(_ direction: Direction, _ reason: NotDecryptedReason) {
         if summary[direction].notDecrypted == nil { summary[direction].notDecrypted = reason }
         if summary.notDecrypted == nil { summary.notDecrypted = reason }
         directions[direction.rawValue].decryptor = nil
         directions[direction.rawValue].pendingDecryptor = nil
     }
 
-    private func process(_ record: UnsafeRawBufferPointer, from direction: TLSDirection) {
+    private func process(_ record: UnsafeRawBufferPointer, from direction: Direction) {
         let d = direction.rawValue
         let outerType = record[0]
         let fragment = UnsafeRawBufferPointer(rebasing: record[5...])
         let firstRecord = !directions[d].sawRecord
         directions[d].sawRecord = true
 
-        if phase == .awaitingClientHello && direction == .client && firstRecord
+        if phase == .awaitingClientHello && direction == .up && firstRecord
             && outerType != TLSContentType.handshake.rawValue
         {
             fail(.handshakeNotCaptured)
@@ -388,12 +391,12 @@ public final class TLSConnection {
     /// Counts a record, reads the handshake messages it carries, and hands it on.
     private func deliver(
         _ record: UnsafeRawBufferPointer, type: UInt8, content: UnsafeRawBufferPointer,
-        readable: Bool, from direction: TLSDirection
+        readable: Bool, from direction: Direction
     ) {
         summary[direction].count(contentType: type, wireLength: record.count)
         let isApplicationData = type == TLSContentType.applicationData.rawValue
         if readable && isApplicationData {
-            summary[direction].plaintextBytes = saturatingAdd(summary[direction].plaintextBytes, content.count)
+            summary[direction].plaintextBytes = saturatingSum(summary[direction].plaintextBytes, content.count)
         }
         if readable && type == TLSContentType.handshake.rawValue && phase != .opaque {
             // Messages are acted on once the record is done (see runHandshakeMessages): acting
@@ -416,10 +419,10 @@ public final class TLSConnection {
     // MARK: handshake
 
     private func handshakeMessage(
-        _ type: UInt8, body: UnsafeRawBufferPointer, complete: Bool, from direction: TLSDirection
+        _ type: UInt8, body: UnsafeRawBufferPointer, complete: Bool, from direction: Direction
     ) {
         switch (direction, type) {
-        case (.client, HandshakeType.clientHello):
+        case (.up, HandshakeType.clientHello):
             guard phase == .awaitingClientHello else { return }
             guard complete, let hello = HandshakeParser.clientHello(body) else {
                 fail(.malformed)
@@ -428,12 +431,12 @@ public final class TLSConnection {
             }
             summary.clientHello = hello
             phase = .awaitingServerHello
-            releaseWaiting(.server)
-        case (.client, _) where phase == .awaitingClientHello:
+            releaseWaiting(.down)
+        case (.up, _) where phase == .awaitingClientHello:
             // The first handshake message is not a ClientHello: the start is not in the capture.
             fail(.handshakeNotCaptured)
             phase = .opaque
-        case (.server, HandshakeType.serverHello):
+        case (.down, HandshakeType.serverHello):
             guard phase == .awaitingServerHello else { return }
             guard complete, let hello = HandshakeParser.serverHello(body) else {
                 fail(.malformed)
@@ -445,13 +448,13 @@ public final class TLSConnection {
                 // ServerHello follows.
                 summary.helloRetryRequest = true
                 phase = .awaitingClientHello
-                releaseWaiting(.client)
+                releaseWaiting(.up)
                 return
             }
             summary.serverHello = hello
             establish(hello)
-            releaseWaiting(.client)
-        case (.server, HandshakeType.encryptedExtensions) where isTLS13:
+            releaseWaiting(.up)
+        case (.down, HandshakeType.encryptedExtensions) where isTLS13:
             if complete, let selected = HandshakeParser.encryptedExtensions(body) { summary.selectedALPN = selected }
         case (_, HandshakeType.finished) where isTLS13:
             // Key changes align with record ends: the next record uses the application secret.
@@ -520,10 +523,4 @@ public final class TLSConnection {
                 tls12: suite, keys: keys.server, encryptThenMAC: encryptThenMAC)
         }
     }
-}
-
-@inline(__always)
-func saturatingAdd(_ a: Int, _ b: Int) -> Int {
-    let (sum, overflow) = a.addingReportingOverflow(b)
-    return overflow ? (b < 0 ? Int.min : Int.max) : sum
 }

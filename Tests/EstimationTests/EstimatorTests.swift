@@ -1,5 +1,5 @@
 import Estimation
-import HTTP1
+import MessageModel
 import XCTest
 
 /// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
@@ -188,19 +188,19 @@ final class EstimatorTests: XCTestCase {
     func testUnknownHTTP2FieldsGiveNoEstimateThatNeedsThem() throws {
         var request = HTTPMessage(kind: .request, index: 0)
         request.version = "HTTP/2"
-        request.http2 = HTTP2MessageFacts(stream: 3)
-        request.http2?.headFieldsKnown = false
+        request.protocolFacts = ProtocolFacts(.h2, stream: 3, frames: 0, startLineInHeaderBlock: true)
+        request.protocolFacts.headFieldsKnown = false
         var response = HTTPMessage(kind: .response, index: 0)
         response.version = "HTTP/2"
-        response.http2 = HTTP2MessageFacts(stream: 3)
-        response.http2?.headFieldsKnown = false
+        response.protocolFacts = ProtocolFacts(.h2, stream: 3, frames: 0, startLineInHeaderBlock: true)
+        response.protocolFacts.headFieldsKnown = false
         XCTAssertEqual(documented.estimate(request, body: body(96)), .failure(.fieldsUnknown))
         XCTAssertEqual(documented.estimate(response, body: body(20)), .failure(.fieldsUnknown))
         // Whether a Content-Length was sent is unknown; the request's DATA bytes are not.
         XCTAssertEqual(naive.estimate(response, body: body(20)), .failure(.fieldsUnknown))
         XCTAssertEqual(try naive.estimate(request, body: body(96)).get(), Estimate(line: 0, headers: 0, body: 96))
         // Known fields are estimated: "HTTP/2 204" is 10, an empty header block's final CRLF 2.
-        response.http2?.headFieldsKnown = true
+        response.protocolFacts.headFieldsKnown = true
         response.status = 204
         XCTAssertEqual(try documentedEstimate(response, body(0)), Estimate(line: 10, headers: 2, body: 0))
     }
@@ -209,7 +209,8 @@ final class EstimatorTests: XCTestCase {
     /// it: 7 bytes of "HTTP/2 ", then the digits and a minus sign, counted by hand.
     func testHTTP2StatusLineLengthCountsTheStatusDigits() throws {
         var response = HTTPMessage(kind: .response, index: 0)
-        response.http2 = HTTP2MessageFacts(stream: 1)
+        response.version = "HTTP/2" // as the HTTP/2 reader writes it
+        response.protocolFacts = ProtocolFacts(.h2, stream: 1, frames: 0, startLineInHeaderBlock: true)
         // (status, line): "HTTP/2 0" 8, "HTTP/2 9" 8, "HTTP/2 10" 9, "HTTP/2 200" 10, "HTTP/2 1000" 11,
         // "HTTP/2 -5" 9, Int.max's 19 digits 26, Int.min's minus and 19 digits 27; none sent: "HTTP/2 0".
         let cases: [(Int?, Int)] = [

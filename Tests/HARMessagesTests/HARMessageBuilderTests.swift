@@ -1,6 +1,6 @@
 import CaptureIO
+import MessageModel
 @testable import HARMessages
-import HTTP1
 import Records
 import XCTest
 

@@ -1,3 +1,5 @@
+import MessageModel
+
 @testable import HTTP1
 import TCPReassembly
 import XCTest
@@ -28,8 +30,8 @@ final class BodyTests: XCTestCase {
             .client("GET /next HTTP/1.1\r\nHost: h\r\n\r\n"),
             // 25; 2
             .server("HTTP/1.1 204 No Content\r\n\r\n"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         assertSizes(outcome.request(0), line: 22, headers: 25, body: 0)
         let chunked = outcome.response(0)
@@ -87,7 +89,7 @@ final class BodyTests: XCTestCase {
             .client("GET / HTTP/1.1\r\n\r\n"),
             // 17; 30; "3\r\n" 3 + "abc\r\n" 5 + "1f" 2 (a chunk-size line cut short)
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n1f"),
-            .end(.responder, .reset),
+            .end(.down, .reset),
         ])
         let response = outcome.response(0)
         assertSizes(response, line: 17, headers: 30, body: 10, bodyLength: 3)
@@ -106,8 +108,8 @@ final class BodyTests: XCTestCase {
             .client("data"),
             // 17; 21; 2
             .server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 19, headers: 52, body: 4)
@@ -142,8 +144,8 @@ final class BodyTests: XCTestCase {
                 .client("PUT /big HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789"),
                 // "HTTP/1.1 201 Created\r\n" 22; 21
                 .server("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"),
-                .end(.initiator, .fin),
-                .end(.responder, .fin),
+                .end(.up, .fin),
+                .end(.down, .fin),
             ])
             let omitted = outcome.request(0)
             assertSizes(omitted, line: 19, headers: 53, body: 0)
@@ -172,8 +174,8 @@ final class BodyTests: XCTestCase {
         let outcome = verify([
             .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"), // 33; 21
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 19, headers: 53, body: 0)
@@ -235,7 +237,7 @@ final class BodyTests: XCTestCase {
             .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
             .client("PUT "), // could begin a request line: held
-            .gap(.initiator, 6), // the rest of the body
+            .gap(.up, 6), // the rest of the body
             .client("GET /n HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
         ])
         let request = outcome.request(0)
@@ -254,7 +256,7 @@ final class BodyTests: XCTestCase {
             .client("PUT /big HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n"), // 19; 53
             .server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n"),
             .client("POST /x"), // 7, still undecided when the client closes
-            .end(.initiator, .fin),
+            .end(.up, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 19, headers: 53, body: 7)
@@ -278,11 +280,11 @@ final class BodyTests: XCTestCase {
             ]
             let after: [Step] = [
                 // "HTTP/1.1 417\n" = 8+1+3+1 = 13; "\n" 1; no length: read until the server's FIN
-                .send(.responder, Array("HTTP/1.1 417\n\n".utf8), ack: .none),
-                .end(.initiator, .fin),
-                .end(.responder, .fin),
+                .send(.down, Array("HTTP/1.1 417\n\n".utf8), ack: .none),
+                .end(.up, .fin),
+                .end(.down, .fin),
             ]
-            let outcome = verify(before + (serverGap > 0 ? [.gap(.responder, serverGap)] : []) + after)
+            let outcome = verify(before + (serverGap > 0 ? [.gap(.down, serverGap)] : []) + after)
             let context = "gap \(serverGap)"
             let request = outcome.request(0)
             // The 16 bytes are chunk framing: wire body, no body content.

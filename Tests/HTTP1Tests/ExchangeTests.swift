@@ -1,4 +1,7 @@
+import MessageModel
+
 @testable import HTTP1
+import Flows
 import TCPReassembly
 import XCTest
 
@@ -22,8 +25,8 @@ final class ExchangeTests: XCTestCase {
             .client("POST /c HTTP/1.1\r\nHost: example.com\r\nContent-Length: 11\r\n\r\nhello world"),
             // "HTTP/1.1 201 Created\r\n" = 8+1+3+1+7+2 = 22; "Content-Length: 0\r\n" = 19; 2
             .server("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.requests.count, 3)
         XCTAssertEqual(outcome.responses.count, 3)
@@ -107,8 +110,8 @@ final class ExchangeTests: XCTestCase {
                 "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
                     + "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
                     + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nxy"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.requests.count, 3)
         XCTAssertEqual(outcome.responses.count, 3)
@@ -152,8 +155,8 @@ final class ExchangeTests: XCTestCase {
             // 16; "Transfer-Encoding: chunked\n" = 18+1+7+1 = 27; "\n" → 28
             // body "2\n" 2 + "ab" 2 + "\n" 1 + "0\n" 2 + "\n" 1 = 8, de-chunked 2
             .server("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n2\nab\n0\n\n"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 17, headers: 35, body: 0)
@@ -199,8 +202,8 @@ final class ExchangeTests: XCTestCase {
             .client("GET /y HTTP/1.1\r\nHost: h\r\n\r\n"),
             // 17; 19 + 2 = 21; "body" 4
             .server("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.responses.count, 5)
         XCTAssertEqual(outcome.requests.count, 4)
@@ -250,8 +253,8 @@ final class ExchangeTests: XCTestCase {
             .server("HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", ack: .at(28)),
             // Never answered.
             .client("GET /2 HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         let stray = outcome.response(0)
         XCTAssertEqual(stray?.pair, nil)
@@ -290,8 +293,8 @@ final class ExchangeTests: XCTestCase {
         let requestOnly = verify([
             // "POST /x HTTP/1.1\r\n" = 18; 9 + "Content-Length: 3\r\n" 19 + 2 = 30; "abc"
             .client("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"),
-            .end(.initiator, .reset),
-            .end(.responder, .reset),
+            .end(.up, .reset),
+            .end(.down, .reset),
         ])
         XCTAssertEqual(requestOnly.records.count, 1)
         assertSizes(requestOnly.request(0), line: 18, headers: 30, body: 3)
@@ -326,8 +329,8 @@ final class ExchangeTests: XCTestCase {
             // body "3\r\n" 3 + "abc\r\n" 5 + "0\r\n" 3 + "\r\n" 2 = 13, de-chunked 3
             .server(
                 "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         let same = outcome.response(0)
         assertSizes(same, line: 17, headers: 24, body: 5)
@@ -356,8 +359,8 @@ final class ExchangeTests: XCTestCase {
             .client("GET / HTTP/1.1\r\nHost: h\r\n\r\n"),
             // 17; "Content-Length: 5, 6\r\n" = 22, + 2 = 24; then everything up to the FIN: "hello!" 6
             .server("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello!"),
-            .end(.responder, .fin),
-            .end(.initiator, .fin),
+            .end(.down, .fin),
+            .end(.up, .fin),
         ])
         let response = outcome.response(0)
         assertSizes(response, line: 17, headers: 24, body: 6)
@@ -373,8 +376,8 @@ final class ExchangeTests: XCTestCase {
             .client("POST /x HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\nhello"),
             // "HTTP/1.1 400 Bad Request\r\n" = 8+1+3+1+11+2 = 26; "Connection: close\r\n" = 11+1+5+2 = 19; 2
             .server("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"),
-            .end(.responder, .fin),
-            .end(.initiator, .fin),
+            .end(.down, .fin),
+            .end(.up, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 18, headers: 24, body: 0)
@@ -398,8 +401,8 @@ final class ExchangeTests: XCTestCase {
                 // "HTTP/1.0 200 OK\r\n" = 17; "Content-Type: text/plain\r\n" = 26; "\r\n" → 28
                 .server("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nsome text"), // 9
                 .server("\nmore"), // 5
-                .end(.responder, reason),
-                .end(.initiator, reason),
+                .end(.down, reason),
+                .end(.up, reason),
             ]
         }
         for (reason, complete) in [

@@ -1,4 +1,7 @@
+import MessageModel
+
 @testable import HTTP1
+import Flows
 import PacketLayers
 @testable import TCPReassembly
 import TestSupport
@@ -24,7 +27,7 @@ final class BodyCounter: BodyObserver {
     }
 }
 
-final class TestSink: HTTPRecordSink {
+final class TestSink: MessageSink {
     var records: [CapturedMessage] = []
     var bodies: [ObservedBody?] = []
     var observersAsked: [HTTPMessage] = []
@@ -48,14 +51,14 @@ enum Step {
     enum Ack { case auto, none, at(Int64) }
     /// Bytes from a side; `ack` is what the packet acknowledges of the peer's stream (`auto`:
     /// everything the peer sent so far).
-    case send(FlowSide, [UInt8], ack: Ack)
-    case gap(FlowSide, Int)
-    case end(FlowSide, StreamEndReason)
+    case send(Direction, [UInt8], ack: Ack)
+    case gap(Direction, Int)
+    case end(Direction, StreamEndReason)
 
-    static func client(_ text: String, ack: Ack = .auto) -> Step { .send(.initiator, Array(text.utf8), ack: ack) }
-    static func server(_ text: String, ack: Ack = .auto) -> Step { .send(.responder, Array(text.utf8), ack: ack) }
-    static func clientBytes(_ bytes: [UInt8]) -> Step { .send(.initiator, bytes, ack: .auto) }
-    static func serverBytes(_ bytes: [UInt8]) -> Step { .send(.responder, bytes, ack: .auto) }
+    static func client(_ text: String, ack: Ack = .auto) -> Step { .send(.up, Array(text.utf8), ack: ack) }
+    static func server(_ text: String, ack: Ack = .auto) -> Step { .send(.down, Array(text.utf8), ack: ack) }
+    static func clientBytes(_ bytes: [UInt8]) -> Step { .send(.up, bytes, ack: .auto) }
+    static func serverBytes(_ bytes: [UInt8]) -> Step { .send(.down, bytes, ack: .auto) }
 }
 
 /// How each send is cut into receive() calls.
@@ -161,7 +164,7 @@ func run(
     }
     let closeTime = stepTime(steps.count)
     if endSides {
-        for side in [FlowSide.initiator, .responder] where !ended[side.rawValue] {
+        for side in [Direction.up, .down] where !ended[side.rawValue] {
             handler.end(of: side, reason: .endOfCapture, time: closeTime)
         }
     }

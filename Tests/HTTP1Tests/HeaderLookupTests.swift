@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import MessageModel
 import XCTest
 
 /// `HTTPMessage.values(of:)` and `HeaderField.hasName`: names match whatever their case on

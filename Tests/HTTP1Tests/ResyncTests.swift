@@ -1,3 +1,5 @@
+import MessageModel
+
 @testable import HTTP1
 import TCPReassembly
 import XCTest
@@ -12,7 +14,7 @@ final class ResyncTests: XCTestCase {
             .client("GET /g HTTP/1.1\r\nHost: h\r\n\r\n"), // 17; 11
             // 17; "Content-Length: 10\r\n" 20 + 2 = 22; "abc" 3
             .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
-            .gap(.responder, 4),
+            .gap(.down, 4),
             .server("hij"), // 3: 3 + 4 + 3 = 10
             .client("GET /h HTTP/1.1\r\nHost: h\r\n\r\n"),
             .server("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ"), // 17; 21; 1
@@ -38,7 +40,7 @@ final class ResyncTests: XCTestCase {
             ),
             .server("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), // 17; 22; 3
             // 7 body bytes, then the first 13 bytes of the next response, "HTTP/1.1 200 " (8+1+3+1).
-            .gap(.responder, 20),
+            .gap(.down, 20),
             // The rest of that response: "OK\r\n" 4, "Content-Length: 2\r\n" 19, "\r\n" 2, "ok" 2 = 27, skipped.
             .server("OK\r\nContent-Length: 2\r\n\r\nok"),
             // A response glued to "ok" (no line break between): found inside the line.
@@ -71,7 +73,7 @@ final class ResyncTests: XCTestCase {
             .client("GET /c HTTP/1.1\r\nHost: h\r\n\r\nGET /d HTTP/1.1\r\nHost: h\r\n\r\n"),
             // 17; 30; "5\r\n" 3 + "hello\r\n" 7 + "4" 1 (a chunk-size line cut by the gap) = 11
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n4"),
-            .gap(.responder, 6),
+            .gap(.down, 6),
             // "\r\n" 2, "0\r\n" 3, "\r\n" 2 skipped; then 17; 21
             .server("\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
         ])
@@ -94,7 +96,7 @@ final class ResyncTests: XCTestCase {
             .client("GET / HTTP/1.1\r\n\r\n"),
             // 17; 30; "a\r\n" 3 + "01234" 5
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"),
-            .gap(.responder, 3), // "567"
+            .gap(.down, 3), // "567"
             .server("89\r\n0\r\n\r\n"), // 2 + 2 + 3 + 2 = 9
         ])
         let response = outcome.response(0)
@@ -109,7 +111,7 @@ final class ResyncTests: XCTestCase {
         let outcome = verify([
             .client("GET / HTTP/1.1\r\n\r\n"),
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), // 17; 30; 3 + 5
-            .gap(.responder, 5),
+            .gap(.down, 5),
             .server("\r\n0\r\n\r\n"), // 2 + 3 + 2 = 7
         ])
         let response = outcome.response(0)
@@ -123,7 +125,7 @@ final class ResyncTests: XCTestCase {
             .client("GET / HTTP/1.1\r\n\r\n"),
             .server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), // 17; 30; 3 + 5
             // 5 chunk bytes, the CRLF and "0\r" of the last chunk: the framing is lost.
-            .gap(.responder, 9),
+            .gap(.down, 9),
             .server("\n\r\n"), // "\n" 1 and "\r\n" 2, skipped
         ])
         let response = outcome.response(0)
@@ -138,7 +140,7 @@ final class ResyncTests: XCTestCase {
         let outcome = verify([
             // "GET /cut HTTP/1.1\r\n" = 3+1+4+1+8+2 = 19; "Host: h\r\n" 9; "User-Ag" 7 (cut)
             .client("GET /cut HTTP/1.1\r\nHost: h\r\nUser-Ag"),
-            .gap(.initiator, 12),
+            .gap(.up, 12),
             // "\n" 1 skipped; "GET /next HTTP/1.1\r\n" = 3+1+5+1+8+2 = 20; 11
             .client("\nGET /next HTTP/1.1\r\nHost: h\r\n\r\n"),
             .server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
@@ -165,9 +167,9 @@ final class ResyncTests: XCTestCase {
         let outcome = verify([
             .client("GET / HTTP/1.0\r\n\r\n"),
             .server("HTTP/1.0 200 OK\r\n\r\nab"), // 17; 2; 2
-            .gap(.responder, 3),
+            .gap(.down, 3),
             .server("cd"),
-            .end(.responder, .fin),
+            .end(.down, .fin),
         ])
         let response = outcome.response(0)
         assertSizes(response, line: 17, headers: 2, body: 7)
@@ -179,7 +181,7 @@ final class ResyncTests: XCTestCase {
         let outcome = verify(
             [
                 .server("tail"), // 4, no line break yet
-                .gap(.responder, 5),
+                .gap(.down, 5),
                 .server("HTTP/1.1 204 No Content\r\n\r\n"), // 25; 2
             ], handshake: false)
         XCTAssertEqual(outcome.summary.serverTally.skippedBytes, 4)
@@ -193,7 +195,7 @@ final class ResyncTests: XCTestCase {
     func testGapBetweenMessages() {
         let outcome = verify([
             .client("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"),
-            .gap(.initiator, 28), // a whole request lost
+            .gap(.up, 28), // a whole request lost
             .client("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"),
         ])
         XCTAssertEqual(outcome.requests.count, 2)
@@ -210,10 +212,10 @@ final class ResyncTests: XCTestCase {
         let outcome = verify(
             [
                 // "rld\r\n" 5 (the end of a body), then 17; 21; 2
-                .send(.initiator, Array("rld\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), ack: .auto),
+                .send(.up, Array("rld\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), ack: .auto),
                 // "t: h\r\n" 6 and "\r\n" 2 (the end of a request head), then 17; 11
-                .send(.responder, Array("t: h\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n".utf8), ack: .auto),
-                .send(.initiator, Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ".utf8), ack: .auto), // 17; 21; 1
+                .send(.down, Array("t: h\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n".utf8), ack: .auto),
+                .send(.up, Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nZ".utf8), ack: .auto), // 17; 21; 1
             ], handshake: false)
         XCTAssertEqual(outcome.summary.protocolKind, .http)
         XCTAssertEqual(outcome.summary.serverTally.skippedBytes, 5)
@@ -297,7 +299,7 @@ final class ResyncTests: XCTestCase {
             [
                 .client("\nT / HTTP/1.1\nT\n"),
                 .server("T / HTTP/1.1\n"),
-                .end(.initiator, .fin), .end(.responder, .fin),
+                .end(.up, .fin), .end(.down, .fin),
             ], handshake: false)
         XCTAssertEqual(outcome.requests.count, 2)
         // Client: "\n" skipped while seeking a start line (1), then "T / HTTP/1.1\n" (13) and

@@ -1,3 +1,5 @@
+import MessageModel
+
 @testable import HTTP1
 import TCPReassembly
 import XCTest
@@ -107,7 +109,7 @@ final class RobustnessTests: XCTestCase {
             .client("GET /\r\n"), // 3+1+1+2 = 7, the whole request
             // "HTTP/1.0 200 OK\r\n" 17; "\r\n" 2; body "hi" 2 until the server's FIN
             .server("HTTP/1.0 200 OK\r\n\r\nhi"),
-            .end(.responder, .fin),
+            .end(.down, .fin),
         ])
         let request = outcome.request(0)
         assertSizes(request, line: 7, headers: 0, body: 0)
@@ -124,8 +126,8 @@ final class RobustnessTests: XCTestCase {
     func testAMalformedRequestLineNobodyAnsweredIsSkipped() {
         let outcome = verify([
             .client("GET / HTTP/1.\r\n\r\n"), // 15 + 2 = 17
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.records, [])
         XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 17)
@@ -163,10 +165,10 @@ final class RobustnessTests: XCTestCase {
         let outcome = verify([
             // 64-byte snaplen: "GET /a/very/long/pa" 4 + 15 = 19 bytes kept, 30 cut.
             .client("GET /a/very/long/pa"),
-            .gap(.initiator, 30),
+            .gap(.up, 30),
             // "HTTP/1.1 200 O" 14 bytes kept, 25 cut.
             .server("HTTP/1.1 200 O"),
-            .gap(.responder, 25),
+            .gap(.down, 25),
         ])
         XCTAssertEqual(outcome.records.count, 2)
         let request = outcome.request(0)
@@ -190,9 +192,9 @@ final class RobustnessTests: XCTestCase {
     func testAStartLineCutBeforeItShowsItsKindIsSkipped() {
         let outcome = verify([
             .client("GE"), // no method yet: 2 skipped
-            .gap(.initiator, 40),
+            .gap(.up, 40),
             .server("HTTP/1.1 20"), // no status yet: 11 skipped
-            .gap(.responder, 40),
+            .gap(.down, 40),
         ])
         XCTAssertEqual(outcome.records, [])
         XCTAssertEqual(outcome.summary.clientTally.skippedBytes, 2)

@@ -1,3 +1,5 @@
+import MessageModel
+
 @testable import HTTP1
 import TCPReassembly
 import XCTest
@@ -14,10 +16,10 @@ final class TunnelTests: XCTestCase {
             // "HTTP/1.1 200 Connection Established\r\n" = 8+1+3+1+22+2 = 37; 2; then 7 tunnel bytes
             .server("HTTP/1.1 200 Connection Established\r\n\r\nTUNNEL1"),
             .client("GET / HTTP/1.1\r\n\r\n"), // 18, inside the tunnel: no record
-            .gap(.responder, 100),
+            .gap(.down, 100),
             .server("abcde"),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.records.count, 2)
         let connect = outcome.request(0)
@@ -59,12 +61,12 @@ final class TunnelTests: XCTestCase {
             .client("GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nabc"),
             // "HTTP/1.1 101 Switching Protocols\r\n" = 8+1+3+1+19+2 = 34; 20 + 21 + 2 = 43; then a 4-byte frame
             .send(
-                .responder,
+                .down,
                 Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8)
                     + [0x81, 0x02, 0x68, 0x69], ack: .auto),
             .clientBytes([0x81, 0x82, 1, 2, 3, 4, 0x69, 0x6B]), // 8
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.records.count, 2)
         assertSizes(outcome.request(0), line: 20, headers: 52, body: 0)
@@ -109,10 +111,10 @@ final class TunnelTests: XCTestCase {
         let outcome = verify([
             .clientBytes(hello),
             .serverBytes(serverHello),
-            .gap(.responder, 10),
+            .gap(.down, 10),
             .clientBytes(appData),
-            .end(.initiator, .fin),
-            .end(.responder, .fin),
+            .end(.up, .fin),
+            .end(.down, .fin),
         ])
         XCTAssertEqual(outcome.summary.protocolKind, .tls)
         XCTAssertEqual(outcome.summary.serverName, "api.example.com")
@@ -126,8 +128,8 @@ final class TunnelTests: XCTestCase {
         // Joined mid-way, the first packet came from the server: the ClientHello tells the client.
         let outcome = verify(
             [
-                .send(.initiator, [0x16, 0x03, 0x03, 0x00, 0x02, 0x02, 0x00], ack: .auto),
-                .send(.responder, clientHello(serverName: "a.b"), ack: .auto), // 117 - 12 = 105
+                .send(.up, [0x16, 0x03, 0x03, 0x00, 0x02, 0x02, 0x00], ack: .auto),
+                .send(.down, clientHello(serverName: "a.b"), ack: .auto), // 117 - 12 = 105
             ], handshake: false)
         XCTAssertEqual(outcome.summary.protocolKind, .tls)
         XCTAssertEqual(outcome.summary.serverName, "a.b")
@@ -139,7 +141,7 @@ final class TunnelTests: XCTestCase {
         // A record header announcing 0 bytes: nothing to read a handshake type from.
         let outcome = verify([
             .clientBytes([0x16, 0x03, 0x01, 0x00, 0x00]),
-            .end(.initiator, .fin),
+            .end(.up, .fin),
         ])
         XCTAssertEqual(outcome.summary.protocolKind, .tls)
         XCTAssertEqual(outcome.summary.serverName, nil)

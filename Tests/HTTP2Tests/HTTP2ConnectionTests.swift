@@ -1,4 +1,5 @@
-import HTTP1
+import Flows
+import MessageModel
 @testable import HTTP2
 import PacketLayers
 import TCPReassembly
@@ -15,7 +16,7 @@ final class HTTP2ConnectionTests: XCTestCase {
         func bodyGap(_ length: Int) { gaps += length }
     }
 
-    final class Sink: HTTPRecordSink {
+    final class Sink: MessageSink {
         var records: [CapturedMessage] = []
         var bodies: [[UInt8]?] = []
         var bodyGaps: [Int?] = []
@@ -57,7 +58,7 @@ final class HTTP2ConnectionTests: XCTestCase {
 
     func run(
         client: [[UInt8]], server: [[UInt8]], cut: Cut = .whole, startsAtBeginning: Bool = true,
-        gaps: [(FlowSide, afterChunk: Int, length: Int)] = []
+        gaps: [(Direction, afterChunk: Int, length: Int)] = []
     ) -> (Sink, HTTP2ConnectionSummary) {
         let sink = Sink()
         let info = ConnectionInfo(
@@ -68,7 +69,7 @@ final class HTTP2ConnectionTests: XCTestCase {
             firstPacketTime: 0)
         let connection = HTTP2Connection(info: info, sink: sink, startsAtBeginning: startsAtBeginning)
         var offsets: [Int64] = [0, 0]
-        func send(_ bytes: [UInt8], _ side: FlowSide) {
+        func send(_ bytes: [UInt8], _ side: Direction) {
             let pieces: [[UInt8]] = cut == .whole ? [bytes] : bytes.map { [$0] }
             for piece in pieces {
                 piece.withUnsafeBytes {
@@ -80,15 +81,15 @@ final class HTTP2ConnectionTests: XCTestCase {
             }
         }
         for (index, chunk) in client.enumerated() {
-            send(chunk, .initiator)
-            for gap in gaps where gap.0 == .initiator && gap.afterChunk == index {
+            send(chunk, .up)
+            for gap in gaps where gap.0 == .up && gap.afterChunk == index {
                 connection.gap(
-                    gap.length, from: .initiator,
+                    gap.length, from: .up,
                     at: StreamPosition(time: 0, offset: offsets[0], peerAcknowledged: nil))
                 offsets[0] += Int64(gap.length)
             }
         }
-        for chunk in server { send(chunk, .responder) }
+        for chunk in server { send(chunk, .down) }
         connection.close(ConnectionAccounting(info: info))
         return (sink, connection.summary)
     }
@@ -126,17 +127,17 @@ final class HTTP2ConnectionTests: XCTestCase {
             XCTAssertEqual(request.bodyLength, 5)
             XCTAssertEqual(request.trailers, [HeaderField("x-t", "1")])
             XCTAssertTrue(request.complete)
-            XCTAssertEqual(request.http2?.stream, 1)
-            XCTAssertEqual(request.http2?.frames, 4)
+            XCTAssertEqual(request.protocolFacts.stream, 1)
+            XCTAssertEqual(request.protocolFacts.frames, 4)
             // (7+3+32) + (7+4+32) + (5+1+32) + (10+11+32) + trailers (3+1+32) = 42+43+38+53+36
-            XCTAssertEqual(request.http2?.headerListSize, 212)
+            XCTAssertEqual(request.protocolFacts.headerListSize, 212)
             XCTAssertEqual(request.pair, 0)
             XCTAssertEqual(sink.bodies[0], Array("hello".utf8))
             XCTAssertEqual(response.status, 200)
             XCTAssertEqual(response.wireHeaders, 10)
             XCTAssertEqual(response.wireBody, 11)
             XCTAssertEqual(response.pair, 0)
-            XCTAssertEqual(response.http2?.headerListSize, 7 + 3 + 32)
+            XCTAssertEqual(response.protocolFacts.headerListSize, 7 + 3 + 32)
             XCTAssertEqual(sink.bodies[1], Array("ok".utf8))
             XCTAssertEqual(summary.client.prefaceBytes, 24)
             XCTAssertEqual(summary.client[.settings], FrameCount(frames: 1, bytes: 9))
@@ -201,7 +202,7 @@ final class HTTP2ConnectionTests: XCTestCase {
         let request = sink.records.first
         XCTAssertEqual(request?.anomalies.contains(.hpackStateUnknown), true)
         XCTAssertNil(request?.method)
-        XCTAssertNil(request?.http2?.headerListSize)
+        XCTAssertNil(request?.protocolFacts.headerListSize)
         XCTAssertEqual(request?.wireHeaders, 13)
         XCTAssertEqual(request?.wireBody, 11 + 10)
         XCTAssertEqual(request?.complete, true)
@@ -214,7 +215,7 @@ final class HTTP2ConnectionTests: XCTestCase {
             client: [
                 Self.preface, Self.frame(1, 0x04, 1, Self.getBlock), Array(data.prefix(13)), Array(data.suffix(3)),
             ],
-            server: [], gaps: [(.initiator, afterChunk: 2, length: 3)])
+            server: [], gaps: [(.up, afterChunk: 2, length: 3)])
         let request = sink.records.first
         XCTAssertEqual(request?.missingBytes, 3)
         XCTAssertEqual(request?.bodyLength, 10)
@@ -265,7 +266,7 @@ final class HTTP2ConnectionTests: XCTestCase {
         let headers = Self.frame(1, 0x05, 1, Self.getBlock)
         let (_, summary) = run(
             client: [Self.preface, Array(headers.prefix(4)), Array(repeating: 0xff, count: 7)], server: [],
-            gaps: [(.initiator, afterChunk: 1, length: 10)])
+            gaps: [(.up, afterChunk: 1, length: 10)])
         // 4 held header bytes + the 10-byte gap + 7 searched bytes = 21.
         XCTAssertEqual(summary.client.lostBytes, 21)
         XCTAssertEqual(summary.client.connectionOverheadBytes, 24)
@@ -304,8 +305,8 @@ final class HTTP2ConnectionTests: XCTestCase {
                     Array(data.suffix(7)), Array(headers.prefix(9)), Array(headers.suffix(17)) + next,
                 ],
                 server: [],
-                gaps: [(.initiator, afterChunk: 2, length: 1), (.initiator, afterChunk: 4, length: 1)])
-            XCTAssertEqual(sink.records.map { $0.http2?.stream }, [1, 3, 5], "\(cut)")
+                gaps: [(.up, afterChunk: 2, length: 1), (.up, afterChunk: 4, length: 1)])
+            XCTAssertEqual(sink.records.map { $0.protocolFacts.stream }, [1, 3, 5], "\(cut)")
             XCTAssertEqual(sink.records.map(\.bodyLength), [7, 0, 0], "\(cut)")
             XCTAssertEqual(sink.records.map(\.missingBytes), [7, 0, 0], "\(cut)")
             XCTAssertEqual(sink.bodies.first ?? nil, [], "\(cut)")
@@ -341,7 +342,7 @@ final class HTTP2ConnectionTests: XCTestCase {
             let (sink, summary) = run(client: [Self.preface, start, stray, late, next], server: [], cut: cut)
             // Stream 1's block never became a message; stream 5's fields are unknown, the
             // broken block having left the HPACK state unknown.
-            XCTAssertEqual(sink.records.map { $0.http2?.stream }, [5], "\(cut)")
+            XCTAssertEqual(sink.records.map { $0.protocolFacts.stream }, [5], "\(cut)")
             XCTAssertEqual(sink.records.first?.wireHeaders, 25, "\(cut)")
             XCTAssertEqual(sink.records.first?.anomalies.contains(.hpackStateUnknown), true, "\(cut)")
             XCTAssertNil(sink.records.first?.method, "\(cut)")

@@ -1,6 +1,7 @@
 import CaptureIO
+import Flows
 import Foundation
-import HTTP1
+import MessageModel
 @testable import HTTP2
 import PacketLayers
 import TCPReassembly
@@ -14,10 +15,10 @@ import XCTest
 /// must not depend on where the bytes were cut.
 final class SplitInvarianceTests: XCTestCase {
     /// One connection as the reassembler delivered it: both sides' calls in capture order.
-    final class RecordedConnection: TCPStreamHandler {
+    final class RecordedConnection: ByteStreamHandler {
         enum Event {
-            case bytes(FlowSide, [UInt8], StreamPosition)
-            case gap(FlowSide, Int, StreamPosition)
+            case bytes(Direction, [UInt8], StreamPosition)
+            case gap(Direction, Int, StreamPosition)
         }
 
         let info: ConnectionInfo
@@ -26,16 +27,16 @@ final class SplitInvarianceTests: XCTestCase {
 
         init(info: ConnectionInfo) { self.info = info }
 
-        func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+        func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
             events.append(.bytes(side, Array(bytes), position))
         }
-        func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+        func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
             events.append(.gap(side, length, position))
         }
-        func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
+        func end(of side: Direction, reason: StreamEndReason, time: Int64) {}
         func close(_ accounting: ConnectionAccounting) { self.accounting = accounting }
 
-        func firstBytes(of side: FlowSide, count: Int) -> [UInt8] {
+        func firstBytes(of side: Direction, count: Int) -> [UInt8] {
             var result: [UInt8] = []
             for case .bytes(let from, let bytes, _) in events where from == side && result.count < count {
                 result += bytes.prefix(count - result.count)
@@ -44,9 +45,9 @@ final class SplitInvarianceTests: XCTestCase {
         }
     }
 
-    final class Recorder: TCPStreamHandlerFactory {
+    final class Recorder: ByteStreamHandlerFactory {
         var connections: [RecordedConnection] = []
-        func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+        func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler {
             let handler = RecordedConnection(info: connection)
             connections.append(handler)
             return handler
@@ -66,7 +67,7 @@ final class SplitInvarianceTests: XCTestCase {
         var bodyGaps: Int?
     }
 
-    final class Sink: HTTPRecordSink {
+    final class Sink: MessageSink {
         var outcomes: [Outcome] = []
         func bodyObserver(for message: HTTPMessage) -> Body? { Body() }
         func record(_ message: CapturedMessage, body: Body?) {
@@ -108,7 +109,7 @@ final class SplitInvarianceTests: XCTestCase {
     /// Where each side's frames begin: after the preface-less HTTP/1.1 head of an h2c Upgrade
     /// (the request, and the 101 that answered it), else at the first byte.
     static func http2Start(of connection: RecordedConnection) -> (skip: [Int], upgraded: RequestSummary?) {
-        let clientHead = connection.firstBytes(of: .initiator, count: 4096)
+        let clientHead = connection.firstBytes(of: .up, count: 4096)
         guard clientHead.starts(with: Array("GET ".utf8)) || clientHead.starts(with: Array("POST ".utf8)) else {
             return ([0, 0], nil)
         }
@@ -118,7 +119,7 @@ final class SplitInvarianceTests: XCTestCase {
             }
             return 0
         }
-        let serverHead = connection.firstBytes(of: .responder, count: 4096)
+        let serverHead = connection.firstBytes(of: .down, count: 4096)
         XCTAssertTrue(serverHead.starts(with: Array("HTTP/1.1 101".utf8)), "an h2c Upgrade answered by 101")
         let line = clientHead.prefix { $0 != 13 }.split(separator: 32)
         let request = RequestSummary(
@@ -130,7 +131,7 @@ final class SplitInvarianceTests: XCTestCase {
     func read(_ connection: RecordedConnection, cut: Cut) -> ([Outcome], HTTP2ConnectionSummary) {
         let (skip, upgraded) = Self.http2Start(of: connection)
         let preface = HTTP2Connection<Sink>.prefaceBytes
-        let clientStart = connection.firstBytes(of: .initiator, count: skip[0] + preface.count).dropFirst(skip[0])
+        let clientStart = connection.firstBytes(of: .up, count: skip[0] + preface.count).dropFirst(skip[0])
         let sink = Sink()
         let http2 = HTTP2Connection(
             info: connection.info, sink: sink, firstIndexes: upgraded == nil ? [0, 0] : [1, 1],
@@ -139,13 +140,13 @@ final class SplitInvarianceTests: XCTestCase {
         if case .random(let seed) = cut { generator = SplitMix64(seed: seed) }
         var toSkip = skip
         // Bytes held back to be joined with the same side's next segment (random cuts only).
-        var pending: (side: FlowSide, bytes: [UInt8], position: StreamPosition)?
+        var pending: (side: Direction, bytes: [UInt8], position: StreamPosition)?
         func flush() {
             guard let held = pending else { return }
             pending = nil
             feed(held.bytes, side: held.side, position: held.position)
         }
-        func feed(_ bytes: [UInt8], side: FlowSide, position: StreamPosition) {
+        func feed(_ bytes: [UInt8], side: Direction, position: StreamPosition) {
             var start = 0
             while start < bytes.count {
                 let length: Int
@@ -193,7 +194,7 @@ final class SplitInvarianceTests: XCTestCase {
             }
         }
         flush()
-        for side in [FlowSide.initiator, .responder] { http2.end(of: side, reason: .fin, time: 0) }
+        for side in [Direction.up, .down] { http2.end(of: side, reason: .fin, time: 0) }
         http2.close(connection.accounting ?? ConnectionAccounting(info: connection.info))
         return (sink.outcomes, http2.summary)
     }
@@ -227,7 +228,7 @@ final class SplitInvarianceTests: XCTestCase {
                     }
                     for (got, want) in zip(compared.0, compared.1) where got != want {
                         XCTFail(
-                            "\(label), \(cut): stream \(want.message.message.http2?.stream ?? 0) "
+                            "\(label), \(cut): stream \(want.message.message.protocolFacts.stream ?? 0) "
                                 + "\(want.message.kind): \(got) != \(want)")
                     }
                 }

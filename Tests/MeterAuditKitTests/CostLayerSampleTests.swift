@@ -1,6 +1,5 @@
 import Analysis
 import Foundation
-import HTTP1
 import MeterAuditKit
 import Records
 import TestSupport

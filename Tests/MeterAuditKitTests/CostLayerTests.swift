@@ -1,7 +1,7 @@
 import Analysis
 import CaptureIO
 import Foundation
-import HTTP1
+import MessageModel
 import MeterAuditKit
 import PacketLayers
 import Records

@@ -1,7 +1,7 @@
 import Analysis
 import Estimation
 import Foundation
-import HTTP1
+import MessageModel
 import MeterAuditKit
 import TestSupport
 import XCTest
@@ -50,12 +50,12 @@ final class HTTP2SampleTests: XCTestCase {
         for name in Self.pythonPeerSamples {
             let (records, _) = try analyze("\(name).pcap")
             let truths = try truths("\(name).h2truth.jsonl")
-            let http2Records = records.filter { $0.message.http2 != nil }
+            let http2Records = records.filter { $0.message.protocolFacts.wireProtocol == .h2 }
             XCTAssertEqual(http2Records.count, truths.count, "\(name): HTTP/2 records")
             for truth in truths {
                 let matching = http2Records.filter {
                     $0.source.client == truth.client && $0.message.kind.rawValue == truth.kind
-                        && $0.message.http2.map { Int($0.stream) } == truth.stream
+                        && $0.message.protocolFacts.stream.map { Int($0) } == truth.stream
                         && $0.message.isInterim == truth.interim
                 }
                 let label = "\(name) \(truth.client) \(truth.kind) stream \(truth.stream)"
@@ -64,8 +64,8 @@ final class HTTP2SampleTests: XCTestCase {
                 XCTAssertEqual(record.wire.line, 0, label)
                 XCTAssertEqual(record.wire.headers, truth.wire_headers, label)
                 XCTAssertEqual(record.wire.body, truth.wire_body, label)
-                XCTAssertEqual(record.message.http2?.frames, truth.frames, label)
-                XCTAssertEqual(record.message.http2?.headerListSize, truth.header_list, label)
+                XCTAssertEqual(record.message.protocolFacts.frames, truth.frames, label)
+                XCTAssertEqual(record.message.protocolFacts.headerListSize, truth.header_list, label)
                 XCTAssertEqual(record.bodyDecoded, truth.body_decoded, label)
                 XCTAssertEqual(record.message.complete, truth.complete, label)
                 XCTAssertEqual(record.message.anomalies.contains(.pushed), truth.pushed, label)
@@ -118,7 +118,7 @@ final class HTTP2SampleTests: XCTestCase {
                 let label = "\(name) \(want.client) \(want.kind) stream \(want.stream)"
                 let matching = records.filter {
                     $0.source.client == want.client && $0.message.kind.rawValue == want.kind
-                        && $0.message.http2.map { Int($0.stream) } == want.stream
+                        && $0.message.protocolFacts.stream.map { Int($0) } == want.stream
                         && $0.message.isInterim == want.interim
                 }
                 guard matching.count == 1, let record = matching.first else {
@@ -206,7 +206,7 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(truths.count, 17, "the sample's 8 requests (one pushed) and 9 responses (one 103)")
         for truth in truths {
             let matching = records.filter {
-                $0.message.kind.rawValue == truth.kind && $0.message.http2.map { Int($0.stream) } == truth.stream
+                $0.message.kind.rawValue == truth.kind && $0.message.protocolFacts.stream.map { Int($0) } == truth.stream
                     && $0.message.isInterim == truth.interim
             }
             XCTAssertEqual(matching.count, 1, "\(truth.kind) on stream \(truth.stream)")
@@ -216,10 +216,10 @@ final class HTTP2SampleTests: XCTestCase {
             XCTAssertEqual(record.wire.line, 0, label)
             XCTAssertEqual(record.wire.headers, truth.wire_headers, label)
             XCTAssertEqual(record.wire.body, truth.wire_body, label)
-            XCTAssertEqual(record.message.http2?.frames, truth.frames, label)
+            XCTAssertEqual(record.message.protocolFacts.frames, truth.frames, label)
             XCTAssertEqual(record.message.complete, truth.complete, label)
             XCTAssertEqual(record.message.anomalies.contains(.pushed), truth.pushed, label)
-            XCTAssertNotNil(record.message.http2?.headerListSize, label)
+            XCTAssertNotNil(record.message.protocolFacts.headerListSize, label)
             if record.message.contentCodings.isEmpty {
                 XCTAssertEqual(record.bodyDecoded, truth.body, label)
             } else {
@@ -250,9 +250,9 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(records.map { $0.message.status }, [nil, 101, 200])
         let request = records[0]
         let response = records[2]
-        XCTAssertNil(request.message.http2)
+        XCTAssertEqual(request.message.protocolFacts, ProtocolFacts())
         XCTAssertEqual(request.message.version, "HTTP/1.1")
-        XCTAssertEqual(response.message.http2?.stream, 1)
+        XCTAssertEqual(response.message.protocolFacts.stream, 1)
         XCTAssertEqual(response.message.pair, request.message.index)
         XCTAssertEqual(response.requestSummary?.method, "GET")
         XCTAssertEqual(response.wire.line, 0)
@@ -288,10 +288,10 @@ final class HTTP2SampleTests: XCTestCase {
             $0.message.kind == .request
                 && $0.requestSummary.map { Array(RequestTarget($0.target).path) } == Array("/a".utf8)
         }
-        XCTAssertEqual(gets.map { $0.message.http2?.stream }, [1, 11])
+        XCTAssertEqual(gets.map { $0.message.protocolFacts.stream }, [1, 11])
         XCTAssertLessThan(gets[1].wire.headers ?? .max, gets[0].wire.headers ?? 0)
         // Same decoded fields, so the same header list size.
-        XCTAssertEqual(gets[0].message.http2?.headerListSize, gets[1].message.http2?.headerListSize)
+        XCTAssertEqual(gets[0].message.protocolFacts.headerListSize, gets[1].message.protocolFacts.headerListSize)
     }
 
     /// tshark's HTTP/2 dissector as the oracle: per stream and frame type, the frames and their
@@ -314,7 +314,7 @@ final class HTTP2SampleTests: XCTestCase {
         XCTAssertEqual(records.count, 10, "5 requests and 5 responses")
         // nginx answers the POST and resets stream 9 before curl's body arrives: the body is
         // still the request's (3,000 bytes in one DATA frame), which ends complete, stream-reset.
-        let post = try XCTUnwrap(records.first { $0.message.kind == .request && $0.message.http2?.stream == 9 })
+        let post = try XCTUnwrap(records.first { $0.message.kind == .request && $0.message.protocolFacts.stream == 9 })
         XCTAssertEqual(post.wire.body, 9 + 3000)
         XCTAssertTrue(post.message.complete)
         XCTAssertTrue(post.message.anomalies.contains(.streamReset))
@@ -386,15 +386,16 @@ final class HTTP2SampleTests: XCTestCase {
         let (records, connections) = try given.map { ($0, givenConnections ?? []) } ?? analyze(name)
         var ours = FrameSums()
         for record in records {
-            guard let facts = record.message.http2 else { continue }
+            let facts = record.message.protocolFacts
+            guard facts.wireProtocol == .h2, let stream = facts.stream, let frames = facts.frames else { continue }
             let fromServer = record.message.kind == .response || record.message.anomalies.contains(.pushed)
             for (part, size) in [("headers", record.wire.headers), ("body", record.wire.body)] {
                 guard let size, size > 0 else { continue }
-                ours.bytes["\(fromServer) \(facts.stream) \(part)", default: 0] += size
+                ours.bytes["\(fromServer) \(stream) \(part)", default: 0] += size
             }
-            ours.frames["\(fromServer) \(facts.stream)", default: 0] += facts.frames
+            ours.frames["\(fromServer) \(stream)", default: 0] += frames
             if let headers = record.wire.headers, headers > 0, compareHeaderLists {
-                ours.headerList["\(fromServer) \(facts.stream) headers", default: 0] += facts.headerListSize ?? 0
+                ours.headerList["\(fromServer) \(stream) headers", default: 0] += facts.headerListSize ?? 0
             }
         }
         let overhead = try XCTUnwrap(connections.first?.http2, name)
@@ -418,7 +419,7 @@ final class HTTP2SampleTests: XCTestCase {
         var aggregation = Aggregation(estimators: options.estimators)
         for record in try analyze("h2c-prior.pcap").records { aggregation.add(record) }
         let truths = try truths("h2c-prior.h2truth.jsonl")
-        for direction in [Direction.request, .response, .interim] {
+        for direction in [RecordClass.request, .response, .interim] {
             let sent = truths.filter {
                 $0.kind == (direction == .request ? "request" : "response") && $0.interim == (direction == .interim)
             }

@@ -1,4 +1,4 @@
-import HTTP1
+import MessageModel
 import PacketLayers
 import Records
 import XCTest

@@ -1,7 +1,7 @@
 import Analysis
 import Estimation
 import Foundation
-import HTTP1
+import MessageModel
 import Records
 import XCTest
 @testable import Reports
@@ -125,7 +125,7 @@ enum CostFixture {
 
 final class CostLayerFiguresTests: XCTestCase {
     private func group(
-        _ endpoint: String, _ direction: Direction, in aggregation: Aggregation = CostFixture.aggregation()
+        _ endpoint: String, _ direction: RecordClass, in aggregation: Aggregation = CostFixture.aggregation()
     )
         -> GroupFigures
     {

@@ -144,7 +144,7 @@ enum JSONReportOracle {
             estimators: names,
             rankingEstimator: run.rankingEstimator.map { names[$0] }, rankBy: run.rankBy.rawValue,
             network: Dictionary(
-                uniqueKeysWithValues: run.aggregation.network.map { ($0.key.rawValue, Network($0.value)) }),
+                uniqueKeysWithValues: run.aggregation.network.map { ($0.key.name, Network($0.value)) }),
             settings: run.settings.map { Setting(name: $0.0, value: $0.1) },
             inputs: run.inputs.map(Input.init),
             totals: Dictionary(
@@ -476,7 +476,7 @@ enum JSONReportOracle {
             try container.encode(figures.lowerBoundRecords, forKey: .lowerBoundRecords)
             try container.encode(
                 [
-                    "empty_packets": cost.emptyPackets, "http2_control": cost.http2Control,
+                    "empty_packets": cost.emptyPackets, "h2_control": cost.http2Control,
                     "tls_control": cost.tlsControl, "unclaimed": cost.unclaimed,
                 ], forKey: .overhead)
             try container.encode(figures.parts.map { Part(name: $0.name, bytes: $0.bytes) }, forKey: .parts)

@@ -2,7 +2,7 @@ import Analysis
 import ContentCoding
 import Estimation
 import Foundation
-import HTTP1
+import MessageModel
 import PacketLayers
 import Records
 import XCTest
@@ -42,10 +42,8 @@ final class ProtocolReportTests: XCTestCase {
             message.request = RequestSummary(index: index, method: "GET", target: Array(path.utf8), host: host)
         }
         if let stream {
-            var facts = HTTP2MessageFacts(stream: stream)
-            facts.frames = 1
-            facts.headerListSize = headerList
-            message.http2 = facts
+            message.protocolFacts = ProtocolFacts(
+                .h2, stream: UInt64(stream), frames: 1, headerListSize: headerList, startLineInHeaderBlock: true)
         }
         return message
     }

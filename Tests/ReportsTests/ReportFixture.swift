@@ -1,7 +1,7 @@
 import Analysis
 import ContentCoding
 import Estimation
-import HTTP1
+import MessageModel
 import PacketLayers
 import Records
 @testable import Reports

@@ -1,4 +1,5 @@
 @testable import TCPReassembly
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest
@@ -14,9 +15,9 @@ enum Event: Equatable {
     case packet(Int)
     case finish
     case open(Int)
-    case receive(connection: Int, side: FlowSide, offset: Int64, count: Int)
-    case gap(connection: Int, side: FlowSide, offset: Int64, length: Int)
-    case end(connection: Int, side: FlowSide, reason: StreamEndReason)
+    case receive(connection: Int, side: Direction, offset: Int64, count: Int)
+    case gap(connection: Int, side: Direction, offset: Int64, length: Int)
+    case end(connection: Int, side: Direction, reason: StreamEndReason)
     case close(Int)
 }
 
@@ -47,7 +48,7 @@ struct SeenGap: Equatable, CustomStringConvertible {
 
 /// Concatenates each side's bytes, with every gap filled by `gapMarker` and recorded, and
 /// checks the protocol contract (contiguous offsets, nothing after end or close).
-final class RecordingHandler: TCPStreamHandler {
+final class RecordingHandler: ByteStreamHandler {
     static let gapMarker: UInt8 = 0xEE
 
     let info: ConnectionInfo
@@ -69,11 +70,11 @@ final class RecordingHandler: TCPStreamHandler {
         self.log = log
     }
 
-    func stream(_ side: FlowSide) -> [UInt8] { streams[side.rawValue] }
-    func gaps(_ side: FlowSide) -> [SeenGap] { gaps[side.rawValue] }
-    func end(_ side: FlowSide) -> StreamEndReason? { ends[side.rawValue] }
+    func stream(_ side: Direction) -> [UInt8] { streams[side.rawValue] }
+    func gaps(_ side: Direction) -> [SeenGap] { gaps[side.rawValue] }
+    func end(_ side: Direction) -> StreamEndReason? { ends[side.rawValue] }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         check(side, at: position.offset, "receive")
         if bytes.isEmpty { problems.append("empty receive from \(side) at \(position.offset)") }
         streams[side.rawValue].append(contentsOf: bytes)
@@ -82,7 +83,7 @@ final class RecordingHandler: TCPStreamHandler {
         log.events.append(.receive(connection: info.number, side: side, offset: position.offset, count: bytes.count))
     }
 
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         check(side, at: position.offset, "gap")
         if length <= 0 { problems.append("gap of \(length) from \(side) at \(position.offset)") }
         streams[side.rawValue].append(contentsOf: repeatElement(Self.gapMarker, count: max(0, length)))
@@ -91,7 +92,7 @@ final class RecordingHandler: TCPStreamHandler {
         log.events.append(.gap(connection: info.number, side: side, offset: position.offset, length: length))
     }
 
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {
         if accounting != nil { problems.append("end of \(side) after close") }
         if ends[side.rawValue] != nil { problems.append("\(side) ended twice") }
         ends[side.rawValue] = reason
@@ -112,11 +113,11 @@ final class RecordingHandler: TCPStreamHandler {
         log.events.append(.close(info.number))
     }
 
-    func packet(_ cost: PacketCost, from side: FlowSide) {
+    func packet(_ cost: PacketCost, from side: Direction) {
         costs[side.rawValue].append(cost)
     }
 
-    private func check(_ side: FlowSide, at offset: Int64, _ what: String) {
+    private func check(_ side: Direction, at offset: Int64, _ what: String) {
         if accounting != nil { problems.append("\(what) from \(side) after close") }
         if ends[side.rawValue] != nil { problems.append("\(what) from \(side) after its end") }
         if offset != Int64(streams[side.rawValue].count) {
@@ -125,12 +126,12 @@ final class RecordingHandler: TCPStreamHandler {
     }
 }
 
-final class RecordingFactory: TCPStreamHandlerFactory {
+final class RecordingFactory: ByteStreamHandlerFactory {
     let log = EventLog()
     var handlers: [RecordingHandler] = []
     var problems: [String] = []
 
-    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+    func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler {
         if connection.number != handlers.count {
             problems.append("connection numbered \(connection.number), expected \(handlers.count)")
         }
@@ -254,13 +255,13 @@ struct Flow {
     var clientISN: UInt32 = 1_000
     var serverISN: UInt32 = 500_000
 
-    func isn(_ side: FlowSide) -> UInt32 { side == .initiator ? clientISN : serverISN }
-    func source(_ side: FlowSide) -> TransportEndpoint { side == .initiator ? client : server }
+    func isn(_ side: Direction) -> UInt32 { side == .up ? clientISN : serverISN }
+    func source(_ side: Direction) -> TransportEndpoint { side == .up ? client : server }
 
     /// A packet from `side` whose data starts at stream offset `offset` (sequence ISN + 1 +
     /// offset) acknowledging the peer's stream up to offset `ack` (no ACK flag when nil).
     func packet(
-        _ side: FlowSide, offset: Int, _ payload: [UInt8] = [], ack: Int?, flags: TCPFlags = [],
+        _ side: Direction, offset: Int, _ payload: [UInt8] = [], ack: Int?, flags: TCPFlags = [],
         payloadLength: Int? = nil
     ) -> Packet {
         Packet(
@@ -281,17 +282,17 @@ struct Flow {
             flags: [.syn, .ack])
     }
 
-    func handshake() -> [Packet] { [syn(), synAck(), packet(.initiator, offset: 0, ack: 0)] }
+    func handshake() -> [Packet] { [syn(), synAck(), packet(.up, offset: 0, ack: 0)] }
 
-    func data(_ side: FlowSide, _ bytes: [UInt8], _ cut: Cut, ack: Int?, flags: TCPFlags = .psh) -> Packet {
+    func data(_ side: Direction, _ bytes: [UInt8], _ cut: Cut, ack: Int?, flags: TCPFlags = .psh) -> Packet {
         packet(side, offset: cut.offset, Array(bytes[cut.offset..<cut.end]), ack: ack, flags: flags)
     }
 
-    func fin(_ side: FlowSide, offset: Int, ack: Int?) -> Packet {
+    func fin(_ side: Direction, offset: Int, ack: Int?) -> Packet {
         packet(side, offset: offset, ack: ack, flags: .fin)
     }
 
-    func rst(_ side: FlowSide, offset: Int) -> Packet {
+    func rst(_ side: Direction, offset: Int) -> Packet {
         packet(side, offset: offset, ack: nil, flags: .rst)
     }
 }
@@ -374,9 +375,9 @@ struct Exchange {
         var packets: [Packet] = []
         var receiver = ReceiverModel()
         for cut in requestSends {
-            packets.append(flow.data(.initiator, request, cut, ack: 0))
+            packets.append(flow.data(.up, request, cut, ack: 0))
             receiver.receive(cut)
-            if receiverAcks { packets.append(flow.packet(.responder, offset: 0, ack: receiver.acknowledgment)) }
+            if receiverAcks { packets.append(flow.packet(.down, offset: 0, ack: receiver.acknowledgment)) }
         }
         return packets
     }
@@ -386,11 +387,11 @@ struct Exchange {
         var receiver = ReceiverModel()
         for cut in responseSends {
             let fin = finOnLastResponseSegment && cut.end == response.count
-            packets.append(flow.data(.responder, response, cut, ack: request.count, flags: fin ? [.psh, .fin] : .psh))
+            packets.append(flow.data(.down, response, cut, ack: request.count, flags: fin ? [.psh, .fin] : .psh))
             if fin { receiver.finOffset = response.count }
             receiver.receive(cut)
             if receiverAcks {
-                packets.append(flow.packet(.initiator, offset: request.count, ack: receiver.acknowledgment))
+                packets.append(flow.packet(.up, offset: request.count, ack: receiver.acknowledgment))
             }
         }
         return packets
@@ -399,10 +400,10 @@ struct Exchange {
     func teardownPackets() -> [Packet] {
         var packets: [Packet] = []
         if !finOnLastResponseSegment {
-            packets.append(flow.fin(.responder, offset: response.count, ack: request.count))
+            packets.append(flow.fin(.down, offset: response.count, ack: request.count))
         }
-        packets.append(flow.fin(.initiator, offset: request.count, ack: response.count + 1))
-        packets.append(flow.packet(.responder, offset: response.count + 1, ack: request.count + 1))
+        packets.append(flow.fin(.up, offset: request.count, ack: response.count + 1))
+        packets.append(flow.packet(.down, offset: response.count + 1, ack: request.count + 1))
         return packets
     }
 

@@ -21,10 +21,10 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertTrue(connection.info.sawHandshake)
         XCTAssertEqual(connection.info.firstPacketTime, packets[0].time)
 
-        assertSameBytes(connection.stream(.initiator), sampleRequest, "request")
-        assertSameBytes(connection.stream(.responder), sampleResponse, "response")
-        XCTAssertEqual(connection.gaps(.initiator), [])
-        XCTAssertEqual(connection.gaps(.responder), [])
+        assertSameBytes(connection.stream(.up), sampleRequest, "request")
+        assertSameBytes(connection.stream(.down), sampleResponse, "response")
+        XCTAssertEqual(connection.gaps(.up), [])
+        XCTAssertEqual(connection.gaps(.down), [])
 
         // One delivery per data segment, at its offset, with its packet's time and ACK.
         let requestData = packets.filter { $0.source == clientEndpoint && $0.payloadLength > 0 }
@@ -73,13 +73,13 @@ final class InOrderDeliveryTests: XCTestCase {
         let response = patternBytes(600)
         let packets = stamped(
             flow.handshake() + [
-                flow.data(.initiator, first, Cut(offset: 0, length: first.count), ack: 0),
-                flow.data(.responder, response, Cut(offset: 0, length: 300), ack: first.count),
+                flow.data(.up, first, Cut(offset: 0, length: first.count), ack: 0),
+                flow.data(.down, response, Cut(offset: 0, length: 300), ack: first.count),
                 // Pipelined: the second request is sent having seen 300 bytes of the response.
-                flow.packet(.initiator, offset: first.count, second, ack: 300, flags: .psh),
-                flow.data(.responder, response, Cut(offset: 300, length: 300), ack: first.count + second.count),
+                flow.packet(.up, offset: first.count, second, ack: 300, flags: .psh),
+                flow.data(.down, response, Cut(offset: 300, length: 300), ack: first.count + second.count),
                 // A segment without the ACK flag carries no acknowledgment.
-                flow.packet(.initiator, offset: first.count + second.count, [0x41], ack: nil, flags: .psh),
+                flow.packet(.up, offset: first.count + second.count, [0x41], ack: nil, flags: .psh),
             ])
         let harness = Harness()
         harness.feed(packets)
@@ -90,8 +90,8 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertEqual(
             connection.positions[1].map(\.peerAcknowledged),
             [Int64(first.count), Int64(first.count + second.count)])
-        assertSameBytes(connection.stream(.initiator), first + second + [0x41])
-        assertSameBytes(connection.stream(.responder), response)
+        assertSameBytes(connection.stream(.up), first + second + [0x41])
+        assertSameBytes(connection.stream(.down), response)
         harness.finish()
         XCTAssertEqual(connection.ends, [.endOfCapture, .endOfCapture])
         harness.assertNoProblems()
@@ -107,10 +107,10 @@ final class InOrderDeliveryTests: XCTestCase {
         let responseCuts = cuts(response.count, sizes: [500, 300, 200])
         var script: [Packet] = []
         for cut in responseCuts where cut.offset >= 1_000 {
-            script.append(flow.data(.responder, response, cut, ack: clientBase))
-            script.append(flow.packet(.initiator, offset: clientBase, ack: cut.end))
+            script.append(flow.data(.down, response, cut, ack: clientBase))
+            script.append(flow.packet(.up, offset: clientBase, ack: cut.end))
         }
-        script.append(flow.packet(.initiator, offset: clientBase, request2, ack: response.count, flags: .psh))
+        script.append(flow.packet(.up, offset: clientBase, request2, ack: response.count, flags: .psh))
         let packets = stamped(script)
         let harness = Harness()
         harness.feed(packets)
@@ -122,14 +122,14 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertEqual(connection.info.responder, clientEndpoint)
         XCTAssertFalse(connection.info.sawHandshake)
         // Here the "initiator" side is the server.
-        assertSameBytes(connection.stream(.initiator), Array(response[1_000...]))
-        assertSameBytes(connection.stream(.responder), request2)
+        assertSameBytes(connection.stream(.up), Array(response[1_000...]))
+        assertSameBytes(connection.stream(.down), request2)
         XCTAssertEqual(connection.positions[0].first?.offset, 0)
         XCTAssertEqual(connection.positions[1].first?.offset, 0)
         XCTAssertEqual(connection.positions[0].first?.peerAcknowledged, nil, "the client's stream was not started")
         XCTAssertEqual(connection.positions[1].first?.peerAcknowledged, Int64(response.count - 1_000))
-        XCTAssertEqual(connection.gaps(.initiator), [])
-        XCTAssertEqual(connection.gaps(.responder), [])
+        XCTAssertEqual(connection.gaps(.up), [])
+        XCTAssertEqual(connection.gaps(.down), [])
         XCTAssertEqual(connection.ends, [.endOfCapture, .endOfCapture])
         harness.assertNoProblems()
     }
@@ -139,8 +139,8 @@ final class InOrderDeliveryTests: XCTestCase {
         let request = patternBytes(300, seed: 9)
         let response = patternBytes(400, seed: 10)
         let packets = stamped([
-            flow.packet(.initiator, offset: 5_000, request, ack: 9_000, flags: .psh),
-            flow.packet(.responder, offset: 9_000, response, ack: 5_300, flags: .psh),
+            flow.packet(.up, offset: 5_000, request, ack: 9_000, flags: .psh),
+            flow.packet(.down, offset: 9_000, response, ack: 5_300, flags: .psh),
         ])
         let harness = Harness()
         harness.feed(packets)
@@ -148,8 +148,8 @@ final class InOrderDeliveryTests: XCTestCase {
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.info.initiator, clientEndpoint)
         XCTAssertFalse(connection.info.sawHandshake)
-        assertSameBytes(connection.stream(.initiator), request)
-        assertSameBytes(connection.stream(.responder), response)
+        assertSameBytes(connection.stream(.up), request)
+        assertSameBytes(connection.stream(.down), response)
         XCTAssertEqual(connection.positions[1].first?.peerAcknowledged, 300)
         harness.assertNoProblems()
     }
@@ -169,8 +169,8 @@ final class InOrderDeliveryTests: XCTestCase {
         XCTAssertEqual(connection.info.initiator, clientEndpoint)
         XCTAssertEqual(connection.info.responder, serverEndpoint)
         XCTAssertTrue(connection.info.sawHandshake)
-        assertSameBytes(connection.stream(.initiator), sampleRequest)
-        assertSameBytes(connection.stream(.responder), sampleResponse)
+        assertSameBytes(connection.stream(.up), sampleRequest)
+        assertSameBytes(connection.stream(.down), sampleResponse)
         XCTAssertEqual(connection.ends, [.fin, .fin])
         harness.assertNoProblems()
     }
@@ -179,12 +179,12 @@ final class InOrderDeliveryTests: XCTestCase {
     func testPayloadlessStrayPacketsDoNotOpenConnections() {
         let flow = Flow()
         let packets = stamped([
-            flow.packet(.initiator, offset: 10, ack: 20),
-            flow.packet(.responder, offset: 20, ack: nil, flags: .rst),
-            flow.packet(.responder, offset: 20, ack: 10, flags: .rst),
-            flow.packet(.initiator, offset: 10, ack: 20, flags: .fin),
+            flow.packet(.up, offset: 10, ack: 20),
+            flow.packet(.down, offset: 20, ack: nil, flags: .rst),
+            flow.packet(.down, offset: 20, ack: 10, flags: .rst),
+            flow.packet(.up, offset: 10, ack: 20, flags: .fin),
             // A RST carrying bytes (some stacks put a reason there) opens nothing either.
-            flow.packet(.responder, offset: 20, Array("reset".utf8), ack: 10, flags: .rst),
+            flow.packet(.down, offset: 20, Array("reset".utf8), ack: 10, flags: .rst),
         ])
         let harness = Harness()
         harness.feed(packets)
@@ -195,12 +195,12 @@ final class InOrderDeliveryTests: XCTestCase {
         let data = Array("hello".utf8)
         harness.feed(
             stamped(
-                [flow.packet(.initiator, offset: 10, data, ack: 20, flags: .psh)],
+                [flow.packet(.up, offset: 10, data, ack: 20, flags: .psh)],
                 from: baseTime + second))
         XCTAssertEqual(harness.assembler.connectionCount, 1)
         XCTAssertEqual(harness.assembler.strayControlPackets, 5)
         harness.finish()
-        assertSameBytes(harness.handlers[0].stream(.initiator), data)
+        assertSameBytes(harness.handlers[0].stream(.up), data)
         XCTAssertEqual(harness.handlers[0].info.firstPacketTime, baseTime + second)
         harness.assertNoProblems()
     }
@@ -214,11 +214,11 @@ final class InOrderDeliveryTests: XCTestCase {
         // Connection order by first packet: flows[2] (SYN), flows[0] (mid-stream data),
         // flows[3] (SYN-ACK only), flows[1] (SYN).
         var script: [Packet] = [flows[2].syn()]
-        script.append(flows[0].packet(.initiator, offset: 50, request, ack: 0, flags: .psh))
+        script.append(flows[0].packet(.up, offset: 50, request, ack: 0, flags: .psh))
         script.append(flows[2].synAck())
         script.append(flows[3].synAck())
         script.append(flows[1].syn())
-        script.append(flows[2].packet(.initiator, offset: 0, request, ack: 0, flags: .psh))
+        script.append(flows[2].packet(.up, offset: 0, request, ack: 0, flags: .psh))
         script.append(flows[1].synAck())
         let packets = stamped(script)
         let harness = Harness()

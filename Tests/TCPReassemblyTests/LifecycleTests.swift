@@ -42,8 +42,8 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(new.info.number, 1)
         XCTAssertEqual(new.info.firstPacketTime, secondPackets[0].time)
         harness.finish()
-        assertSameBytes(new.stream(.initiator), next.request)
-        assertSameBytes(new.stream(.responder), next.response)
+        assertSameBytes(new.stream(.up), next.request)
+        assertSameBytes(new.stream(.down), next.response)
         XCTAssertEqual(new.ends, [.fin, .fin])
         assertAccounting(new.accounting!.initiator, sentBy: clientEndpoint, in: secondPackets)
         harness.assertNoProblems()
@@ -53,8 +53,8 @@ final class LifecycleTests: XCTestCase {
     func testNewSynOnHalfClosedConnectionEndsOpenSideWithPortReuse() {
         let flow = exchange.flow
         var script = exchange.handshakePackets() + exchange.requestPackets()
-        script.append(flow.data(.responder, exchange.response, exchange.responseSends[0], ack: exchange.request.count))
-        script.append(flow.fin(.initiator, offset: exchange.request.count, ack: exchange.responseSends[0].end))
+        script.append(flow.data(.down, exchange.response, exchange.responseSends[0], ack: exchange.request.count))
+        script.append(flow.fin(.up, offset: exchange.request.count, ack: exchange.responseSends[0].end))
         var next = flow
         next.clientISN = flow.clientISN &+ 1_000_000
         script.append(next.syn())
@@ -66,7 +66,7 @@ final class LifecycleTests: XCTestCase {
         XCTAssertNotNil(old.accounting)
         XCTAssertEqual(old.accounting?.responderEnd, .portReuse)
         XCTAssertLessThan(closeIndex(harness, 0)!, harness.log.index { $0 == .open(1) }!)
-        assertSameBytes(old.stream(.responder), Array(exchange.response[..<exchange.responseSends[0].end]))
+        assertSameBytes(old.stream(.down), Array(exchange.response[..<exchange.responseSends[0].end]))
         harness.finish()
         XCTAssertEqual(harness.handlers[1].ends, [.endOfCapture, .endOfCapture])
         harness.assertNoProblems()
@@ -85,8 +85,8 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(harness.handlers.count, 1)
         XCTAssertEqual(harness.assembler.connectionCount, 1)
         let connection = harness.handlers[0]
-        assertSameBytes(connection.stream(.initiator), exchange.request)
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        assertSameBytes(connection.stream(.up), exchange.request)
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.fin, .fin])
         assertAccounting(connection.accounting!.initiator, sentBy: clientEndpoint, in: packets)
         assertAccounting(connection.accounting!.responder, sentBy: serverEndpoint, in: packets)
@@ -108,8 +108,8 @@ final class LifecycleTests: XCTestCase {
         let new = harness.handlers[1]
         XCTAssertEqual(new.info.initiator, clientEndpoint)
         XCTAssertTrue(new.info.sawHandshake)
-        assertSameBytes(new.stream(.initiator), next.request)
-        assertSameBytes(new.stream(.responder), next.response)
+        assertSameBytes(new.stream(.up), next.request)
+        assertSameBytes(new.stream(.down), next.response)
         XCTAssertEqual(new.ends, [.fin, .fin])
         XCTAssertEqual(
             harness.handlers[0].accounting?.initiator.packets, firstPackets.filter { $0.source == clientEndpoint }.count
@@ -127,8 +127,8 @@ final class LifecycleTests: XCTestCase {
         harness.feed(stamped(packets))
         harness.finish()
         XCTAssertEqual(harness.handlers.count, 1)
-        assertSameBytes(harness.handlers[0].stream(.initiator), exchange.request)
-        assertSameBytes(harness.handlers[0].stream(.responder), exchange.response)
+        assertSameBytes(harness.handlers[0].stream(.up), exchange.request)
+        assertSameBytes(harness.handlers[0].stream(.down), exchange.response)
         harness.assertNoProblems()
     }
 
@@ -143,8 +143,8 @@ final class LifecycleTests: XCTestCase {
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.info.initiator, clientEndpoint)
         XCTAssertTrue(connection.info.sawHandshake)
-        assertSameBytes(connection.stream(.initiator), exchange.request)
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        assertSameBytes(connection.stream(.up), exchange.request)
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.fin, .fin])
         harness.assertNoProblems()
     }
@@ -162,10 +162,10 @@ final class LifecycleTests: XCTestCase {
             flow.serverISN = UInt32(number) * 7_000
             let request = patternBytes(50 + number, seed: number)
             var script =
-                flow.handshake() + [flow.data(.initiator, request, Cut(offset: 0, length: request.count), ack: 0)]
+                flow.handshake() + [flow.data(.up, request, Cut(offset: 0, length: request.count), ack: 0)]
             if number % 5 == 2 { // some finish properly
-                script.append(flow.fin(.initiator, offset: request.count, ack: 0))
-                script.append(flow.fin(.responder, offset: 0, ack: request.count + 1))
+                script.append(flow.fin(.up, offset: request.count, ack: 0))
+                script.append(flow.fin(.down, offset: 0, ack: request.count + 1))
             }
             scripts.append(script)
         }
@@ -193,7 +193,7 @@ final class LifecycleTests: XCTestCase {
                 XCTAssertEqual(connection.endTimes, [lastTime, lastTime], "connection \(number)")
             }
             XCTAssertEqual(connection.accounting?.lastPacketTime, lastTime)
-            XCTAssertEqual(connection.stream(.initiator), patternBytes(50 + number, seed: number))
+            XCTAssertEqual(connection.stream(.up), patternBytes(50 + number, seed: number))
         }
         harness.assertNoProblems()
     }
@@ -209,8 +209,8 @@ final class LifecycleTests: XCTestCase {
         // The idle connection leaves a hole: segment 1 never comes.
         let idlePackets = stamped(
             idle.handshake() + [
-                idle.data(.initiator, request, sends[0], ack: 0),
-                idle.data(.initiator, request, sends[2], ack: 0),
+                idle.data(.up, request, sends[0], ack: 0),
+                idle.data(.up, request, sends[2], ack: 0),
             ])
         let lastIdleTime = idlePackets.last!.time
         let harness = Harness(limits: limits)
@@ -220,15 +220,15 @@ final class LifecycleTests: XCTestCase {
         XCTAssertNil(harness.handlers[0].accounting)
         XCTAssertEqual(harness.handlers[0].ends, [nil, nil])
         otherPackets = stamped(
-            [other.packet(.initiator, offset: 0, [1, 2, 3], ack: 0, flags: .psh)],
+            [other.packet(.up, offset: 0, [1, 2, 3], ack: 0, flags: .psh)],
             from: lastIdleTime + 10 * second + 500 * millisecond)
         harness.feed(otherPackets)
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.ends, [.idle, .idle])
         XCTAssertNotNil(connection.accounting)
         XCTAssertEqual(harness.log.packetIndex { $0 == .close(0) }, idlePackets.count + 3)
-        XCTAssertEqual(connection.gaps(.initiator), [SeenGap(offset: Int64(sends[1].offset), length: sends[1].length)])
-        assertSameBytes(connection.stream(.initiator), withGaps(Array(request[..<sends[2].end]), [sends[1]]))
+        XCTAssertEqual(connection.gaps(.up), [SeenGap(offset: Int64(sends[1].offset), length: sends[1].length)])
+        assertSameBytes(connection.stream(.up), withGaps(Array(request[..<sends[2].end]), [sends[1]]))
         XCTAssertEqual(connection.accounting?.lastPacketTime, lastIdleTime)
         XCTAssertNil(harness.handlers[1].accounting, "the other connection is active")
         XCTAssertEqual(harness.assembler.bufferedBytesTotal, 0)
@@ -246,7 +246,7 @@ final class LifecycleTests: XCTestCase {
         harness.feed(packets)
         harness.feed(stamped(other.handshake(), from: end + 1 * second, step: 400 * millisecond)) // up to +1.8 s
         XCTAssertNil(harness.handlers[0].accounting, "still lingering")
-        harness.feed(stamped([other.packet(.initiator, offset: 0, ack: 0)], from: end + 2_500 * millisecond))
+        harness.feed(stamped([other.packet(.up, offset: 0, ack: 0)], from: end + 2_500 * millisecond))
         XCTAssertNotNil(harness.handlers[0].accounting, "evicted after the linger")
         XCTAssertEqual(harness.handlers[0].ends, [.fin, .fin])
         XCTAssertEqual(harness.handlers.count, 2)
@@ -272,8 +272,8 @@ final class LifecycleTests: XCTestCase {
             harness.feed(packets)
             harness.finish()
             let connection = harness.handlers[0]
-            assertSameBytes(connection.stream(.initiator), wrapped.request, "ISN \(clientISN)")
-            assertSameBytes(connection.stream(.responder), wrapped.response, "ISN \(serverISN)")
+            assertSameBytes(connection.stream(.up), wrapped.request, "ISN \(clientISN)")
+            assertSameBytes(connection.stream(.down), wrapped.response, "ISN \(serverISN)")
             XCTAssertEqual(connection.gaps[0] + connection.gaps[1], [])
             XCTAssertEqual(connection.ends, [.fin, .fin])
             XCTAssertEqual(
@@ -301,7 +301,7 @@ final class LifecycleTests: XCTestCase {
         let lost = 2
         var script = wrapped.handshakePackets() + wrapped.requestPackets()
         for (index, cut) in wrapped.responseSends.enumerated() where index != lost {
-            script.append(wrapped.flow.data(.responder, wrapped.response, cut, ack: wrapped.request.count))
+            script.append(wrapped.flow.data(.down, wrapped.response, cut, ack: wrapped.request.count))
         }
         script += wrapped.teardownPackets()
         let harness = Harness()
@@ -309,8 +309,8 @@ final class LifecycleTests: XCTestCase {
         harness.finish()
         let connection = harness.handlers[0]
         let hole = wrapped.responseSends[lost]
-        XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
-        assertSameBytes(connection.stream(.responder), withGaps(wrapped.response, [hole]))
+        XCTAssertEqual(connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
+        assertSameBytes(connection.stream(.down), withGaps(wrapped.response, [hole]))
         XCTAssertEqual(connection.ends, [.fin, .fin])
         harness.assertNoProblems()
     }

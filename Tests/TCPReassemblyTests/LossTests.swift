@@ -1,4 +1,5 @@
 @testable import TCPReassembly
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest
@@ -9,7 +10,7 @@ final class LossTests: XCTestCase {
         request: sampleRequest, response: sampleResponse,
         requestSizes: requestSizes, responseSizes: responseSizes)
 
-    private func gapEvent(_ side: FlowSide, connection: Int = 0) -> (Event) -> Bool {
+    private func gapEvent(_ side: Direction, connection: Int = 0) -> (Event) -> Bool {
         { if case .gap(connection, side, _, _) = $0 { return true } else { return false } }
     }
 
@@ -26,11 +27,11 @@ final class LossTests: XCTestCase {
             var ackAfterLoss = -1
             for (index, cut) in exchange.responseSends.enumerated() {
                 if index != lost {
-                    script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+                    script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
                 }
                 // The real client received everything, so it acknowledges every segment.
                 if index == lost { ackAfterLoss = script.count }
-                script.append(flow.packet(.initiator, offset: exchange.request.count, ack: cut.end))
+                script.append(flow.packet(.up, offset: exchange.request.count, ack: cut.end))
             }
             script += exchange.teardownPackets()
             let packets = stamped(script)
@@ -40,13 +41,13 @@ final class LossTests: XCTestCase {
             let connection = harness.handlers[0]
             let hole = exchange.responseSends[lost]
             XCTAssertEqual(
-                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
+                connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
                 "lost \(lost)")
             XCTAssertEqual(connection.gapTimes[1], [packets[ackAfterLoss].time], "lost \(lost)")
-            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), ackAfterLoss, "lost \(lost)")
-            XCTAssertLessThan(harness.log.index(of: gapEvent(.responder))!, harness.log.index(of: endEvent)!)
-            assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [hole]), "lost \(lost)")
-            assertSameBytes(connection.stream(.initiator), exchange.request)
+            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.down)), ackAfterLoss, "lost \(lost)")
+            XCTAssertLessThan(harness.log.index(of: gapEvent(.down))!, harness.log.index(of: endEvent)!)
+            assertSameBytes(connection.stream(.down), withGaps(exchange.response, [hole]), "lost \(lost)")
+            assertSameBytes(connection.stream(.up), exchange.request)
             XCTAssertEqual(connection.ends, [.fin, .fin])
             let accounting = connection.accounting!
             XCTAssertEqual(accounting.responder.gaps, 1)
@@ -62,7 +63,7 @@ final class LossTests: XCTestCase {
         let lost = 3
         var script = exchange.handshakePackets()
         for (index, cut) in exchange.requestSends.enumerated() where index != lost {
-            script.append(exchange.flow.data(.initiator, exchange.request, cut, ack: 0))
+            script.append(exchange.flow.data(.up, exchange.request, cut, ack: 0))
         }
         let firstResponse = script.count
         script += exchange.responsePackets() + exchange.teardownPackets()
@@ -72,10 +73,10 @@ final class LossTests: XCTestCase {
         harness.finish()
         let connection = harness.handlers[0]
         let hole = exchange.requestSends[lost]
-        XCTAssertEqual(connection.gaps(.initiator), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.initiator)), firstResponse)
-        assertSameBytes(connection.stream(.initiator), withGaps(exchange.request, [hole]))
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        XCTAssertEqual(connection.gaps(.up), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.up)), firstResponse)
+        assertSameBytes(connection.stream(.up), withGaps(exchange.request, [hole]))
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.fin, .fin])
         harness.assertNoProblems()
     }
@@ -87,18 +88,18 @@ final class LossTests: XCTestCase {
         for lost in exchange.responseSends.indices {
             var script = exchange.handshakePackets() + exchange.requestPackets()
             for (index, cut) in exchange.responseSends.enumerated() where index != lost {
-                script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+                script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
             }
-            script.append(flow.fin(.responder, offset: exchange.response.count, ack: exchange.request.count))
+            script.append(flow.fin(.down, offset: exchange.response.count, ack: exchange.request.count))
             let harness = Harness()
             harness.feed(stamped(script))
             let connection = harness.handlers[0]
-            XCTAssertEqual(connection.gaps(.responder), [], "nothing gives the hole up before the end")
+            XCTAssertEqual(connection.gaps(.down), [], "nothing gives the hole up before the end")
             harness.finish()
             let hole = exchange.responseSends[lost]
-            XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
-            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), -1)
-            assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [hole]), "lost \(lost)")
+            XCTAssertEqual(connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
+            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.down)), -1)
+            assertSameBytes(connection.stream(.down), withGaps(exchange.response, [hole]), "lost \(lost)")
             XCTAssertEqual(connection.ends, [.endOfCapture, .fin])
             XCTAssertEqual(connection.accounting?.responder.gapBytes, hole.length)
             harness.assertNoProblems()
@@ -113,10 +114,10 @@ final class LossTests: XCTestCase {
         let lost = 2
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for (index, cut) in exchange.responseSends.enumerated() where index != lost {
-            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+            script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
         }
         let reset = script.count
-        script.append(flow.rst(.initiator, offset: exchange.request.count))
+        script.append(flow.rst(.up, offset: exchange.request.count))
         let packets = stamped(script)
         let harness = Harness()
         harness.feed(packets)
@@ -125,10 +126,10 @@ final class LossTests: XCTestCase {
         XCTAssertEqual(connection.ends, [nil, nil])
         harness.finish()
         let hole = exchange.responseSends[lost]
-        XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), -1)
-        assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [hole]))
-        assertSameBytes(connection.stream(.initiator), exchange.request)
+        XCTAssertEqual(connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)])
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.down)), -1)
+        assertSameBytes(connection.stream(.down), withGaps(exchange.response, [hole]))
+        assertSameBytes(connection.stream(.up), exchange.request)
         XCTAssertEqual(connection.ends, [.reset, .reset])
         XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
         let accounting = connection.accounting!
@@ -148,21 +149,21 @@ final class LossTests: XCTestCase {
         let lost = 2
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for (index, cut) in exchange.responseSends.enumerated() where index != lost {
-            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+            script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
         }
         let reset = script.count
-        script.append(flow.rst(.initiator, offset: exchange.request.count))
+        script.append(flow.rst(.up, offset: exchange.request.count))
         script.append(
-            flow.data(.responder, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
+            flow.data(.down, exchange.response, exchange.responseSends[lost], ack: exchange.request.count))
         // A repeated ACK from the client (offset 0, as with its request) does not revive it either.
-        script.append(flow.packet(.initiator, offset: exchange.request.count, ack: 0))
+        script.append(flow.packet(.up, offset: exchange.request.count, ack: 0))
         let packets = stamped(script)
         let harness = Harness()
         harness.feed(packets)
         harness.finish()
         let connection = harness.handlers[0]
-        XCTAssertEqual(connection.gaps(.responder), [])
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        XCTAssertEqual(connection.gaps(.down), [])
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.reset, .reset])
         XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
         XCTAssertEqual(connection.accounting?.ignoredResets, 0)
@@ -176,22 +177,22 @@ final class LossTests: XCTestCase {
         for lost in exchange.responseSends.indices {
             var script = exchange.handshakePackets() + exchange.requestPackets()
             for (index, cut) in exchange.responseSends.enumerated() where index != lost {
-                script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+                script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
             }
-            script.append(flow.fin(.responder, offset: exchange.response.count, ack: exchange.request.count))
-            script.append(flow.fin(.initiator, offset: exchange.request.count, ack: exchange.response.count + 1))
+            script.append(flow.fin(.down, offset: exchange.response.count, ack: exchange.request.count))
+            script.append(flow.fin(.up, offset: exchange.request.count, ack: exchange.response.count + 1))
             let harness = Harness()
             harness.feed(stamped(script))
             let connection = harness.handlers[0]
             let hole = exchange.responseSends[lost]
             XCTAssertEqual(
-                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
+                connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)],
                 "lost \(lost)")
-            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), script.count - 1)
+            XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.down)), script.count - 1)
             XCTAssertEqual(connection.ends, [.fin, .fin])
             harness.finish()
             XCTAssertEqual(connection.accounting?.responder.gapBytes, hole.length)
-            assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [hole]))
+            assertSameBytes(connection.stream(.down), withGaps(exchange.response, [hole]))
             harness.assertNoProblems()
         }
     }
@@ -206,24 +207,24 @@ final class LossTests: XCTestCase {
         for cut in sends.dropFirst() {
             script.append(
                 flow.data(
-                    .responder, exchange.response, cut, ack: exchange.request.count,
+                    .down, exchange.response, cut, ack: exchange.request.count,
                     flags: cut.end == exchange.response.count ? [.psh, .fin] : .psh))
         }
         script.append(
             flow.packet(
-                .responder, offset: exchange.response.count, Array("junk".utf8), ack: exchange.request.count,
+                .down, offset: exchange.response.count, Array("junk".utf8), ack: exchange.request.count,
                 flags: .psh))
         // A copy of a segment before the FIN, sorted behind it in the buffer.
         script.append(
             flow.data(
-                .responder, exchange.response, Cut(offset: sends[last].offset + 1, length: 2),
+                .down, exchange.response, Cut(offset: sends[last].offset + 1, length: 2),
                 ack: exchange.request.count))
-        script.append(flow.data(.responder, exchange.response, sends[0], ack: exchange.request.count))
+        script.append(flow.data(.down, exchange.response, sends[0], ack: exchange.request.count))
         let harness = Harness()
         harness.feed(stamped(script))
         harness.finish()
         let connection = harness.handlers[0]
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.endOfCapture, .fin])
         XCTAssertEqual(connection.accounting?.responder.retransmittedBytes, 2)
         XCTAssertEqual(harness.assembler.bufferedBytesTotal, 0)
@@ -236,9 +237,9 @@ final class LossTests: XCTestCase {
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for (index, cut) in exchange.responseSends.enumerated() {
             if !lost.contains(index) {
-                script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+                script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
             }
-            if index % 4 == 3 { script.append(flow.packet(.initiator, offset: exchange.request.count, ack: cut.end)) }
+            if index % 4 == 3 { script.append(flow.packet(.up, offset: exchange.request.count, ack: cut.end)) }
         }
         script += exchange.teardownPackets()
         let harness = Harness()
@@ -246,8 +247,8 @@ final class LossTests: XCTestCase {
         harness.finish()
         let connection = harness.handlers[0]
         let holes = lost.sorted().map { exchange.responseSends[$0] }
-        XCTAssertEqual(connection.gaps(.responder), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
-        assertSameBytes(connection.stream(.responder), withGaps(exchange.response, holes))
+        XCTAssertEqual(connection.gaps(.down), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
+        assertSameBytes(connection.stream(.down), withGaps(exchange.response, holes))
         XCTAssertEqual(connection.accounting?.responder.gaps, 2)
         XCTAssertEqual(connection.accounting?.responder.gapBytes, holes.reduce(0) { $0 + $1.length })
         harness.assertNoProblems()
@@ -268,7 +269,7 @@ final class LossTests: XCTestCase {
                 sends.swapAt(index, index + swap)
                 var script = exchange.handshakePackets() + exchange.requestPackets()
                 for (cut, cutOff) in sends {
-                    var packet = flow.data(.responder, exchange.response, cut, ack: exchange.request.count)
+                    var packet = flow.data(.down, exchange.response, cut, ack: exchange.request.count)
                     packet.payload.removeLast(cutOff)
                     script.append(packet)
                 }
@@ -281,8 +282,8 @@ final class LossTests: XCTestCase {
                 let tail = Cut(offset: truncated.end - missing, length: missing)
                 let context = "segment \(index) missing \(missing) swap \(swap)"
                 XCTAssertEqual(
-                    connection.gaps(.responder), [SeenGap(offset: Int64(tail.offset), length: missing)], context)
-                assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [tail]), context)
+                    connection.gaps(.down), [SeenGap(offset: Int64(tail.offset), length: missing)], context)
+                assertSameBytes(connection.stream(.down), withGaps(exchange.response, [tail]), context)
                 XCTAssertEqual(connection.ends, [.fin, .fin], context)
                 let accounting = connection.accounting!
                 XCTAssertEqual(accounting.responder.truncatedBytes, missing, context)
@@ -300,7 +301,7 @@ final class LossTests: XCTestCase {
         let index = 4
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for (position, cut) in exchange.responseSends.enumerated() {
-            var packet = flow.data(.responder, exchange.response, cut, ack: exchange.request.count)
+            var packet = flow.data(.down, exchange.response, cut, ack: exchange.request.count)
             if position == index { packet.payload = [] }
             script.append(packet)
         }
@@ -311,8 +312,8 @@ final class LossTests: XCTestCase {
         harness.finish()
         let connection = harness.handlers[0]
         let cut = exchange.responseSends[index]
-        XCTAssertEqual(connection.gaps(.responder), [SeenGap(offset: Int64(cut.offset), length: cut.length)])
-        assertSameBytes(connection.stream(.responder), withGaps(exchange.response, [cut]))
+        XCTAssertEqual(connection.gaps(.down), [SeenGap(offset: Int64(cut.offset), length: cut.length)])
+        assertSameBytes(connection.stream(.down), withGaps(exchange.response, [cut]))
         XCTAssertEqual(connection.accounting?.responder.truncatedBytes, cut.length)
         assertAccounting(connection.accounting!.responder, sentBy: serverEndpoint, in: packets)
         harness.assertNoProblems()
@@ -323,9 +324,9 @@ final class LossTests: XCTestCase {
         let flow = exchange.flow
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for cut in exchange.responseSends {
-            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.request.count))
+            script.append(flow.data(.down, exchange.response, cut, ack: exchange.request.count))
         }
-        var copy = flow.data(.responder, exchange.response, exchange.responseSends[3], ack: exchange.request.count)
+        var copy = flow.data(.down, exchange.response, exchange.responseSends[3], ack: exchange.request.count)
         copy.payload.removeLast(50)
         script.append(copy)
         script += exchange.teardownPackets()
@@ -333,8 +334,8 @@ final class LossTests: XCTestCase {
         harness.feed(stamped(script))
         harness.finish()
         let connection = harness.handlers[0]
-        assertSameBytes(connection.stream(.responder), exchange.response)
-        XCTAssertEqual(connection.gaps(.responder), [])
+        assertSameBytes(connection.stream(.down), exchange.response)
+        XCTAssertEqual(connection.gaps(.down), [])
         XCTAssertEqual(connection.accounting?.responder.retransmittedBytes, exchange.responseSends[3].length)
         XCTAssertEqual(connection.accounting?.responder.truncatedBytes, 0, "no byte of the stream is missing")
         harness.assertNoProblems()
@@ -346,7 +347,7 @@ final class LossTests: XCTestCase {
         let flow = exchange.flow
         var script = exchange.handshakePackets() + exchange.requestPackets()
         for cut in exchange.responseSends {
-            var packet = flow.data(.responder, exchange.response, cut, ack: exchange.request.count)
+            var packet = flow.data(.down, exchange.response, cut, ack: exchange.request.count)
             packet.payload += [0, 0, 0, 0, 0, 0]
             script.append(packet)
         }
@@ -355,8 +356,8 @@ final class LossTests: XCTestCase {
         harness.feed(stamped(script))
         harness.finish()
         let connection = harness.handlers[0]
-        assertSameBytes(connection.stream(.responder), exchange.response)
-        XCTAssertEqual(connection.gaps(.responder), [])
+        assertSameBytes(connection.stream(.down), exchange.response)
+        XCTAssertEqual(connection.gaps(.down), [])
         XCTAssertEqual(connection.ends, [.fin, .fin])
         harness.assertNoProblems()
     }
@@ -369,36 +370,36 @@ final class LossTests: XCTestCase {
         // Request: segment 2 missing, 3... buffered. Response: segments 4 and 7 missing.
         var script = exchange.handshakePackets()
         for (index, cut) in exchange.requestSends.enumerated() where index != 2 {
-            script.append(flow.data(.initiator, exchange.request, cut, ack: 0))
+            script.append(flow.data(.up, exchange.request, cut, ack: 0))
         }
         for (index, cut) in exchange.responseSends.enumerated() where index != 4 && index != 7 {
-            script.append(flow.data(.responder, exchange.response, cut, ack: exchange.requestSends[2].offset))
+            script.append(flow.data(.down, exchange.response, cut, ack: exchange.requestSends[2].offset))
         }
         let reset = script.count
-        script.append(flow.rst(.responder, offset: exchange.response.count))
+        script.append(flow.rst(.down, offset: exchange.response.count))
         // The RST takes effect once its sender has been quiet for `closedLinger` (5 s): the
         // sweep at the next packet, 6 s later (a stray ACK once the connection is gone).
         var packets = stamped(script)
         let late = packets.count
         packets += stamped(
-            [flow.packet(.initiator, offset: exchange.requestSends[2].offset, ack: exchange.response.count)],
+            [flow.packet(.up, offset: exchange.requestSends[2].offset, ack: exchange.response.count)],
             from: packets[reset].time + 6 * second)
         let harness = Harness()
         harness.feed(packets)
         let connection = harness.handlers[0]
         XCTAssertEqual(connection.ends, [.reset, .reset])
         XCTAssertEqual(connection.endTimes, [packets[reset].time, packets[reset].time])
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.initiator)), late)
-        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.responder)), late)
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.up)), late)
+        XCTAssertEqual(harness.log.packetIndex(of: gapEvent(.down)), late)
         XCTAssertEqual(harness.assembler.strayControlPackets, 1)
         let requestHole = exchange.requestSends[2]
         let responseHoles = [exchange.responseSends[4], exchange.responseSends[7]]
         XCTAssertEqual(
-            connection.gaps(.initiator), [SeenGap(offset: Int64(requestHole.offset), length: requestHole.length)])
+            connection.gaps(.up), [SeenGap(offset: Int64(requestHole.offset), length: requestHole.length)])
         XCTAssertEqual(
-            connection.gaps(.responder), responseHoles.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
-        assertSameBytes(connection.stream(.initiator), withGaps(exchange.request, [requestHole]))
-        assertSameBytes(connection.stream(.responder), withGaps(exchange.response, responseHoles))
+            connection.gaps(.down), responseHoles.map { SeenGap(offset: Int64($0.offset), length: $0.length) })
+        assertSameBytes(connection.stream(.up), withGaps(exchange.request, [requestHole]))
+        assertSameBytes(connection.stream(.down), withGaps(exchange.response, responseHoles))
         XCTAssertEqual(harness.assembler.bufferedBytesTotal, 0)
         harness.finish()
         XCTAssertEqual(connection.accounting?.initiatorEnd, .reset)
@@ -420,10 +421,10 @@ final class LossTests: XCTestCase {
         for (lost, arrivesLate) in [(0, false), (5, false), (5, true), (150, false)] {
             var script = exchange.handshakePackets() + exchange.requestPackets()
             for (index, cut) in exchange.responseSends.enumerated() where index != lost {
-                script.append(flow.data(.responder, response, cut, ack: exchange.request.count))
+                script.append(flow.data(.down, response, cut, ack: exchange.request.count))
                 if arrivesLate, index == lost + 30 {
                     script.append(
-                        flow.data(.responder, response, exchange.responseSends[lost], ack: exchange.request.count))
+                        flow.data(.down, response, exchange.responseSends[lost], ack: exchange.request.count))
                 }
             }
             let harness = Harness(
@@ -436,9 +437,9 @@ final class LossTests: XCTestCase {
             let context = "lost \(lost) late \(arrivesLate)"
             XCTAssertLessThanOrEqual(peak, limit, context)
             XCTAssertEqual(
-                connection.gaps(.responder), [SeenGap(offset: Int64(hole.offset), length: hole.length)], context)
-            assertSameBytes(connection.stream(.responder), withGaps(response, [hole]), context)
-            XCTAssertNil(connection.end(.responder), "given up while the connection is open")
+                connection.gaps(.down), [SeenGap(offset: Int64(hole.offset), length: hole.length)], context)
+            assertSameBytes(connection.stream(.down), withGaps(response, [hole]), context)
+            XCTAssertNil(connection.end(.down), "given up while the connection is open")
             harness.finish()
             let accounting = connection.accounting!
             XCTAssertEqual(accounting.responder.gaps, 1, context)
@@ -463,7 +464,7 @@ final class LossTests: XCTestCase {
             let lost = [Int.random(in: 0..<10, using: &generator), Int.random(in: 12..<20, using: &generator)]
             var script = flow.handshake()
             for (index, cut) in sends.enumerated() where !lost.contains(index) {
-                script.append(flow.data(.responder, response, cut, ack: 0))
+                script.append(flow.data(.down, response, cut, ack: 0))
             }
             scripts.append(script)
             expected.append((response, lost.map { sends[$0] }))
@@ -481,9 +482,9 @@ final class LossTests: XCTestCase {
         for (number, connection) in harness.handlers.enumerated() {
             let (response, holes) = expected[number]
             XCTAssertEqual(
-                connection.gaps(.responder), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) },
+                connection.gaps(.down), holes.map { SeenGap(offset: Int64($0.offset), length: $0.length) },
                 "connection \(number)")
-            assertSameBytes(connection.stream(.responder), withGaps(response, holes), "connection \(number)")
+            assertSameBytes(connection.stream(.down), withGaps(response, holes), "connection \(number)")
         }
         harness.assertNoProblems()
     }

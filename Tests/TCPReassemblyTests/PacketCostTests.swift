@@ -1,4 +1,5 @@
 @testable import TCPReassembly
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest
@@ -36,8 +37,8 @@ final class PacketCostTests: XCTestCase {
         harness.finish()
         harness.assertNoProblems()
         guard let connection = harness.handlers.first else { return XCTFail("no connection") }
-        let client = connection.costs[FlowSide.initiator.rawValue]
-        let server = connection.costs[FlowSide.responder.rawValue]
+        let client = connection.costs[Direction.up.rawValue]
+        let server = connection.costs[Direction.down.rawValue]
         // Client: SYN, ACK, four with payload, FIN, ACK; server: SYN/ACK, ACK, FIN.
         XCTAssertEqual(client.count, 8)
         XCTAssertEqual(server.count, 3)
@@ -69,8 +70,8 @@ final class PacketCostTests: XCTestCase {
         harness.feed(packets)
         harness.finish()
         guard let connection = harness.handlers.first else { return XCTFail("no connection") }
-        let client = connection.costs[FlowSide.initiator.rawValue]
-        let server = connection.costs[FlowSide.responder.rawValue]
+        let client = connection.costs[Direction.up.rawValue]
+        let server = connection.costs[Direction.down.rawValue]
         XCTAssertEqual(client.map(\.repeatsControl), [false, true, false, false, true, false])
         XCTAssertEqual(server.map(\.repeatsControl), [false, false])
     }

@@ -1,4 +1,5 @@
 @testable import TCPReassembly
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest
@@ -16,14 +17,14 @@ func intactDeliveryProblems(_ exchange: Exchange, checkOutOfOrder: Bool = true) 
         return problems + ["\(harness.handlers.count) connections"]
     }
     problems += connection.problems
-    if connection.stream(.initiator) != exchange.request { problems.append("request stream differs") }
-    if connection.stream(.responder) != exchange.response { problems.append("response stream differs") }
+    if connection.stream(.up) != exchange.request { problems.append("request stream differs") }
+    if connection.stream(.down) != exchange.response { problems.append("response stream differs") }
     if !connection.gaps[0].isEmpty || !connection.gaps[1].isEmpty { problems.append("gaps \(connection.gaps)") }
     if connection.ends != [.fin, .fin] { problems.append("ends \(connection.ends)") }
     guard let accounting = connection.accounting else { return problems + ["not closed"] }
     for (side, sends, source) in [
-        (FlowSide.initiator, exchange.requestSends, exchange.flow.client),
-        (.responder, exchange.responseSends, exchange.flow.server),
+        (Direction.up, exchange.requestSends, exchange.flow.client),
+        (.down, exchange.responseSends, exchange.flow.server),
     ] {
         let counted = accounting[side]
         let sent = packets.filter { $0.source == source }
@@ -201,21 +202,21 @@ final class RetransmissionTests: XCTestCase {
         let last = exchange.responseSends.last!
         let firstRequest = exchange.requestSends[0]
         var script = exchange.handshakePackets() + exchange.requestPackets() + exchange.responsePackets()
-        script.append(flow.fin(.responder, offset: exchange.response.count, ack: exchange.request.count))
+        script.append(flow.fin(.down, offset: exchange.response.count, ack: exchange.request.count))
         // The server's side has ended: a late copy of its last segment.
-        script.append(flow.data(.responder, exchange.response, last, ack: exchange.request.count))
-        script.append(flow.fin(.initiator, offset: exchange.request.count, ack: exchange.response.count + 1))
-        script.append(flow.packet(.responder, offset: exchange.response.count + 1, ack: exchange.request.count + 1))
+        script.append(flow.data(.down, exchange.response, last, ack: exchange.request.count))
+        script.append(flow.fin(.up, offset: exchange.request.count, ack: exchange.response.count + 1))
+        script.append(flow.packet(.down, offset: exchange.response.count + 1, ack: exchange.request.count + 1))
         // Both sides have ended: late copies from each side while the connection lingers.
-        script.append(flow.data(.responder, exchange.response, last, ack: exchange.request.count + 1))
-        script.append(flow.data(.initiator, exchange.request, firstRequest, ack: exchange.response.count + 1))
+        script.append(flow.data(.down, exchange.response, last, ack: exchange.request.count + 1))
+        script.append(flow.data(.up, exchange.request, firstRequest, ack: exchange.response.count + 1))
         let packets = stamped(script)
         let harness = Harness()
         harness.feed(packets)
         harness.finish()
         let connection = harness.handlers[0]
-        assertSameBytes(connection.stream(.initiator), exchange.request)
-        assertSameBytes(connection.stream(.responder), exchange.response)
+        assertSameBytes(connection.stream(.up), exchange.request)
+        assertSameBytes(connection.stream(.down), exchange.response)
         XCTAssertEqual(connection.ends, [.fin, .fin])
         let accounting = connection.accounting!
         XCTAssertEqual(accounting.responder.retransmittedBytes, 2 * last.length)

@@ -1,4 +1,5 @@
 import CaptureIO
+import Flows
 import Foundation
 import PacketLayers
 import TCPReassembly
@@ -8,7 +9,7 @@ import XCTest
 
 /// One TCP connection of a capture, reassembled by the project's own stages: each side's
 /// ordered bytes as pieces (segment by segment, as the pipeline delivers them) and gaps.
-final class CapturedConnection: TCPStreamHandler {
+final class CapturedConnection: ByteStreamHandler {
     enum Piece { case bytes([UInt8]), gap(Int) }
 
     let info: ConnectionInfo
@@ -17,17 +18,17 @@ final class CapturedConnection: TCPStreamHandler {
     init(info: ConnectionInfo) { self.info = info }
 
     var clientPort: UInt16 { info.initiator.port }
-    func stream(_ direction: TLSDirection) -> [UInt8] {
+    func stream(_ direction: Direction) -> [UInt8] {
         pieces[direction.rawValue].reduce(into: []) { all, piece in if case .bytes(let b) = piece { all += b } }
     }
 
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition) {
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition) {
         pieces[side.rawValue].append(.bytes(Array(bytes)))
     }
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition) {
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition) {
         pieces[side.rawValue].append(.gap(length))
     }
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64) {}
+    func end(of side: Direction, reason: StreamEndReason, time: Int64) {}
     func close(_ accounting: ConnectionAccounting) {}
 
     /// Feeds both sides into a TLSConnection in segment order, the client's pieces first where
@@ -38,7 +39,7 @@ final class CapturedConnection: TCPStreamHandler {
         var next = [0, 0]
         while next[0] < pieces[0].count || next[1] < pieces[1].count {
             for side in 0..<2 where next[side] < pieces[side].count {
-                let direction = TLSDirection(rawValue: side)!
+                let direction = Direction(rawValue: side)!
                 switch pieces[side][next[side]] {
                 case .bytes(let bytes):
                     connection.receive(bytes, from: direction, inPiecesOf: min(pieceLimit, max(1, bytes.count)))
@@ -52,9 +53,9 @@ final class CapturedConnection: TCPStreamHandler {
     }
 }
 
-final class ConnectionCollector: TCPStreamHandlerFactory {
+final class ConnectionCollector: ByteStreamHandlerFactory {
     var connections: [CapturedConnection] = []
-    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler {
+    func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler {
         let handler = CapturedConnection(info: connection)
         connections.append(handler)
         return handler

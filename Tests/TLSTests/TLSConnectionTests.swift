@@ -1,3 +1,4 @@
+import Flows
 import XCTest
 @testable import TLS
 
@@ -11,8 +12,8 @@ final class TLSConnectionTests: XCTestCase {
     {
         let log = RecordLog()
         let connection = TLSConnection(keyLog: keyLog, onRecord: log.handler())
-        let feeds: [(TLSDirection, [UInt8])] =
-            serverFirst ? [(.server, server), (.client, client)] : [(.client, client), (.server, server)]
+        let feeds: [(Direction, [UInt8])] =
+            serverFirst ? [(.down, server), (.up, client)] : [(.up, client), (.down, server)]
         for (direction, bytes) in feeds {
             connection.receive(bytes, from: direction, inPiecesOf: min(piece, max(1, bytes.count)))
         }
@@ -43,8 +44,8 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(summary.server.decryptedRecords, 4)
         XCTAssertEqual(summary.client.recordBytes, RFC8448.clientStream.count)
         XCTAssertEqual(summary.server.recordBytes, RFC8448.serverStream.count)
-        XCTAssertEqual(log.wireLengths(.server), [95, 679, 227, 72, 24])
-        XCTAssertEqual(log.records.filter { $0.direction == .server }.map(\.contentType), [22, 22, 22, 23, 21])
+        XCTAssertEqual(log.wireLengths(.down), [95, 679, 227, 72, 24])
+        XCTAssertEqual(log.records.filter { $0.direction == .down }.map(\.contentType), [22, 22, 22, 23, 21])
     }
 
     /// Every record split byte by byte, and the server's stream fed before the client's: the
@@ -57,7 +58,7 @@ final class TLSConnectionTests: XCTestCase {
                 piece: 1, serverFirst: serverFirst)
             XCTAssertEqual(summary, whole)
             XCTAssertEqual(log.plaintext, wholeLog.plaintext)
-            XCTAssertEqual(log.wireLengths(.client), wholeLog.wireLengths(.client))
+            XCTAssertEqual(log.wireLengths(.up), wholeLog.wireLengths(.up))
         }
         // several records in one piece of 1000 bytes, records split at odd places (7)
         for piece in [7, 1000] {
@@ -115,11 +116,11 @@ final class TLSConnectionTests: XCTestCase {
     func testGapStopsTheDirection() {
         let log = RecordLog()
         let connection = TLSConnection(keyLog: keyLog, onRecord: log.handler())
-        connection.receive(RFC8448.clientStream, from: .client)
+        connection.receive(RFC8448.clientStream, from: .up)
         let head = hexBytes(RFC8448.serverHello) + hexBytes(RFC8448.serverFlight)
-        connection.receive(head + Array(hexBytes(RFC8448.newSessionTicket).prefix(100)), from: .server)
-        connection.gap(127, in: .server)
-        connection.receive(hexBytes(RFC8448.serverApplicationData) + hexBytes(RFC8448.serverAlert), from: .server)
+        connection.receive(head + Array(hexBytes(RFC8448.newSessionTicket).prefix(100)), from: .down)
+        connection.gap(127, in: .down)
+        connection.receive(hexBytes(RFC8448.serverApplicationData) + hexBytes(RFC8448.serverAlert), from: .down)
         connection.finish()
         let summary = connection.summary
         XCTAssertEqual(summary.notDecrypted, .gap)

@@ -1,3 +1,4 @@
+import Flows
 import Foundation
 import TestSupport
 import XCTest
@@ -34,16 +35,16 @@ final class TLSSampleOracleTests: XCTestCase {
                     log.plaintext[1] == server,
                     label + " server plaintext: \(log.plaintext[1].count) vs \(server.count) bytes")
                 XCTAssertFalse(client.isEmpty, label)
-                for direction in TLSDirection.allCases {
+                for direction in Direction.allCases {
                     let ours = log.records.filter { $0.direction == direction }.map {
                         TsharkRecord(length: $0.wireLength - 5, type: Int($0.contentType))
                     }
-                    let fromClient = direction == .client
+                    let fromClient = direction == .up
                     let theirs = records[index, default: []].filter { $0.fromClient == fromClient }.map(\.record)
                     XCTAssertEqual(ours, theirs, label + " \(direction) records")
                 }
-                XCTAssertEqual(summary.client.recordBytes, connection.stream(.client).count, label)
-                XCTAssertEqual(summary.server.recordBytes, connection.stream(.server).count, label)
+                XCTAssertEqual(summary.client.recordBytes, connection.stream(.up).count, label)
+                XCTAssertEqual(summary.server.recordBytes, connection.stream(.down).count, label)
             }
         }
     }

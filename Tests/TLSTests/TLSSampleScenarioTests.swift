@@ -1,3 +1,4 @@
+import Flows
 import Foundation
 import TestSupport
 import XCTest
@@ -65,8 +66,8 @@ final class TLSSampleScenarioTests: XCTestCase {
         XCTAssertEqual(summary.notDecrypted, .noKey)
         XCTAssertEqual(summary.serverName, "localhost")
         XCTAssertEqual(log.plaintext, [[], []])
-        XCTAssertEqual(summary.client.recordBytes, connections[0].stream(.client).count)
-        XCTAssertEqual(summary.server.recordBytes, connections[0].stream(.server).count)
+        XCTAssertEqual(summary.client.recordBytes, connections[0].stream(.up).count)
+        XCTAssertEqual(summary.server.recordBytes, connections[0].stream(.down).count)
     }
 
     /// Every secret of the key log changed in its last byte: tags fail, nothing is decrypted.
@@ -84,7 +85,7 @@ final class TLSSampleScenarioTests: XCTestCase {
                 let (summary, log) = connection.decode(keyLog: keyLog)
                 XCTAssertEqual(summary.notDecrypted, .badKey, name)
                 XCTAssertEqual(log.plaintext, [[], []], name)
-                XCTAssertEqual(summary.server.recordBytes, connection.stream(.server).count, name)
+                XCTAssertEqual(summary.server.recordBytes, connection.stream(.down).count, name)
             }
         }
     }
@@ -125,7 +126,7 @@ final class TLSSampleScenarioTests: XCTestCase {
         let keyLog = try sampleKeyLog("tls13-python.keys")
         let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
         let (_, log) = connection.decode(keyLog: keyLog)
-        func tail(_ direction: TLSDirection) -> [UInt8] {
+        func tail(_ direction: Direction) -> [UInt8] {
             // skip the records up to the first application_data record
             let lengths = log.records.filter { $0.direction == direction }
             let skip = lengths.prefix { $0.contentType != TLSContentType.applicationData.rawValue }.reduce(0) {
@@ -134,13 +135,13 @@ final class TLSSampleScenarioTests: XCTestCase {
             return Array(connection.stream(direction).dropFirst(skip))
         }
         let late = TLSConnection(keyLog: keyLog)
-        late.receive(tail(.client), from: .client)
-        late.receive(tail(.server), from: .server)
+        late.receive(tail(.up), from: .up)
+        late.receive(tail(.down), from: .down)
         late.finish()
         XCTAssertEqual(late.summary.notDecrypted, .handshakeNotCaptured)
         XCTAssertNil(late.summary.serverName)
-        XCTAssertEqual(late.summary.client.recordBytes, tail(.client).count)
-        XCTAssertEqual(late.summary.server.recordBytes, tail(.server).count)
+        XCTAssertEqual(late.summary.client.recordBytes, tail(.up).count)
+        XCTAssertEqual(late.summary.server.recordBytes, tail(.down).count)
     }
 
     /// A gap in the server's stream: records before it are decrypted, after it the direction is
@@ -149,14 +150,14 @@ final class TLSSampleScenarioTests: XCTestCase {
         let keyLog = try sampleKeyLog("tls13-python.keys")
         let connection = try capturedConnections(Fixtures.sample("tls13-python.pcap"))[0]
         let (_, wholeLog) = connection.decode(keyLog: keyLog)
-        let server = connection.stream(.server)
+        let server = connection.stream(.down)
         let cut = server.count / 2
         let log = RecordLog()
         let tls = TLSConnection(keyLog: keyLog, onRecord: log.handler())
-        tls.receive(connection.stream(.client), from: .client)
-        tls.receive(Array(server[..<cut]), from: .server)
-        tls.gap(1000, in: .server)
-        tls.receive(Array(server[(cut + 1000)...]), from: .server)
+        tls.receive(connection.stream(.up), from: .up)
+        tls.receive(Array(server[..<cut]), from: .down)
+        tls.gap(1000, in: .down)
+        tls.receive(Array(server[(cut + 1000)...]), from: .down)
         tls.finish()
         XCTAssertEqual(tls.summary.notDecrypted, .gap)
         XCTAssertEqual(tls.summary.server.notDecrypted, .gap)

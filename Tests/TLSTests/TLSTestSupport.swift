@@ -1,3 +1,4 @@
+import Flows
 import XCTest
 @testable import TLS
 
@@ -28,18 +29,18 @@ final class RecordLog {
         }
     }
 
-    func wireLengths(_ direction: TLSDirection) -> [Int] {
+    func wireLengths(_ direction: Direction) -> [Int] {
         records.filter { $0.direction == direction }.map(\.wireLength)
     }
 }
 
 extension TLSConnection {
-    func receive(_ bytes: [UInt8], from direction: TLSDirection) {
+    func receive(_ bytes: [UInt8], from direction: Direction) {
         bytes.withUnsafeBytes { receive($0, from: direction) }
     }
 
     /// Feeds `bytes` in pieces of `pieceLength`.
-    func receive(_ bytes: [UInt8], from direction: TLSDirection, inPiecesOf pieceLength: Int) {
+    func receive(_ bytes: [UInt8], from direction: Direction, inPiecesOf pieceLength: Int) {
         var start = 0
         while start < bytes.count {
             let end = min(start + pieceLength, bytes.count)

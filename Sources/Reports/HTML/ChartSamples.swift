@@ -19,7 +19,7 @@ public struct ChartSamples: Sendable {
 
     /// One record in the scatter: its wire total and each estimator's total (nil: none).
     struct Point: Sendable, Equatable {
-        var direction: Direction
+        var direction: RecordClass
         var wire: Int
         var estimates: [Int?]
     }
@@ -133,7 +133,7 @@ struct Timeline: Sendable, Equatable {
     private var low: Int64?
     private var high: Int64?
 
-    mutating func add(offset: Int64, bytes: Int, direction: Direction) {
+    mutating func add(offset: Int64, bytes: Int, direction: RecordClass) {
         var index = Self.floorDivide(offset, binNanoseconds)
         while let low, let high, max(high, index) - min(low, index) >= Int64(ChartSamples.timeBins),
             binNanoseconds <= Int64.max / 2

@@ -8,7 +8,7 @@ enum ComponentChart {
 
     struct Row {
         var endpoint: String
-        var direction: Direction
+        var direction: RecordClass
         var parts: [(name: String, bytes: Int, color: String)]
     }
 

@@ -1,4 +1,5 @@
 import Analysis
+import Flows
 
 /// What each direction cost the network, layer by layer: one bar per direction (up, down),
 /// its frame bytes stacked by what they carried (`NetworkFigures.parts`: HTTP, TLS,
@@ -12,22 +13,15 @@ enum CostLayersChart {
         ("other overhead", ChartColor.response), ("link layer", ChartColor.interim),
     ]
 
-    /// The directions with frame bytes, up first.
-    static func sides(_ run: RunReport) -> [(side: NetworkSide, figures: NetworkFigures)] {
-        NetworkSide.allCases.compactMap { side in
-            run.aggregation.network[side].flatMap { $0.frameTotal > 0 ? (side, $0) : nil }
-        }
-    }
-
-    static func chart(_ run: RunReport) -> Chart {
-        let sides = sides(run)
+    static func chart(_ network: NetworkSection) -> Chart {
+        let sides = network.sidesWithFrames
         let rowHeight = 34.0
         var frame = ChartFrame.endpointRows(2, rowHeight: rowHeight)
         frame.left = 150
         var svg = SVG(
             width: frame.width, height: frame.height, label: "Bytes per layer, stacked per direction")
         svg.legend(legend, x: frame.plotLeft, y: 16)
-        let largest = sides.map { Double($0.figures.frameTotal) }.max() ?? 0
+        let largest = sides.map { Double($0.frameTotal) }.max() ?? 0
         var domain = LinearScale.nice(0, largest, count: 6)
         if domain.0 == domain.1 { domain = (0, 1) }
         let scale = LinearScale(domain: domain, range: (frame.plotLeft, frame.plotRight))
@@ -42,11 +36,11 @@ enum CostLayersChart {
         for (position, entry) in sides.enumerated() {
             let y = frame.plotTop + Double(position) * rowHeight
             var start = 0
-            for (index, part) in entry.figures.parts.enumerated() where part.bytes > 0 {
+            for (index, part) in entry.parts.enumerated() where part.bytes > 0 {
                 let end = start + part.bytes
                 let x0 = scale.position(Double(start))
                 let x1 = scale.position(Double(end))
-                let share = TextFormat.fixed(100 * Double(part.bytes) / Double(entry.figures.frameTotal), decimals: 2)
+                let share = TextFormat.fixed(100 * Double(part.bytes) / Double(entry.frameTotal), decimals: 2)
                 svg.rect(
                     x: x0, y: y + 4, width: max(x1 - x0, 1), height: rowHeight - 8, fill: legend[index].color,
                     tooltip: "\(entry.side.label), \(part.name): \(TextFormat.bytes(part.bytes)) B (\(share)%)")
@@ -56,7 +50,7 @@ enum CostLayersChart {
                 entry.side == .up ? "↑ up (client to server)" : "↓ down (server to client)", x: frame.plotLeft - 8,
                 y: y + rowHeight / 2 + 4, anchor: .end, size: 11)
         }
-        let httpOnly = NetworkSide.allCases.reduce(0) { $0 + (run.aggregation.network[$1]?.httpOnlyRecords ?? 0) }
+        let httpOnly = network.httpOnlyRecords
         var note =
             "Every frame of the captured connections, up and down, split by what it carried; hover a segment for"
             + " its bytes and share."

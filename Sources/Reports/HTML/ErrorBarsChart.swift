@@ -9,7 +9,7 @@ enum ErrorBarsChart {
 
     struct Row {
         var endpoint: String
-        var direction: Direction
+        var direction: RecordClass
         var error: Int
         var percent: Double?
     }

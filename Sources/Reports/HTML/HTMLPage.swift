@@ -24,9 +24,7 @@ struct HTMLPage {
     var style = HTMLTemplates.style
     var script = HTMLTemplates.script
     var summary: [String] = []
-    var totalsHeader = HTMLRows.headings([
-        "direction", "estimator", "records", "wire B", "estimate B", "error B", "error %", "median", "p95", "max",
-    ])
+    var totalsHeader = HTMLRows.headings(TotalsSection.columns)
     var totalsRows = ""
     var protocols = ProtocolSection()
     var estimatorsLine: [String] = []
@@ -37,10 +35,7 @@ struct HTMLPage {
     var endpointHeader = ""
     var endpointRows = ""
     var endpointTotals = ""
-    var inputsHeader = HTMLRows.headings([
-        "input", "format", "packets", "connections http/tls/other", "requests", "responses", "interim", "incomplete",
-        "unpaired", "gaps", "errors",
-    ])
+    var inputsHeader = HTMLRows.headings(InputsSection.columns)
     var inputRows = ""
     var inputErrors: [String] = []
     var hasInputErrors = false
@@ -55,19 +50,12 @@ struct HTMLPage {
         self.csp = csp
         // Ranked once, for the summary and the table.
         let ranking = run.endpointRanking()
-        summary = Self.summary(run, ranking: ranking)
+        let summarySection = SummarySection(
+            run, worstPlace: ranking.first.map { (endpoint: $0.endpoint, absoluteError: $0.absoluteError) })
+        summary = Self.summary(summarySection)
         totalsRows = Self.totals(run)
         protocols = ProtocolSection(run, endpointRows: maximumRows)
-        let names = run.aggregation.estimatorNames
-        if !names.isEmpty {
-            estimatorsLine = [
-                "Estimators: "
-                    + run.estimatorOrder.map {
-                        names[$0] + ($0 == run.rankingEstimator ? " (ranks the endpoints)" : "")
-                    }
-                    .joined(separator: ", ") + "."
-            ]
-        }
+        estimatorsLine = summarySection.estimatorsLine.map { [$0] } ?? []
         if !run.settings.isEmpty {
             settingsLine = ["Settings: " + run.settings.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "."]
         }
@@ -82,23 +70,22 @@ struct HTMLPage {
 
     /// The stacked chart, and per direction each part's bytes and share of the frame bytes.
     mutating func fillCostLayers(_ run: RunReport) {
-        let chart = CostLayersChart.chart(run)
+        let network = NetworkSection(run.aggregation)
+        let chart = CostLayersChart.chart(network)
         costLayers = [ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")]
-        let sides = CostLayersChart.sides(run)
+        let sides = network.sidesWithFrames
         guard !sides.isEmpty else { return }
         costHeader = HTMLRows.headings(["part"] + sides.flatMap { ["\($0.side.label) B", "\($0.side.label) %"] })
-        let names = sides[0].figures.parts.map(\.name) + ["frame bytes (all)"]
+        let names = sides[0].parts.map(\.name) + ["frame bytes (all)"]
         var rows = HTMLRows()
         for (position, name) in names.enumerated() {
             rows.markup("<tr>")
             rows.cell(name, numeric: false)
-            for (_, figures) in sides {
-                let total = figures.frameTotal
-                let bytes = position < figures.parts.count ? figures.parts[position].bytes : total
+            for side in sides {
+                let total = side.frameTotal
+                let bytes = position < side.parts.count ? side.parts[position].bytes : total
                 rows.cell(TextFormat.bytes(bytes), numeric: true)
-                rows.cell(
-                    total == 0 ? "n/a" : TextFormat.fixed(100 * Double(bytes) / Double(total), decimals: 2) + "%",
-                    numeric: true)
+                rows.cell(MarkdownReport.share(bytes, of: total), numeric: true)
             }
             rows.markup("</tr>\n")
         }
@@ -108,30 +95,25 @@ struct HTMLPage {
 
     // MARK: - Summary and totals
 
-    static func summary(_ run: RunReport, ranking: [EndpointPlace]) -> [String] {
-        let totals = run.totals
-        let records = totals.reduce(0) { $0 + $1.figures.records }
-        let connections = run.inputs.reduce(0) { $0 + $1.connections.total }
+    static func summary(_ summary: SummarySection) -> [String] {
         var lines = [
-            "\(TextFormat.count(run.inputs.count, "input")), \(TextFormat.count(connections, "TCP connection")),"
-                + " \(TextFormat.count(records, "HTTP message"))."
+            "\(TextFormat.count(summary.inputs, "input")), \(TextFormat.count(summary.connections, "TCP connection")),"
+                + " \(TextFormat.count(summary.records, "HTTP message"))."
         ]
-        let names = run.aggregation.estimatorNames
-        for index in run.estimatorOrder {
-            let parts = totals.filter { $0.direction != .interim }.compactMap { direction, figures -> String? in
-                let estimator = figures.estimators[index]
+        for (name, directions) in summary.estimators {
+            let parts = directions.compactMap { direction, estimator -> String? in
                 guard estimator.count > 0 else { return nil }
                 return
                     "\(TextFormat.signedBytes(estimator.error)) B (\(TextFormat.signedPercent(estimator.errorPercent)))"
                     + " on the \(direction.plural)"
             }
             if !parts.isEmpty {
-                lines.append("The \(names[index]) estimator is off by " + MarkdownReport.list(parts) + ".")
+                lines.append("The \(name) estimator is off by " + MarkdownReport.list(parts) + ".")
             }
         }
-        if let worst = ranking.first, worst.absoluteError > 0, let index = run.rankingEstimator {
+        if let worst = summary.worst {
             lines.append(
-                "The largest \(names[index]) error is on \(worst.endpoint): \(TextFormat.bytes(worst.absoluteError)) B"
+                "The largest \(worst.estimator) error is on \(worst.endpoint): \(TextFormat.bytes(worst.absoluteError)) B"
                     + " summed over its directions.")
         }
         return lines
@@ -139,26 +121,7 @@ struct HTMLPage {
 
     static func totals(_ run: RunReport) -> String {
         var rows = HTMLRows()
-        let names = run.aggregation.estimatorNames
-        for (direction, figures) in run.totals {
-            for (position, index) in run.estimatorOrder.enumerated() {
-                let estimator = figures.estimators[index]
-                let counted = estimator.count > 0
-                rows.row(
-                    [
-                        position == 0 ? direction.label : "",
-                        names[index],
-                        TextFormat.bytes(estimator.count),
-                        counted ? TextFormat.bytes(estimator.wire) : "n/a",
-                        counted ? TextFormat.bytes(estimator.estimated) : "n/a",
-                        counted ? TextFormat.signedBytes(estimator.error) : "n/a",
-                        TextFormat.signedPercent(estimator.errorPercent),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.5)),
-                        TextFormat.ratioPercent(estimator.absoluteRelativeError(quantile: 0.95)),
-                        TextFormat.ratioPercent(estimator.maxAbsoluteRelativeError),
-                    ], leadingTexts: 2)
-            }
-        }
+        for row in TotalsSection.rows(run) { rows.row(row, leadingTexts: 2) }
         return rows.html
     }
 
@@ -219,7 +182,7 @@ struct HTMLPage {
                     rows.markup("\n")
                 }
                 rows.markup("</details></td>")
-                // Direction and protocol are text, the rest figures.
+                // RecordClass and protocol are text, the rest figures.
                 rows.flatCells(csv.dropFirst(), leadingTexts: 2)
                 rows.markup("</tr>\n")
             }
@@ -249,30 +212,23 @@ struct HTMLPage {
     // MARK: - Inputs and data quality
 
     mutating func fillInputs(_ run: RunReport) {
+        let section = InputsSection(run.inputs)
         var rows = HTMLRows()
-        func row(_ name: String, _ format: String, _ d: InputDiagnostics, errors: String) {
-            rows.row(MarkdownReport.inputCells(name, format, d, errors: errors), leadingTexts: 2)
-        }
-        for input in run.inputs {
-            let errors = !input.readable ? "unreadable" : (input.error == nil ? "0" : "1")
-            row(input.source, input.format.isEmpty ? "n/a" : input.format, input, errors: errors)
-        }
-        if run.inputs.count > 1 {
-            let errorCount = run.inputs.filter { $0.error != nil || !$0.readable }.count
-            row("all", "", InputDiagnostics.sum(run.inputs), errors: TextFormat.bytes(errorCount))
+        for row in section.rows + (section.total.map { [$0] } ?? []) {
+            rows.row(
+                MarkdownReport.inputCells(row.name, row.format ?? "n/a", row.diagnostics, errors: row.errors),
+                leadingTexts: 2)
         }
         inputRows = rows.html
-        for input in run.inputs where input.error != nil || !input.readable {
-            let error = input.error ?? "could not be read"
-            inputErrors.append(error.hasPrefix(input.source) ? error : input.source + ": " + error)
-        }
+        inputErrors = section.errors
         hasInputErrors = !inputErrors.isEmpty
     }
 
     /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it
     /// came from.
     static func quality(_ run: RunReport) -> String {
-        let inputs = run.inputs
+        let quality = DataQualitySection(run, tls: TLSSection(run.inputs))
+        let several = run.inputs.count > 1
         var rows = HTMLRows()
         func row(what: String, count: String, detail: String) {
             rows.markup("<tr><th scope=\"row\">")
@@ -283,46 +239,35 @@ struct HTMLPage {
             rows.text(detail)
             rows.markup("</td></tr>\n")
         }
-        func add(_ what: String, bytes: Bool = false, always: Bool = false, _ value: (InputDiagnostics) -> Int) {
-            let total = inputs.reduce(0) { $0 + value($1) }
-            guard total > 0 || always else { return }
-            let perInput = inputs.filter { value($0) != 0 }
+        func add(_ what: String, bytes: Bool = false, always: Bool = false, _ figure: PerInput) {
+            guard figure.total > 0 || always else { return }
+            let perInput = figure.nonzero
             let detail =
-                inputs.count > 1
-                ? perInput.prefix(10).map { "\($0.source) \(TextFormat.bytes(value($0)))" }.joined(separator: ", ")
+                several
+                ? perInput.prefix(10).map { "\($0.source) \(TextFormat.bytes($0.value))" }.joined(separator: ", ")
                     + (perInput.count > 10 ? ", \(perInput.count - 10) more inputs" : "") : ""
-            row(what: what, count: TextFormat.bytes(total) + (bytes ? " B" : ""), detail: detail)
+            row(what: what, count: TextFormat.bytes(figure.total) + (bytes ? " B" : ""), detail: detail)
         }
-        add("Unpaired messages (a request without a response or the reverse)", always: true) { $0.records.unpaired }
-        add("Incomplete messages (the end is not in the capture)", always: true) { $0.records.incomplete }
-        let unmeasured = run.totals.reduce(0) { $0 + $1.figures.unmeasured }
+        add("Unpaired messages (a request without a response or the reverse)", always: true, quality.unpairedRecords)
+        add("Incomplete messages (the end is not in the capture)", always: true, quality.incompleteRecords)
         row(
             what: "Unmeasured messages (no known wire size, left out of every byte figure)",
-            count: TextFormat.bytes(unmeasured), detail: "")
-        add("Gaps in the captured streams", always: true) { $0.gaps.count }
-        add("Bytes missing in gaps", bytes: true) { $0.gaps.bytes }
-        add("Payload cut by the snapshot length", bytes: true) { $0.gaps.truncatedBytes }
-        add("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true) {
-            $0.connections.skippedBytes
+            count: TextFormat.bytes(quality.unmeasured.values.reduce(0, +)), detail: "")
+        add("Gaps in the captured streams", always: true, quality.gaps)
+        add("Bytes missing in gaps", bytes: true, quality.gapBytes)
+        add("Payload cut by the snapshot length", bytes: true, quality.truncatedBytes)
+        add("Bytes skipped to find a message start (mid-stream, after a gap)", bytes: true, quality.skippedBytes)
+        add("Connections still open at the capture's end or idle", quality.unterminated)
+        for (kind, count) in quality.notes { add(kind.description, count) }
+        for (estimator, reasons) in quality.unestimated {
+            for (reason, count) in reasons { add("No \(estimator) estimate (\(reason.rawValue))", count) }
         }
-        add("Connections still open at the capture's end or idle") { $0.connections.unterminated }
-        let notes = Set(inputs.flatMap { $0.notes.keys }).sorted { $0.rawValue < $1.rawValue }
-        for note in notes { add(note.description) { $0.notes[note] ?? 0 } }
-        let estimators = MarkdownReport.orderedEstimators(Set(inputs.flatMap { $0.unestimated.keys }), run: run)
-        for estimator in estimators {
-            let reasons = Set(inputs.flatMap { Array(($0.unestimated[estimator] ?? [:]).keys) })
-                .sorted { $0.rawValue < $1.rawValue }
-            for reason in reasons {
-                add("No \(estimator) estimate (\(reason.rawValue))") { $0.unestimated[estimator]?[reason] ?? 0 }
-            }
-        }
-        add("TLS connections (encrypted, not measured)", always: true) { $0.tls.connections }
-        add("Bytes in TLS connections", bytes: true) { $0.tls.bytes }
-        add("Connections neither HTTP/1.x nor TLS (not measured)") { $0.connections.other }
-        add("Bytes inside tunnels (after CONNECT or 101, not measured)", bytes: true) { $0.connections.tunnelBytes }
-        let reasons = Set(inputs.flatMap { $0.packets.skipped.keys }).sorted { $0.rawValue < $1.rawValue }
-        for reason in reasons { add("Packets not decoded: \(reason.rawValue)") { $0.packets.skipped[reason] ?? 0 } }
-        add("Inputs with errors", always: true) { $0.error != nil || !$0.readable ? 1 : 0 }
+        add("TLS connections (encrypted, not measured)", always: true, quality.tls.undecrypted)
+        add("Bytes in TLS connections", bytes: true, quality.tls.bytes)
+        add("Connections neither HTTP/1.x nor TLS (not measured)", quality.otherConnections)
+        add("Bytes inside tunnels (after CONNECT or 101, not measured)", bytes: true, quality.tunnelBytes)
+        for (reason, count) in quality.skippedPackets { add("Packets not decoded: \(reason.rawValue)", count) }
+        add("Inputs with errors", always: true, quality.failedInputs)
         return rows.html
     }
 }

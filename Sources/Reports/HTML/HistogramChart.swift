@@ -12,7 +12,7 @@ enum HistogramChart {
         frame.left = 56
         var svg = SVG(width: frame.width, height: frame.height, label: "Relative error of the \(name) estimate")
         svg.legend(
-            [(Direction.request.chartLabel, ChartColor.request), (Direction.response.chartLabel, ChartColor.response)],
+            [(RecordClass.request.chartLabel, ChartColor.request), (RecordClass.response.chartLabel, ChartColor.response)],
             x: frame.plotLeft, y: 16)
         let highest = (0..<bins).map { counts[0][$0] + counts[1][$0] }.max() ?? 0
         let y = LinearScale(

@@ -220,7 +220,7 @@ enum ChartColor {
     static let axis = "#444444"
     static let grid = "#E3E3E3"
 
-    static func of(_ direction: Direction) -> String {
+    static func of(_ direction: RecordClass) -> String {
         switch direction {
         case .request: return request
         case .response: return response
@@ -229,7 +229,7 @@ enum ChartColor {
     }
 }
 
-extension Direction {
+extension RecordClass {
     /// The legend's name for a direction.
     var chartLabel: String {
         switch self {

@@ -17,7 +17,7 @@ enum ScatterChart {
         let y = LogScale(decades: decades, range: (frame.plotBottom, frame.plotTop))
         frame.xAxis(&svg, scale: x, label: "wire size, bytes (log scale)")
         frame.yAxis(&svg, scale: y, label: "\(name) estimate, bytes (log scale)")
-        let directions = Direction.allCases.filter { direction in points.contains { $0.direction == direction } }
+        let directions = RecordClass.allCases.filter { direction in points.contains { $0.direction == direction } }
         svg.legend(
             directions.map { ($0.shortLabel, ChartColor.of($0)) } + [("y = x", ChartColor.axis)],
             x: frame.plotLeft, y: 16)

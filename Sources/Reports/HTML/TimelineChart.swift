@@ -23,7 +23,7 @@ enum TimelineChart {
             domain: LinearScale.nice(0, Double(max(highest, 1))), range: (frame.plotBottom, frame.plotTop))
         frame.xAxis(&svg, scale: x, label: "time since the input's first message, seconds")
         frame.yAxis(&svg, scale: y, label: "bytes per \(Self.seconds(binSeconds)) s")
-        for (direction, color) in [(Direction.request, ChartColor.request), (.response, ChartColor.response)] {
+        for (direction, color) in [(RecordClass.request, ChartColor.request), (.response, ChartColor.response)] {
             // A step line: each bin's value held over its width.
             var points: [(Double, Double)] = []
             for bin in series {

@@ -43,12 +43,12 @@ public struct ConnectionAccounting: Sendable {
         self.lastPacketTime = info.firstPacketTime
     }
 
-    public subscript(side: FlowSide) -> SideAccounting {
-        get { side == .initiator ? initiator : responder }
-        set { if side == .initiator { initiator = newValue } else { responder = newValue } }
+    public subscript(side: Direction) -> SideAccounting {
+        get { side == .up ? initiator : responder }
+        set { if side == .up { initiator = newValue } else { responder = newValue } }
         // In place: `accounting[side].packets += 1` must not copy the side's figures out and back.
         _modify {
-            if side == .initiator { yield &initiator } else { yield &responder }
+            if side == .up { yield &initiator } else { yield &responder }
         }
     }
 }

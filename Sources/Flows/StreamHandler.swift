@@ -1,19 +1,37 @@
 import PacketLayers
 
-/// The two sides of a connection. The initiator sent the SYN when the handshake was
-/// captured; otherwise it is a guess (the sender of the first captured packet) that the
-/// HTTP layer may overrule from content.
-public enum FlowSide: Int, Sendable {
-    case initiator = 0
-    case responder = 1
+/// Which way bytes travel on a flow: THE one "which way" type of every layer (TCP, TLS, the
+/// messages' parsers, the cost ledger and the reports). `up` is from the client, `down` from the
+/// server, as far as the transport can tell: over TCP, up is from the initiator, which sent the
+/// SYN when the handshake was captured and is otherwise a guess (the sender of the first captured
+/// packet) that a protocol may overrule from content. A message's role (request, response) is
+/// not its direction: a pushed request travels down.
+public enum Direction: Int, Sendable, CaseIterable, Comparable, Hashable {
+    case up = 0
+    case down = 1
 
-    public var peer: FlowSide { self == .initiator ? .responder : .initiator }
+    public var peer: Direction { self == .up ? .down : .up }
+
+    /// How outputs name it (report.md, report.json, report.html): "up", "down".
+    public var name: String { self == .up ? "up" : "down" }
+
+    @inlinable public static func < (a: Direction, b: Direction) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// What the assembler knows of a connection when it first sees it.
+/// What the transport knows of a flow (a TCP connection, later a UDP flow) when it first sees it.
 public struct ConnectionInfo: Sendable {
+    /// The transport a flow runs on.
+    public enum Transport: UInt8, Sendable {
+        /// A byte stream per direction (ByteStreamHandler), reassembled by TCPReassembly.
+        case tcp
+        /// Datagrams (DatagramHandler); QUIC's streams are byte streams inside them.
+        case udp
+    }
+
     /// 0-based number of the connection in the order of its first packet within the file.
     public var number: Int
+    /// What carries the flow's bytes.
+    public var transport: Transport
     public var initiator: TransportEndpoint
     public var responder: TransportEndpoint
     /// True when the SYN (or SYN-ACK) was captured, so `initiator` is surely the client.
@@ -23,17 +41,18 @@ public struct ConnectionInfo: Sendable {
 
     public init(
         number: Int, initiator: TransportEndpoint, responder: TransportEndpoint,
-        sawHandshake: Bool, firstPacketTime: Int64
+        sawHandshake: Bool, firstPacketTime: Int64, transport: Transport = .tcp
     ) {
         self.number = number
+        self.transport = transport
         self.initiator = initiator
         self.responder = responder
         self.sawHandshake = sawHandshake
         self.firstPacketTime = firstPacketTime
     }
 
-    public func endpoint(_ side: FlowSide) -> TransportEndpoint {
-        side == .initiator ? initiator : responder
+    public func endpoint(_ side: Direction) -> TransportEndpoint {
+        side == .up ? initiator : responder
     }
 }
 
@@ -108,28 +127,45 @@ public struct PacketCost: Sendable, Equatable {
     public var end: Int64 { offset &+ Int64(payloadLength) }
 }
 
-/// Receives one connection's ordered bytes. Calls for one side come in stream order;
-/// the two sides interleave in capture order.
-public protocol TCPStreamHandler: AnyObject {
+/// Receives one flow's ordered bytes, whoever orders them: TCP's reassembly, TLS's decrypted
+/// records (offsets in plaintext), a tunnel inside another stream, later each QUIC stream.
+/// Calls for one side come in stream order; the two sides interleave in capture order.
+public protocol ByteStreamHandler: AnyObject {
     /// In-order bytes from `side`. `bytes` is borrowed: valid only during the call.
-    func receive(_ bytes: UnsafeRawBufferPointer, from side: FlowSide, at position: StreamPosition)
+    func receive(_ bytes: UnsafeRawBufferPointer, from side: Direction, at position: StreamPosition)
     /// `length` bytes of `side`'s stream are missing from the capture at `position`.
-    func gap(_ length: Int, from side: FlowSide, at position: StreamPosition)
+    func gap(_ length: Int, from side: Direction, at position: StreamPosition)
     /// `side` will send nothing more.
-    func end(of side: FlowSide, reason: StreamEndReason, time: Int64)
+    func end(of side: Direction, reason: StreamEndReason, time: Int64)
     /// The connection is over; both sides have ended. Last call the handler gets.
     func close(_ accounting: ConnectionAccounting)
     /// What a packet from `side` cost; comes after the packet's bytes were delivered (or
     /// buffered, or found to repeat), so the bytes it carried are usually placed already.
-    func packet(_ cost: PacketCost, from side: FlowSide)
+    func packet(_ cost: PacketCost, from side: Direction)
 }
 
-extension TCPStreamHandler {
+extension ByteStreamHandler {
     /// Handlers that do not count costs ignore them.
-    public func packet(_ cost: PacketCost, from side: FlowSide) {}
+    public func packet(_ cost: PacketCost, from side: Direction) {}
 }
 
 /// Makes a handler for each new connection.
-public protocol TCPStreamHandlerFactory: AnyObject {
-    func makeHandler(for connection: ConnectionInfo) -> TCPStreamHandler
+public protocol ByteStreamHandlerFactory: AnyObject {
+    func makeHandler(for connection: ConnectionInfo) -> ByteStreamHandler
+}
+
+/// Receives one UDP flow's datagrams, in capture order, as the entry point of a protocol over
+/// UDP (QUIC: packets, then its streams' bytes to a `ByteStreamHandler` each). Declared for the
+/// flows to come; no UDP is decoded yet.
+public protocol DatagramHandler: AnyObject {
+    /// One datagram's payload from `direction`, borrowed for the call; `time` its capture time.
+    /// `cost` tells what the datagram took on the wire (its payload is `offset` 0 of its own).
+    func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost)
+    /// The flow is over (idle, or the capture ended). Last call the handler gets.
+    func close(_ accounting: ConnectionAccounting)
+}
+
+/// Makes a handler for each new UDP flow; nil leaves the flow's datagrams uncounted by any protocol.
+public protocol DatagramHandlerFactory: AnyObject {
+    func makeHandler(for flow: ConnectionInfo) -> DatagramHandler?
 }

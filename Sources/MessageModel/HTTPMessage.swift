@@ -104,22 +104,6 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }
 }
 
-/// An HTTP/2 message's stream and frames (docs/METERING.md §2a).
-public struct HTTP2MessageFacts: Sendable, Equatable {
-    public var stream: UInt32
-    /// HEADERS, CONTINUATION, PUSH_PROMISE and DATA frames that carried the message.
-    public var frames = 0
-    /// Σ over decoded fields, pseudo-fields included, of len(name) + len(value) + 32 (the
-    /// HPACK entry size, RFC 7541 §4.1); nil when the fields are unknown.
-    public var headerListSize: Int?
-    /// False when the head's fields are unknown: its block depends on HPACK state the capture
-    /// never saw, or it was lost (`hpack-state-unknown`). Method, target, status and fields
-    /// are then empty, not the message's. Unknown trailers alone leave the head known.
-    public var headFieldsKnown = true
-
-    public init(stream: UInt32) { self.stream = stream }
-}
-
 /// What a response needs to know of the request it answers.
 public struct RequestSummary: Sendable, Equatable {
     public var index: Int
@@ -127,8 +111,8 @@ public struct RequestSummary: Sendable, Equatable {
     public var target: [UInt8]
     /// The Host field value as sent, else the authority of an absolute-form target.
     public var host: String?
-    /// False when the request's method, target and fields are unknown (HTTP/2, §2a
-    /// `hpack-state-unknown`): the endpoint cannot be told.
+    /// False when the request's method, target and fields are unknown (a header block decoded
+    /// against state the capture never saw, §2a `hpack-state-unknown`): the endpoint cannot be told.
     public var fieldsKnown: Bool
 
     public init(index: Int, method: String, target: [UInt8], host: String?, fieldsKnown: Bool = true) {
@@ -142,8 +126,8 @@ public struct RequestSummary: Sendable, Equatable {
 
 extension HTTPMessage {
     /// Whether the head's method, target, status and fields are the message's own: false for
-    /// an HTTP/2 head decoded against HPACK state the capture never saw (docs/METERING.md §2a).
-    public var fieldsKnown: Bool { http2?.headFieldsKnown ?? true }
+    /// a head decoded against compression state the capture never saw (docs/METERING.md §2a).
+    @inlinable public var fieldsKnown: Bool { protocolFacts.headFieldsKnown }
 }
 
 /// One HTTP message as its producer found it (this module's parser, or a reader of another
@@ -184,8 +168,10 @@ public struct HTTPMessage: Sendable, Equatable {
     public var pair: Int?
     /// For a response: the request it answers (for an interim response, the request it relates to).
     public var request: RequestSummary?
-    /// What HTTP/2 framing tells of the message; nil for HTTP/1.x and HAR.
-    public var http2: HTTP2MessageFacts?
+    /// What the protocol that carried the message tells of it beside its head and body: which
+    /// protocol, its stream and frames, its header list (HTTP/1.x's defaults unless its producer
+    /// sets them).
+    public var protocolFacts = ProtocolFacts()
 
     public init(kind: MessageKind, index: Int) {
         self.kind = kind
