@@ -88,7 +88,7 @@ let package = Package(
             name: "MeterAuditKit",
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "Records", "HARMessages",
-                "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
+                "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "MeterLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),

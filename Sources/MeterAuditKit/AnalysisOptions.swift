@@ -21,6 +21,14 @@ public struct AnalysisOptions: Sendable {
     /// Decryption Secrets Blocks add to them for that capture.
     public var keyLog = KeyLog()
 
+    /// App meters' logs to join to the records (`--meter-log`, docs/METER-LOG.md).
+    public var meterLogs: [MeterLogSource] = []
+    /// The meters' clock offset (capture time − meter time) in seconds, when known
+    /// (`--meter-clock-offset`); nil: estimated per meter.
+    public var meterClockOffset: Double?
+    /// How far apart in time an entry and its record may be, in seconds (`--meter-tolerance`).
+    public var meterTolerance = 2.0
+
     public init() {}
 
     /// Reads NSS key log files into `keyLog`. Returns the lines that could not be used
@@ -51,6 +59,13 @@ public struct AnalysisOptions: Sendable {
         for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
         // Shown only when not the default, so a default run's reports stay as they were.
         if rankBy != .http { settings.append(("rank by", rankBy.rawValue)) }
+        for source in meterLogs {
+            settings.append(("meter log", (source.name.map { $0 + "=" } ?? "") + source.path))
+        }
+        if !meterLogs.isEmpty {
+            settings.append(("meter clock offset", meterClockOffset.map { "\($0) s (given)" } ?? "estimated"))
+            settings.append(("meter tolerance", "\(meterTolerance) s"))
+        }
         return settings
     }
 }
