@@ -36,6 +36,8 @@ public enum JSONReport: RunReporter {
         let names = run.aggregation.estimatorNames
         let keys = EstimatorKeys(names)
         json.beginObject()
+        // Only with app meters (`--meter-log`): without, the document is as before.
+        CoverageSection.writeJSON(run, &json)
         json.key("endpoints")
         json.beginArray()
         for endpoint in run.endpointRanking() {

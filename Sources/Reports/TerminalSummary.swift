@@ -62,6 +62,7 @@ public enum TerminalSummary {
                 }
             }
         }
+        lines += CoverageSection.terminal(run)
         return lines.joined(separator: "\n") + "\n"
     }
 
