@@ -60,7 +60,9 @@ public struct AnalysisOptions: Sendable {
         // Shown only when not the default, so a default run's reports stay as they were.
         if rankBy != .http { settings.append(("rank by", rankBy.rawValue)) }
         for source in meterLogs {
-            settings.append(("meter log", (source.name.map { $0 + "=" } ?? "") + source.path))
+            // The file's name, as the inputs are named: the report does not depend on where it lies.
+            let file = source.path.split(separator: "/").last.map(String.init) ?? source.path
+            settings.append(("meter log", (source.name.map { $0 + "=" } ?? "") + file))
         }
         if !meterLogs.isEmpty {
             settings.append(("meter clock offset", meterClockOffset.map { "\($0) s (given)" } ?? "estimated"))
