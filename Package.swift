@@ -76,6 +76,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
+        // Meter logs: an app's own meter, read (JSON Lines or CSV) and joined to the wire (docs/METER-LOG.md).
+        .target(name: "MeterLog", dependencies: ["CaptureIO"]),
         .target(name: "Estimation", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         .target(
             name: "Analysis",
@@ -94,7 +96,7 @@ let package = Package(
             name: "MeterAuditKit",
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly", "HTTP1",
-                "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2",
+                "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "MeterLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
@@ -104,7 +106,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "Records",
                 "HARMessages", "ContentCoding",
-                "TLS",
+                "TLS", "MeterLog",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -150,6 +152,7 @@ let package = Package(
                 "CostAccounting", "MeterAuditKit", "Analysis", "Records", "Flows", "MessageModel", "PacketLayers", "TLS", "HTTP2",
                 "TCPReassembly",
             ]),
+        .testTarget(name: "MeterLogTests", dependencies: ["MeterLog", "CaptureIO"]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
         // A protocol of the test's own (a message per CRLF-terminated line on a port), registered
         // in one line: a protocol is a reader plus a registration (ARCHITECTURE.md, "Adding a protocol").
@@ -168,7 +171,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader",
+    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

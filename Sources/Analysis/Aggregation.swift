@@ -48,14 +48,22 @@ public struct EstimatorFigures: Sendable, Equatable {
     /// Adds a measured record. Component errors sum over records whose wire components are
     /// all known (a HAR may give only the total).
     mutating func add(_ record: MessageRecord, _ estimate: Estimate, causes recordCauses: ArraySlice<RecordCause>) {
-        let wireSize = record.wire
+        add(wire: record.wire, estimate, causes: recordCauses)
+    }
+
+    /// `add` from the record's wire size alone (an app meter's estimate, joined at the end).
+    /// `split` false: the estimate is a total only (the meter did not log all three parts), so
+    /// it adds to no component error.
+    mutating func add(
+        wire wireSize: WireSize, _ estimate: Estimate, split: Bool = true, causes recordCauses: ArraySlice<RecordCause>
+    ) {
         guard let total = wireSize.total else { return }
         for cause in recordCauses { causeTallies.add(cause) }
         count += 1
         wire += total
         estimated += estimate.total
         layers.add(wireSize, estimate: estimate.total)
-        if let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
+        if split, let line = wireSize.line, let headers = wireSize.headers, let body = wireSize.body {
             splitCount += 1
             lineError += estimate.line - line
             headersError += estimate.headers - headers
@@ -356,24 +364,30 @@ public struct Aggregation: Sendable, Equatable {
     public let estimatorNames: [String]
     /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
     public let rankingEstimator: Int?
-    public private(set) var groups: [GroupKey: GroupFigures] = [:]
-    public private(set) var totals: [RecordClass: GroupFigures] = [:]
+    public internal(set) var groups: [GroupKey: GroupFigures] = [:]
+    public internal(set) var totals: [RecordClass: GroupFigures] = [:]
     /// The totals split by protocol (docs/FIGURES.md, Protocols).
-    public private(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
+    public internal(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
     /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
     public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
     public private(set) var headerCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
     public private(set) var network: [Direction: NetworkFigures] = [:]
 
-    public init(estimatorNames: [String], rankingEstimator: Int?) {
-        self.estimatorNames = estimatorNames
+    /// How many of `estimatorNames` are models that estimate each record as it comes (the
+    /// `EstimatorSet`); the rest are app meters (`--meter-log`), whose estimates are joined to
+    /// the records at the end of the run (`addMeterEstimate`, `finishMeters`).
+    public let modelCount: Int
+
+    public init(estimatorNames: [String], rankingEstimator: Int?, meters: [String] = []) {
+        self.estimatorNames = estimatorNames + meters
         self.rankingEstimator = rankingEstimator
+        modelCount = estimatorNames.count
     }
 
-    /// An empty aggregation for a run's estimators.
-    public init(estimators: EstimatorSet) {
-        self.init(estimatorNames: estimators.names, rankingEstimator: estimators.ranking)
+    /// An empty aggregation for a run's estimators, and its app meters after them.
+    public init(estimators: EstimatorSet, meters: [String] = []) {
+        self.init(estimatorNames: estimators.names, rankingEstimator: estimators.ranking, meters: meters)
     }
 
     public mutating func add(_ record: MessageRecord) {
@@ -395,9 +409,9 @@ public struct Aggregation: Sendable, Equatable {
         ].add(record, causes: causes)
         // Header lists are measured by the readers that count frames (HTTP/2); HTTP/1.x and a HAR tell neither.
         guard record.message.protocolFacts.frames != nil else { return }
-        headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)].add(record)
+        headerCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].add(record)
         headerCompressionTotals[
-            record.direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+            record.direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
         ].add(record)
     }
 
@@ -424,7 +438,8 @@ public struct Aggregation: Sendable, Equatable {
 
     public mutating func merge(_ other: Aggregation) {
         precondition(
-            other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator,
+            other.estimatorNames == estimatorNames && other.rankingEstimator == rankingEstimator
+                && other.modelCount == modelCount,
             "aggregations of different estimators")
         for (key, figures) in other.groups {
             groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
@@ -436,12 +451,12 @@ public struct Aggregation: Sendable, Equatable {
             protocolTotals[key, default: GroupFigures(estimatorCount: estimatorNames.count)].merge(figures)
         }
         for (key, figures) in other.headerCompression {
-            headerCompression[key, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)]
+            headerCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)]
                 .merge(figures)
         }
         for (direction, figures) in other.headerCompressionTotals {
             headerCompressionTotals[
-                direction, default: HeaderCompressionFigures(estimatorCount: estimatorNames.count)
+                direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
             ].merge(figures)
         }
         for (side, figures) in other.network {
@@ -561,4 +576,89 @@ func bytesOrder(_ l: UnsafeBufferPointer<UInt8>, _ r: UnsafeBufferPointer<UInt8>
     let common = Swift.min(l.count, r.count)
     let result = common == 0 ? 0 : Int(memcmp(l.baseAddress!, r.baseAddress!, common))
     return result != 0 ? result : l.count - r.count
+}
+
+// MARK: - App meters (`--meter-log`), joined at the end of the run
+
+/// What the aggregation needs of a record to count an app meter's estimate of it once the
+/// meter's log is joined to the records (docs/METER-LOG.md, "In a run"): kept per record that
+/// may be metered, instead of the record.
+public struct MeteredRecord: Sendable {
+    public var group: GroupKey
+    public var wireProtocol: HTTPProtocol
+    public var wire: WireSize
+    public var measured: Bool
+
+    public init(_ record: MessageRecord) {
+        group = GroupKey(endpoint: record.endpoint, direction: record.direction)
+        wireProtocol = record.wireProtocol
+        wire = record.wire
+        measured = record.measured
+    }
+}
+
+/// The causes of an app meter's error. The meter says how it counted, not why: each component's
+/// difference is one cause under that component.
+public enum MeterCause {
+    public static let line = "line as the meter counted it"
+    public static let headers = "headers as the meter counted them"
+    public static let body = "body as the meter counted it"
+    public static let totalOnly = "total only (the meter logged no parts)"
+
+    /// `estimate − wire` split into causes that add up to it, component by component; `split`
+    /// false when the meter logged only its total.
+    public static func explain(wire: WireSize, estimate: Estimate, split: Bool) -> [ErrorCause] {
+        guard let total = wire.total else { return [] }
+        if let parts = wire.split {
+            guard split else { return [ErrorCause(.total, totalOnly, estimate.total - total)] }
+            let differences: [(WireComponent, String, Int)] = [
+                (.line, line, estimate.line - parts.line), (.headers, headers, estimate.headers - parts.headers),
+                (.body, body, estimate.body - parts.body),
+            ]
+            return differences.filter { $0.2 != 0 }.map { ErrorCause($0.0, $0.1, $0.2) }
+        }
+        return [ErrorCause(.total, .totalOnly, estimate.total - total)]
+    }
+}
+
+extension Aggregation {
+    /// Counts an app meter's estimate of a record already added (`add(_:)`, where the meter had
+    /// none yet): in its group, its direction's total and its protocol's. `meter` is the meter's
+    /// place among the meters (0 is the estimator after the models). `split` false: the meter
+    /// logged its total only.
+    public mutating func addMeterEstimate(meter: Int, record: MeteredRecord, estimate: Estimate, split: Bool) {
+        let index = modelCount + meter
+        guard record.measured, record.wire.total != nil, index < estimatorNames.count else { return }
+        let causes = MeterCause.explain(wire: record.wire, estimate: estimate, split: split).map(RecordCause.init)
+        let count = estimatorNames.count
+        groups[record.group, default: GroupFigures(estimatorCount: count)].estimators[index].add(
+            wire: record.wire, estimate, split: split, causes: causes[...])
+        totals[record.group.direction, default: GroupFigures(estimatorCount: count)].estimators[index].add(
+            wire: record.wire, estimate, split: split, causes: causes[...])
+        protocolTotals[
+            ProtocolKey(wireProtocol: record.wireProtocol, direction: record.group.direction),
+            default: GroupFigures(estimatorCount: count)
+        ].estimators[index].add(wire: record.wire, estimate, split: split, causes: causes[...])
+    }
+
+    /// Once every meter estimate is in: each group's measured records that a meter gave no
+    /// estimate are its `unestimated` (reason `not-metered`).
+    public mutating func finishMeters() {
+        guard modelCount < estimatorNames.count else { return }
+        let meters = modelCount..<estimatorNames.count
+        func finish<Key>(_ figures: inout [Key: GroupFigures]) {
+            var position = figures.values.startIndex
+            while position != figures.values.endIndex {
+                let measured = figures.values[position].records - figures.values[position].unmeasured
+                for index in meters {
+                    figures.values[position].estimators[index].unestimated =
+                        measured - figures.values[position].estimators[index].count
+                }
+                figures.values.formIndex(after: &position)
+            }
+        }
+        finish(&groups)
+        finish(&totals)
+        finish(&protocolTotals)
+    }
 }

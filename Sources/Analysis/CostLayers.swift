@@ -290,7 +290,7 @@ public struct OverheadSharing: Sendable {
         var overhead: [Direction: Int] = [:]
     }
 
-    private var pending: [ConnectionKey: Pending] = [:]
+    fileprivate var pending: [ConnectionKey: Pending] = [:]
 
     public init() {}
 
@@ -403,5 +403,33 @@ public enum RankLayer: String, Sendable, CaseIterable {
         case .http: return figures.error
         case .ip: return figures.layers.error(.ipShare) ?? 0
         }
+    }
+}
+
+/// A record's weight in its connection's overhead sharing, kept apart from the record when the
+/// estimators that count it are known only later (an app meter's, joined at the end of the run).
+public struct PendingShare: Sendable {
+    let connection: OverheadSharing.ConnectionKey
+    let side: Direction
+    let group: GroupKey
+    let ip: Int
+
+    /// Nil when the record takes no share (not measured, not captured, no IP bytes).
+    public init?(_ record: MessageRecord) {
+        guard record.measured, case let .capture(flow) = record.source, let lower = record.wire.lower, lower.ip > 0
+        else { return nil }
+        connection = OverheadSharing.ConnectionKey(connection: flow.connection, tunnelHost: flow.tunnelHost ?? "")
+        side = Direction.of(record)
+        group = GroupKey(endpoint: record.endpoint, direction: record.direction)
+        ip = lower.ip
+    }
+}
+
+extension OverheadSharing {
+    /// `add(_ record:)` of a record kept as its `PendingShare`, counted by the estimators in `mask`.
+    public mutating func add(_ share: PendingShare, estimators mask: UInt64) {
+        let key = ShareKey(group: share.group, estimators: mask)
+        pending[share.connection, default: Pending()].weights[share.side, default: [:]][key, default: 0]
+            .addSaturating(share.ip)
     }
 }

@@ -16,6 +16,8 @@ public enum EstimateUnavailable: String, Error, Sendable, CaseIterable, Codable,
     /// state the capture never saw (`hpack-state-unknown`), so its method, URL, status and
     /// fields are nobody's guess.
     case fieldsUnknown = "fields-unknown"
+    /// An app's own meter (`--meter-log`) logged no entry that joins this record.
+    case notMetered = "not-metered"
 }
 
 /// What was measured of a message's body while it streamed past, for the estimators.

@@ -15,6 +15,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case tls = "FuzzTLS"
     case http2 = "FuzzHTTP2"
     case charlesReader = "FuzzCharlesReader"
+    case meterLog = "FuzzMeterLog"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -34,6 +35,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .tls: TLSEntry.run(input)
         case .http2: HTTP2Entry.run(input)
         case .charlesReader: CharlesReaderEntry.run(input)
+        case .meterLog: MeterLogEntry.run(input)
         }
     }
 

@@ -23,6 +23,14 @@ public struct AnalysisOptions: Sendable {
     /// The protocols the router chooses from (`ProtocolRegistry.register` adds one).
     public var protocols = ProtocolRegistry.standard
 
+    /// App meters' logs to join to the records (`--meter-log`, docs/METER-LOG.md).
+    public var meterLogs: [MeterLogSource] = []
+    /// The meters' clock offset (capture time − meter time) in seconds, when known
+    /// (`--meter-clock-offset`); nil: estimated per meter.
+    public var meterClockOffset: Double?
+    /// How far apart in time an entry and its record may be, in seconds (`--meter-tolerance`).
+    public var meterTolerance = 2.0
+
     public init() {}
 
     /// Reads NSS key log files into `keyLog`. Returns the lines that could not be used
@@ -53,6 +61,15 @@ public struct AnalysisOptions: Sendable {
         for rule in normalizer.rules { settings.append(("endpoint rule", "\(rule.pattern) → \(rule.template)")) }
         // Shown only when not the default, so a default run's reports stay as they were.
         if rankBy != .http { settings.append(("rank by", rankBy.rawValue)) }
+        for source in meterLogs {
+            // The file's name, as the inputs are named: the report does not depend on where it lies.
+            let file = source.path.split(separator: "/").last.map(String.init) ?? source.path
+            settings.append(("meter log", (source.name.map { $0 + "=" } ?? "") + file))
+        }
+        if !meterLogs.isEmpty {
+            settings.append(("meter clock offset", meterClockOffset.map { "\($0) s (given)" } ?? "estimated"))
+            settings.append(("meter tolerance", "\(meterTolerance) s"))
+        }
         return settings
     }
 }

@@ -1,6 +1,7 @@
 import Analysis
 import Dispatch
 import Foundation
+import MeterLog
 import Records
 import Reports
 
@@ -43,16 +44,21 @@ public struct AuditRun {
         public var readSeconds = 0.0
         public var reportSeconds = 0.0
         public var reportFileSeconds: [(file: String, seconds: Double)] = []
+        /// What was wrong in the meter logs (`file:line: problem`), the rest of each log used.
+        public var meterLogDiagnostics: [String] = []
         /// True when some input could not be read at all.
         public var someInputsUnreadable: Bool { report.inputs.contains { !$0.readable } }
     }
 
     public enum Error: Swift.Error, CustomStringConvertible {
         case cannotCreateOutput(String, String)
+        /// A meter log could not be read, or its meter's name is not usable.
+        case meterLog(String)
 
         public var description: String {
             switch self {
             case let .cannotCreateOutput(path, reason): return "\(path): cannot create output: \(reason)"
+            case let .meterLog(reason): return reason
             }
         }
     }
@@ -81,22 +87,44 @@ public struct AuditRun {
         let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []
+        // The app meters' logs, read before the inputs (docs/METER-LOG.md, "In a run").
+        let meters: MeterStage?
+        do {
+            meters =
+                options.meterLogs.isEmpty
+                ? nil
+                : try MeterStage(
+                    sources: options.meterLogs, modelNames: options.estimators.names,
+                    options: JoinOptions(
+                        tolerance: Int64((options.meterTolerance * 1e9).rounded()),
+                        clockOffset: options.meterClockOffset.map { Int64(($0 * 1e9).rounded()) }),
+                    normalizer: options.normalizer)
+        } catch {
+            throw Error.meterLog(String(describing: error))
+        }
         let writesMessages = formats?.contains(MessagesCSV.formatName) ?? true
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         // Created first, so an unwritable directory is reported before any input is read.
-        let messages = writesMessages ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names) : nil
+        let messages =
+            writesMessages
+            ? try MessagesCSV(
+                path: messagesPath, estimators: options.estimators.names, lateColumns: meters?.messageColumns ?? [])
+            : nil
         let writesConnections = formats?.contains(ConnectionsCSV.formatName) ?? true
         let connectionsPath = outputDirectory + "/" + ConnectionsCSV.fileName
         let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimators: options.estimators)
+        var aggregation = Aggregation(estimators: options.estimators, meters: meters?.names ?? [])
         // report.html's per-record charts, in bounded memory; only when the page is written.
         let writesHTML = formats?.contains(HTMLReport.name) ?? true
         // The page's template, parsed on another core while this one starts reading (the
         // body workers have little to do yet), instead of at the end.
         if writesHTML { DispatchQueue.global().async { HTMLReport.prepare() } }
-        var charts = ChartSamples(estimatorNames: options.estimators.names)
+        var charts = ChartSamples(estimatorNames: aggregation.estimatorNames)
         var diagnostics: [InputDiagnostics] = []
+        // With meters, each input's overhead sharing waits for the join (the meters that count
+        // a record are known only then).
+        var sharings: [OverheadSharing] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
             let before = FileIdentity(path: input)
@@ -112,16 +140,17 @@ public struct AuditRun {
             ) { record in
                 messages?.write(record)
                 aggregation.add(record)
-                sharing.add(record)
+                if meters?.observe(record, input: index) != true { sharing.add(record) }
                 if writesHTML { charts.add(record) }
             }
-            aggregation.add(sharing.finish())
+            if meters == nil { aggregation.add(sharing.finish()) } else { sharings.append(sharing) }
             if let before, let change = before.change(to: FileIdentity(path: input)) {
                 inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
                     .compactMap { $0 }.joined(separator: "; ")
             }
             diagnostics.append(inputDiagnostics)
         }
+        meters?.finish(aggregation: &aggregation, sharings: &sharings, charts: &charts, diagnostics: &diagnostics)
         let read = monotonicSeconds()
         // What follows has two parts that need nothing of each other: putting the streamed
         // files in place with diagnostics.json (which needs only the diagnostics) and drawing
@@ -129,10 +158,19 @@ public struct AuditRun {
         // the other reports. The first goes to another core while this one does the second, so
         // neither core waits on the other's serial work.
         let diagnosticsPath = outputDirectory + "/diagnostics.json"
-        let diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
-        // The streamed files appear under their names only now that they are complete.
+        var diagnosticsFile = DiagnosticsFile(inputs: diagnostics)
+        diagnosticsFile.meterLogs = meters.map { MeterLogReport.reports($0) }
+        // The streamed files appear under their names only now that they are complete; with
+        // meters, messages.csv gets their cells on the way (one pass over its rows).
+        let closeMessages: ((MessagesCSV) -> () throws -> Void) = { file in
+            guard let meters else { return file.close }
+            return {
+                var cursor = 0
+                try file.complete { ordinal, row in meters.appendCells(ordinal: ordinal, cursor: &cursor, to: &row) }
+            }
+        }
         let streamed: [(path: String, close: () throws -> Void)] =
-            [messages.map { (messagesPath, $0.close) }, connections.map { (connectionsPath, $0.close) }]
+            [messages.map { (messagesPath, closeMessages($0)) }, connections.map { (connectionsPath, $0.close) }]
             .compactMap { $0 }
         let early: [(path: String, write: () throws -> Void)] =
             streamed.map { ($0.path, $0.close) } + [
@@ -155,6 +193,7 @@ public struct AuditRun {
         var prepared = RunReport(
             inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
+        prepared.coverage = meters?.coverage
         prepared.rankEndpoints()
         earlyDone.wait()
         prepared.sampleCharts = sampleCharts.charts
@@ -200,6 +239,7 @@ public struct AuditRun {
         }
         var result = Result(
             report: report, files: files, outputErrors: outputErrors, bodyWork: analyzer.bodyMeasurements)
+        result.meterLogDiagnostics = meters?.diagnostics.map(\.description) ?? []
         result.readSeconds = read - started
         result.reportSeconds = monotonicSeconds() - read
         result.reportFileSeconds = fileSeconds
@@ -280,6 +320,13 @@ struct DiagnosticsFile: Encodable {
     var inputs: [InputDiagnostics]
     /// The run's cost layers by direction, layer and overhead kind (docs/METERING.md §2c).
     var layers: InputDiagnostics.LayerCounts?
+    /// The meter logs read (`--meter-log`) and what was wrong in them; absent without.
+    var meterLogs: [MeterLogReport]?
+
+    enum CodingKeys: String, CodingKey {
+        case inputs, layers
+        case meterLogs = "meter_logs"
+    }
 
     init(inputs: [InputDiagnostics]) {
         self.inputs = inputs
@@ -329,5 +376,32 @@ extension InputDiagnostics {
             line += "\n  entry \(broken.index) skipped: \(broken.reason)"
         }
         return line
+    }
+}
+
+/// A meter log in diagnostics.json: its file, format, lines and entries, and its diagnostics
+/// (the first `MeterLogLimits.maxDiagnostics`, each naming file and line; every one counted).
+struct MeterLogReport: Encodable {
+    var path: String
+    var format: String?
+    var lines: Int
+    var entries: Int
+    var meters: [String]
+    var diagnosticCounts: [String: Int]
+    var diagnostics: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case path, format, lines, entries, meters
+        case diagnosticCounts = "diagnostic_counts"
+        case diagnostics
+    }
+
+    static func reports(_ stage: MeterStage) -> [MeterLogReport] {
+        stage.logs.map { log in
+            MeterLogReport(
+                path: log.path, format: log.format?.rawValue, lines: log.linesRead, entries: log.entries.count,
+                meters: stage.meters.filter { $0.files.contains(log.path) }.map(\.name),
+                diagnosticCounts: log.diagnosticCounts, diagnostics: log.diagnostics.map(\.description))
+        }
     }
 }

@@ -26,6 +26,9 @@ public final class CSVWriter {
         row.removeAll()
     }
 
+    /// Bytes already in CSV form (part of a row), as they are.
+    public func write(raw bytes: UnsafeRawBufferPointer) { file.write(bytes) }
+
     /// The text of `rows` as this writer writes it to a file.
     public static func text(_ rows: [[String]]) -> String {
         var bytes: [UInt8] = []

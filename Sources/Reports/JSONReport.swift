@@ -40,6 +40,8 @@ public enum JSONReport: RunReporter {
         json.beginObject()
         json.key("costs")
         costs(run.costs(), &json)
+        // Only with app meters (`--meter-log`): without, the document is as before.
+        CoverageSection.writeJSON(run, &json)
         json.key("endpoints")
         json.beginArray()
         for endpoint in run.endpointRanking() {

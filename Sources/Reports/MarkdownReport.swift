@@ -32,6 +32,7 @@ public enum MarkdownReport: RunReporter {
         lines += costs(run)
         lines += protocols(run)
         lines += networkSection(run)
+        lines += CoverageSection.markdown(run, rows: endpointRows)
         lines += endpoints(run, ranked: ranked, rows: endpointRows)
         lines += http2Headers(run, rows: endpointRows)
         lines += causes(run, ranked: ranked, explained: explainedEndpoints)

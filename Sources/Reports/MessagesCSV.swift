@@ -5,6 +5,12 @@ import MessageModel
 import PacketLayers
 import Records
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `messages.csv`: one row per record, columns of docs/METERING.md §6, then extra
 /// columns of our own after the listed ones.
 public final class MessagesCSV {
@@ -46,19 +52,76 @@ public final class MessagesCSV {
         writer.writeRow(Self.columns(estimators: estimators))
     }
 
+    /// Columns known only at the end of the run (an app meter's, joined once every record is
+    /// in: docs/METER-LOG.md), after every other. The rows go to a scratch file beside `path`
+    /// as they come, with 4 bytes per row kept (its length); `complete` writes the file, each
+    /// row with its late cells, in one streaming pass.
+    public init(path: String, estimators: [String], lateColumns: [String]) throws {
+        writer = try CSVWriter(path: path)
+        writer.writeRow(Self.columns(estimators: estimators) + lateColumns)
+        guard !lateColumns.isEmpty else { return }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        scratch = try RowScratch(path: directory + "." + name + ".rows-\(getpid())")
+    }
+
+    /// The rows without their late cells, and each one's length (CRLF included).
+    private var scratch: RowScratch?
+    private var rowLengths: [UInt32] = []
+
     /// The texts of the last connection's addresses: a connection's records mostly come in a row.
     @exclusivity(unchecked) private var addressTexts = AddressTexts()
 
     public func write(_ record: MessageRecord) {
         Self.appendRow(for: record, addresses: &addressTexts, to: &row)
-        writer.writeRow(&row)
+        if let scratch {
+            row.endRow()
+            row.withBytes { bytes in
+                rowLengths.append(UInt32(clamping: bytes.count))
+                scratch.write(bytes)
+            }
+            row.removeAll()
+        } else {
+            writer.writeRow(&row)
+        }
+    }
+
+    /// With late columns: writes every row with its late cells (`cells(row, &cells)` appends
+    /// them for the row at that place, rows asked in order), then puts the file in place.
+    public func complete(_ cells: (Int, inout CSVRowBytes) -> Void) throws {
+        guard let scratch else { return try close() }
+        self.scratch = nil
+        defer { scratch.remove() }
+        var late = CSVRowBytes()
+        var failure: String?
+        scratch.read(lengths: rowLengths, failure: &failure) { index, bytes in
+            // The row without its CRLF, then a comma and the late cells with the row's end.
+            writer.write(raw: UnsafeRawBufferPointer(rebasing: bytes.prefix(max(bytes.count - 2, 0))))
+            cells(index, &late)
+            late.endRow()
+            writer.write(raw: UnsafeRawBufferPointer(start: [UInt8(ascii: ",")], count: 1))
+            late.withBytes { writer.write(raw: $0) }
+            late.removeAll()
+        }
+        if let failure {
+            writer.discard()
+            throw CSVWriter.Error.cannotWrite(path: writer.path, reason: "scratch file: \(failure)")
+        }
+        try writer.close()
     }
 
     /// Puts the file in place; throws, naming it, when a write failed (nothing is left).
-    public func close() throws { try writer.close() }
+    public func close() throws {
+        if scratch != nil { return try complete { _, _ in } }
+        try writer.close()
+    }
 
     /// Abandons the file (the run ended early): nothing is left.
-    public func discard() { writer.discard() }
+    public func discard() {
+        scratch?.remove()
+        writer.discard()
+    }
 
     /// The row's cells as texts.
     static func row(for record: MessageRecord) -> [String] {
@@ -207,5 +270,88 @@ public final class MessagesCSV {
         // public) gives a negative remainder; truncated toward zero like the division was.
         let micros = (nanoseconds / 1000).magnitude
         return FixedDecimal.withDigits(UInt64(micros), decimals: 6, negative: nanoseconds <= -1000, body)
+    }
+}
+
+/// The rows of messages.csv waiting for their late cells: written as they come, read back once.
+final class RowScratch {
+    private let path: String
+    private var descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var failure: String?
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw CSVWriter.Error.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        }
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    deinit { remove() }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 20 { flush() }
+    }
+
+    private func flush() {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard failure == nil else { return }
+        buffer.withUnsafeBytes { bytes in
+            var rest = bytes
+            while !rest.isEmpty {
+                let written = Glibc.write(descriptor, rest.baseAddress, rest.count)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    return
+                }
+                rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(written))
+            }
+        }
+    }
+
+    /// Reads the rows back from the start, `lengths` giving each one's bytes.
+    func read(
+        lengths: [UInt32], failure: inout String?, _ row: (Int, UnsafeRawBufferPointer.SubSequence) -> Void
+    ) {
+        flush()
+        if let own = self.failure { return failure = own }
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { return failure = String(cString: strerror(errno)) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var start = 0 // first byte of the next row in `chunk`
+        var end = 0 // bytes read into `chunk`
+        for (index, length) in lengths.enumerated() {
+            let length = Int(length)
+            if end - start < length {
+                // Move the rest to the front, grow for a long row, read more.
+                chunk.withUnsafeMutableBytes { bytes in
+                    _ = memmove(bytes.baseAddress!, bytes.baseAddress! + start, end - start)
+                }
+                end -= start
+                start = 0
+                if chunk.count < length { chunk += [UInt8](repeating: 0, count: length - chunk.count) }
+                while end < length {
+                    let count = chunk.withUnsafeMutableBytes { bytes in
+                        Glibc.read(descriptor, bytes.baseAddress! + end, bytes.count - end)
+                    }
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return failure = count == 0 ? "cut short" : String(cString: strerror(errno)) }
+                    end += count
+                }
+            }
+            chunk.withUnsafeBytes { bytes in row(index, bytes[start..<start + length]) }
+            start += length
+        }
+    }
+
+    func remove() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+            unlink(path)
+        }
     }
 }

@@ -224,7 +224,8 @@ extension JSONReport {
         json.beginObject()
         json.key("estimators")
         json.beginObject()
-        for (name, index) in keys.sorted {
+        // The models only: an app meter's estimates are joined after these figures are summed.
+        for (name, index) in keys.sorted where index < figures.estimatedHeaders.count {
             json.key(named: name)
             json.beginObject()
             json.member("headers", int: figures.estimatedHeaders[index])

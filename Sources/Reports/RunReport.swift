@@ -23,6 +23,8 @@ public struct RunReport: Sendable {
     /// report.html's charts of `charts`, when drawn ahead (`SampleCharts`); the page draws
     /// them itself otherwise. Forgotten when the samples or the estimator order change.
     public var sampleCharts: SampleCharts?
+    /// The app meters' coverage (`--meter-log`); nil without meters, and no report shows it.
+    public var coverage: CoverageFigures?
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
     public var rankBy: RankLayer {
         didSet { forgetRanking() }

@@ -63,6 +63,7 @@ public enum TerminalSummary {
             }
         }
         lines.append(worstFinding(run.costs()))
+        lines += CoverageSection.terminal(run)
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -89,6 +89,25 @@ struct Analyze: ParsableCommand {
             valueName: "http|ip"))
     var rankBy = RankLayer.http.rawValue
 
+    @Option(
+        name: .long, parsing: .singleValue,
+        help: ArgumentHelp(
+            "An app meter's log (JSON Lines or CSV, docs/METER-LOG.md) to join to the records and audit as one more estimator; repeatable. NAME= names the file's meter (else its entries' `meter` field, else the file's stem).",
+            valueName: "[NAME=]FILE"))
+    var meterLog: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The meters' clock offset, capture time minus meter time (default: estimated per meter).",
+            valueName: "SECONDS"))
+    var meterClockOffset: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How far apart in time a meter entry and its record may be.", valueName: "SECONDS"))
+    var meterTolerance: Double = 2
+
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
@@ -120,7 +139,22 @@ struct Analyze: ParsableCommand {
             throw ValidationError("unknown --rank-by '\(rankBy)'; known: http, ip")
         }
         _ = try rules()
+        guard meterTolerance.isFinite, meterTolerance > 0, meterTolerance <= 86_400 else {
+            throw ValidationError("--meter-tolerance must be more than 0 and at most 86400 seconds")
+        }
+        if let offset = meterClockOffset, !offset.isFinite || abs(offset) > 9e9 {
+            throw ValidationError("--meter-clock-offset must be a number of seconds")
+        }
+        if (meterClockOffset != nil || meterTolerance != 2) && meterLog.isEmpty {
+            throw ValidationError("--meter-clock-offset and --meter-tolerance need --meter-log")
+        }
+        for source in meterSources where source.path.isEmpty || source.name?.isEmpty == true {
+            throw ValidationError("--meter-log needs FILE or NAME=FILE")
+        }
     }
+
+    /// The `--meter-log` arguments.
+    var meterSources: [MeterLogSource] { meterLog.map(MeterLogSource.init(parsing:)) }
 
     /// The user's endpoint rules: the file's first, then each --endpoint-rule.
     func rules() throws -> [EndpointNormalizer.Rule] {
@@ -149,6 +183,9 @@ struct Analyze: ParsableCommand {
         options.gzipLevel = gzipLevel
         options.rankBy = RankLayer(rawValue: rankBy) ?? .http
         options.normalizer = EndpointNormalizer(rules: try rules())
+        options.meterLogs = meterSources
+        options.meterClockOffset = meterClockOffset
+        options.meterTolerance = meterTolerance
         do {
             // A malformed line is reported and the other lines are used.
             for issue in try options.loadKeyLogs(keylog) { printError("meteraudit: key log: \(issue)") }
@@ -162,12 +199,18 @@ struct Analyze: ParsableCommand {
         let result: AuditRun.Result
         do {
             result = try run.run(progress: bar.progress)
+        } catch let AuditRun.Error.meterLog(reason) {
+            bar.clear()
+            printError("meteraudit: \(reason)")
+            throw ExitCode.validationFailure
         } catch {
             bar.clear()
             printError("meteraudit: \(error)")
             throw ExitCode(ExitStatus.outputFailed)
         }
         bar.clear()
+        // A meter log's line that could not be used is reported; the rest of the log is used.
+        for issue in result.meterLogDiagnostics { printError("meteraudit: meter log: \(issue)") }
         for input in result.report.inputs where !quiet || input.error != nil {
             printError(input.summaryLine)
         }

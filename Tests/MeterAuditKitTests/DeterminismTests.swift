@@ -64,7 +64,7 @@ final class SampleReportTests: XCTestCase {
     func testCommittedSampleReportIsCurrent() throws {
         let out = NSTemporaryDirectory() + "meteraudit-sample-report-\(UUID().uuidString)"
         _ = try AuditRun(
-            inputs: try Fixtures.sampleInputs(), outputDirectory: out, options: try .withSampleKeys(),
+            inputs: try Fixtures.sampleInputs(), outputDirectory: out, options: try .withSampleKeysAndMeters(),
             formats: ["markdown"]
         ).run()
         let produced = try String(contentsOfFile: out + "/report.md", encoding: .utf8)

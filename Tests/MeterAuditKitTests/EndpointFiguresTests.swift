@@ -20,7 +20,7 @@ final class EndpointFiguresTests: XCTestCase {
         let out = FileManager.default.temporaryDirectory
             .appendingPathComponent("endpoint-figures-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let result = try AuditRun(inputs: inputs, outputDirectory: out, options: try .withSampleKeys()).run()
+        let result = try AuditRun(inputs: inputs, outputDirectory: out, options: try .withSampleKeysAndMeters()).run()
         XCTAssertFalse(result.someInputsUnreadable, "every sample should be readable")
 
         // Same inputs in the same order: the records must be exactly those the fixture was computed from.

@@ -8,4 +8,11 @@ extension AnalysisOptions {
         try options.loadKeyLogs(Fixtures.sampleKeyLogs())
         return options
     }
+
+    /// `withSampleKeys` plus every meter log of Samples/, as `scripts/analyze-samples` runs.
+    static func withSampleKeysAndMeters() throws -> AnalysisOptions {
+        var options = try withSampleKeys()
+        options.meterLogs = try Fixtures.sampleMeterLogs().map { MeterLogSource(path: $0) }
+        return options
+    }
 }

@@ -36,6 +36,15 @@ public enum Fixtures {
             .map(sample)
     }
 
+    /// Every meter log in Samples/ (`*.meter.jsonl`, the app meters of `meter-app.*`), sorted by
+    /// name: what `scripts/analyze-samples` passes with `--meter-log`.
+    public static func sampleMeterLogs() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Samples").path)
+        return names.filter { $0.hasSuffix(".meter.jsonl") }
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            .map(sample)
+    }
+
     /// The bytes of a fixture file.
     public static func bytes(_ relative: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(relative))))

@@ -142,6 +142,22 @@ public final class JSONStreamReader {
         }
     }
 
+    /// Tokenizes bytes already in memory (one line of a JSON Lines file): a copy of them is the
+    /// only chunk; positions count from `line`. `path` only names the text in errors.
+    public init(bytes: UnsafeRawBufferPointer, path: String, line: Int = 1) {
+        self.path = path
+        chunkSize = max(16, bytes.count)
+        file = nil
+        buffer = .allocate(capacity: chunkSize)
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            buffer.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        end = bytes.count
+        bytesRead = bytes.count
+        atEOF = true
+        self.line = line
+    }
+
     deinit {
         close()
         buffer.deallocate()

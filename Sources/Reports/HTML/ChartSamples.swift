@@ -22,6 +22,8 @@ public struct ChartSamples: Sendable {
         var direction: RecordClass
         var wire: Int
         var estimates: [Int?]
+        /// The record's place among those offered (`add` calls), for estimates joined later.
+        var ordinal = 0
     }
 
     /// The sample, in arrival order of the records kept.
@@ -52,7 +54,12 @@ public struct ChartSamples: Sendable {
             count: estimatorNames.count)
     }
 
+    /// Records offered so far (`add` calls): the next record's ordinal.
+    private(set) var offered = 0
+
     public mutating func add(_ record: MessageRecord) {
+        let ordinal = offered
+        offered += 1
         guard record.measured, let wire = record.wire.total else { return }
         let estimates: [Int?] = estimatorNames.indices.map { index in
             guard index < record.estimates.count, case let .success(estimate) = record.estimates[index] else {
@@ -60,7 +67,7 @@ public struct ChartSamples: Sendable {
             }
             return estimate.total
         }
-        addPoint(Point(direction: record.direction, wire: wire, estimates: estimates))
+        addPoint(Point(direction: record.direction, wire: wire, estimates: estimates, ordinal: ordinal))
         if record.direction != .interim, wire > 0 {
             let side = record.direction == .request ? 0 : 1
             for (index, estimate) in estimates.enumerated() {
@@ -69,6 +76,22 @@ public struct ChartSamples: Sendable {
             }
         }
         addTime(record, wire: wire)
+    }
+
+    /// An app meter's estimates, joined to the records once they were all offered: `estimates`
+    /// gives the estimate of the record at an ordinal (nil: none); `records` lists the measured
+    /// records it estimated (direction, wire total, estimate) for the histogram.
+    public mutating func addJoined(
+        estimator index: Int, estimates: (Int) -> Int?, records: [(direction: RecordClass, wire: Int, estimate: Int)]
+    ) {
+        guard estimatorNames.indices.contains(index) else { return }
+        for point in points.indices where index < points[point].estimates.count {
+            points[point].estimates[index] = estimates(points[point].ordinal)
+        }
+        for record in records where record.direction != .interim && record.wire > 0 {
+            histogram[index][record.direction == .request ? 0 : 1][
+                Self.histogramBin(estimate: record.estimate, wire: record.wire)] += 1
+        }
     }
 
     /// Algorithm R: the first `pointCapacity` points, then each later one replaces a random

@@ -52,6 +52,18 @@ struct HTMLPage {
     var costHeader = ""
     var costRows = ""
     var hasCostRows = false
+    /// The coverage section (app meters only): its chart, each meter's lines and tables.
+    var hasCoverage = false
+    var coverageCharts: [ChartView] = []
+    var coverageMeters: [CoverageMeterView] = []
+    var coverageHeader = ""
+
+    struct CoverageMeterView {
+        var name: String
+        var lines: [String]
+        var hostRows: String
+        var endpointRows: String
+    }
 
     init(_ run: RunReport, endpointRows maximumRows: Int, csp: String) {
         self.csp = csp
@@ -72,6 +84,30 @@ struct HTMLPage {
         fillInputs(run)
         quality = Self.quality(run)
         fillCostLayers(run)
+        fillCoverage(run)
+    }
+
+    // MARK: - Coverage
+
+    mutating func fillCoverage(_ run: RunReport) {
+        guard let section = CoverageSection(run) else { return }
+        hasCoverage = true
+        let chart = CoverageChart.chart(section)
+        coverageCharts = [
+            ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")
+        ]
+        coverageHeader = HTMLRows.headings(["host or endpoint"] + CoverageSection.columns)
+        coverageMeters = section.meters.map { meter in
+            var hosts = HTMLRows()
+            for row in meter.hosts { hosts.row([row.key.host] + CoverageSection.cells(row), leadingTexts: 2) }
+            var endpoints = HTMLRows()
+            for row in meter.endpoints {
+                endpoints.row([row.key.endpoint] + CoverageSection.cells(row), leadingTexts: 2)
+            }
+            return CoverageMeterView(
+                name: meter.figures.name, lines: CoverageSection.lines(meter), hostRows: hosts.html,
+                endpointRows: endpoints.html)
+        }
     }
 
     // MARK: - What costs the user
@@ -336,6 +372,10 @@ extension HTMLPage: MustacheParent {
         case "costHeader": return costHeader
         case "costRows": return costRows
         case "hasCostRows": return hasCostRows
+        case "hasCoverage": return hasCoverage
+        case "coverageCharts": return coverageCharts
+        case "coverageMeters": return coverageMeters
+        case "coverageHeader": return coverageHeader
         default: return nil
         }
     }
@@ -348,6 +388,18 @@ extension HTMLPage.ChartView: MustacheParent {
         case "svg": return svg
         case "note": return note
         case "size": return size
+        default: return nil
+        }
+    }
+}
+
+extension HTMLPage.CoverageMeterView: MustacheParent {
+    func child(named name: String) -> Any? {
+        switch name {
+        case "name": return name
+        case "lines": return lines
+        case "hostRows": return hostRows
+        case "endpointRows": return endpointRows
         default: return nil
         }
     }

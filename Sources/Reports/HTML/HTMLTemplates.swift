@@ -123,6 +123,28 @@ enum HTMLTemplates {
         {{{costRows}}}</tbody>
         </table></div>{{/hasCostRows}}
         </section>
+        {{#hasCoverage}}
+        <section id="coverage">
+        <h2>Coverage: what each meter saw</h2>
+        <p>Each app meter's log joined to the records (docs/METER-LOG.md): entries no record joined were metered but never on the wire (a cache, a cancelled task, a host outside the capture); records no entry joined were on the wire but not metered.</p>
+        <div class="charts">
+        {{#coverageCharts}}<figure class="{{size}}">
+        <figcaption><strong>{{title}}</strong></figcaption>
+        {{{svg}}}
+        {{#note}}<p class="note">{{.}}</p>{{/note}}
+        </figure>
+        {{/coverageCharts}}
+        </div>
+        {{#coverageMeters}}<h3>{{name}}</h3>
+        <ul>{{#lines}}<li>{{.}}</li>{{/lines}}</ul>
+        <div class="scroll"><table class="figures">
+        <thead><tr>{{{coverageHeader}}}</tr></thead>
+        <tbody>
+        {{{hostRows}}}{{{endpointRows}}}</tbody>
+        </table></div>
+        {{/coverageMeters}}
+        </section>
+        {{/hasCoverage}}
         <section id="inputs">
         <h2>Inputs</h2>
         <div class="scroll"><table class="figures">

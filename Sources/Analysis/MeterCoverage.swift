@@ -1,0 +1,201 @@
+import CaptureIO
+import Records
+
+/// Where a coverage count belongs: a host, an endpoint of it, a direction (request or response).
+public struct CoverageKey: Hashable, Sendable, Comparable {
+    /// The request's host as it named it (port included when not the default), lower case.
+    public var host: String
+    /// `METHOD host /normalized/path`, as the figures group records.
+    public var endpoint: String
+    public var direction: RecordClass
+
+    public init(host: String, endpoint: String, direction: RecordClass) {
+        self.host = host
+        self.endpoint = endpoint
+        self.direction = direction
+    }
+
+    public static func < (a: CoverageKey, b: CoverageKey) -> Bool {
+        if a.host != b.host { return a.host.utf8Compare(b.host) < 0 }
+        if a.endpoint != b.endpoint { return a.endpoint.utf8Compare(b.endpoint) < 0 }
+        return a.direction < b.direction
+    }
+}
+
+/// Records and their bytes: HTTP (`wire_total`, over records whose size is known) and IP
+/// (`wire_ip`, over captured records).
+public struct CoverageCounts: Sendable, Equatable {
+    public var records = 0
+    public var httpBytes = 0
+    public var ipBytes = 0
+
+    public init(records: Int = 0, httpBytes: Int = 0, ipBytes: Int = 0) {
+        self.records = records
+        self.httpBytes = httpBytes
+        self.ipBytes = ipBytes
+    }
+
+    public mutating func add(_ wire: WireSize, measured: Bool) {
+        records += 1
+        if measured, let total = wire.total { httpBytes = saturatingSum(httpBytes, total) }
+        if let lower = wire.lower { ipBytes = saturatingSum(ipBytes, lower.ip) }
+    }
+
+    public mutating func add(_ other: CoverageCounts) {
+        records += other.records
+        httpBytes = saturatingSum(httpBytes, other.httpBytes)
+        ipBytes = saturatingSum(ipBytes, other.ipBytes)
+    }
+
+    /// `self − other`, field by field.
+    public func subtracting(_ other: CoverageCounts) -> CoverageCounts {
+        CoverageCounts(
+            records: records - other.records, httpBytes: httpBytes - other.httpBytes, ipBytes: ipBytes - other.ipBytes)
+    }
+}
+
+/// Entries of a meter's log and the bytes the meter gave them.
+public struct EntryCounts: Sendable, Equatable {
+    public var entries = 0
+    public var bytes = 0
+
+    public init(entries: Int = 0, bytes: Int = 0) {
+        self.entries = entries
+        self.bytes = bytes
+    }
+
+    public mutating func add(bytes more: Int) {
+        entries += 1
+        bytes = saturatingSum(bytes, more)
+    }
+}
+
+/// The clock offset a meter's join used (capture time − meter time), in nanoseconds.
+public struct MeterClockOffset: Sendable, Equatable {
+    public var nanoseconds: Int64
+    /// False when given (`--meter-clock-offset`).
+    public var estimated: Bool
+    /// Median absolute deviation of the pairs' differences around the offset.
+    public var spread: Int64
+    /// The smallest and largest difference (record time − entry time) over the pairs.
+    public var lowest: Int64
+    public var highest: Int64
+    /// The match tolerance, either side.
+    public var tolerance: Int64
+
+    public init(nanoseconds: Int64, estimated: Bool, spread: Int64, lowest: Int64, highest: Int64, tolerance: Int64) {
+        self.nanoseconds = nanoseconds
+        self.estimated = estimated
+        self.spread = spread
+        self.lowest = lowest
+        self.highest = highest
+        self.tolerance = tolerance
+    }
+}
+
+/// One app meter's coverage (docs/FIGURES.md, Coverage): which of its entries joined a record
+/// and which records it never logged.
+public struct MeterCoverage: Sendable, Equatable {
+    public var name: String
+    /// The log files it was read from.
+    public var files: [String]
+    /// Entries joined to a record, by where the record belongs.
+    public var matchedEntries = EntryCounts()
+    /// Entries no record joined ("metered, not on the wire"), by the entry's host, endpoint and
+    /// direction; bytes are the meter's.
+    public var unmatchedEntries: [CoverageKey: EntryCounts] = [:]
+    /// Records an entry joined, by key.
+    public var matchedRecords: [CoverageKey: CoverageCounts] = [:]
+    public var offset: MeterClockOffset
+    /// Lines of its logs reported (`meter-log-*` diagnostics), by key.
+    public var diagnostics: [String: Int] = [:]
+
+    public init(name: String, files: [String], offset: MeterClockOffset) {
+        self.name = name
+        self.files = files
+        self.offset = offset
+    }
+
+    public var entries: Int { matchedEntries.entries + unmatchedEntries.values.reduce(0) { $0 + $1.entries } }
+}
+
+/// The coverage of every meter of a run, against every request and response record (interim
+/// responses, which no app meter sees, are left out).
+public struct CoverageFigures: Sendable, Equatable {
+    /// Every request and response record, by key.
+    public var wire: [CoverageKey: CoverageCounts] = [:]
+    public var meters: [MeterCoverage] = []
+
+    public init() {}
+
+    /// Counts a record on the wire (any meter may have logged it).
+    public mutating func add(_ record: MessageRecord) {
+        guard let key = Self.key(of: record) else { return }
+        wire[key, default: CoverageCounts()].add(record.wire, measured: record.measured)
+    }
+
+    /// The record's key; nil for an interim response.
+    public static func key(of record: MessageRecord) -> CoverageKey? {
+        guard record.direction != .interim else { return nil }
+        let host = (record.requestSummary?.host ?? record.source.server).lowercased()
+        return CoverageKey(host: host, endpoint: record.endpoint, direction: record.direction)
+    }
+
+    /// A meter's records that no entry joined ("on the wire, not metered"), by key.
+    public func unmatchedRecords(_ meter: MeterCoverage) -> [CoverageKey: CoverageCounts] {
+        var result: [CoverageKey: CoverageCounts] = [:]
+        for (key, counts) in wire {
+            let rest = counts.subtracting(meter.matchedRecords[key] ?? CoverageCounts())
+            if rest.records > 0 { result[key] = rest }
+        }
+        return result
+    }
+
+    /// Every record of a direction, and those the meter's entries joined.
+    public func direction(_ direction: RecordClass, meter: MeterCoverage) -> (
+        wire: CoverageCounts, matched: CoverageCounts
+    ) {
+        var all = CoverageCounts()
+        var matched = CoverageCounts()
+        for (key, counts) in wire where key.direction == direction { all.add(counts) }
+        for (key, counts) in meter.matchedRecords where key.direction == direction { matched.add(counts) }
+        return (all, matched)
+    }
+
+    /// One meter's figures per host (or, `byEndpoint`, per endpoint), and direction: records
+    /// matched and not, entries not matched, sorted by key.
+    public func rows(_ meter: MeterCoverage, byEndpoint: Bool) -> [CoverageRow] {
+        var rows: [CoverageKey: CoverageRow] = [:]
+        func key(_ full: CoverageKey) -> CoverageKey {
+            byEndpoint ? full : CoverageKey(host: full.host, endpoint: "", direction: full.direction)
+        }
+        for (full, counts) in wire {
+            rows[key(full), default: CoverageRow(key: key(full))].wire.add(counts)
+        }
+        for (full, counts) in meter.matchedRecords {
+            rows[key(full), default: CoverageRow(key: key(full))].matched.add(counts)
+        }
+        for (full, counts) in meter.unmatchedEntries {
+            rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.entries += counts.entries
+            rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.bytes = saturatingSum(
+                rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.bytes, counts.bytes)
+        }
+        return rows.values.sorted { $0.key < $1.key }
+    }
+}
+
+/// A line of the coverage tables: one host or endpoint, one direction.
+public struct CoverageRow: Sendable, Equatable {
+    public var key: CoverageKey
+    /// Every record there.
+    public var wire = CoverageCounts()
+    /// Those the meter's entries joined.
+    public var matched = CoverageCounts()
+    /// The meter's entries there that joined no record.
+    public var unmatchedEntries = EntryCounts()
+
+    public init(key: CoverageKey) { self.key = key }
+
+    /// Records no entry joined.
+    public var unmatched: CoverageCounts { wire.subtracting(matched) }
+}

@@ -1,0 +1,396 @@
+import Analysis
+import Estimation
+import Flows
+import MessageModel
+import MeterLog
+import Records
+import Reports
+
+/// A `--meter-log` argument: a meter log file, and the name its own meter takes.
+public struct MeterLogSource: Sendable, Equatable {
+    public var path: String
+    /// `NAME=FILE`'s name; nil: the entries' `meter` field, else the file's stem.
+    public var name: String?
+
+    public init(path: String, name: String? = nil) {
+        self.path = path
+        self.name = name
+    }
+
+    /// `FILE` or `NAME=FILE`: a `=` before any `/` names the meter (a file whose name holds a
+    /// `=` is written with a directory, `./a=b.jsonl`).
+    public init(parsing argument: String) {
+        if let equals = argument.firstIndex(of: "="),
+            !argument[..<equals].contains("/"), equals != argument.startIndex
+        {
+            self.init(path: String(argument[argument.index(after: equals)...]), name: String(argument[..<equals]))
+        } else {
+            self.init(path: argument)
+        }
+    }
+
+    /// The file's name without its directory and its last extension.
+    public var stem: String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return file }
+        return String(file[..<dot])
+    }
+}
+
+/// Why the meter logs cannot be used at all (the run does not start).
+public enum MeterLogSetupError: Error, CustomStringConvertible, Equatable {
+    case cannotRead(String)
+    case badName(String)
+
+    public var description: String {
+        switch self {
+        case let .cannotRead(reason): return reason
+        case let .badName(reason): return reason
+        }
+    }
+}
+
+/// One app meter of a run: its name, where its entries are, what it logs.
+struct LoadedMeter {
+    var name: String
+    var files: [String]
+    /// Its entries as the join takes them; `JoinEntry.index` is the place in `references`.
+    var entries: [JoinEntry] = []
+    /// Each entry's log (in `MeterStage.logs`) and place in it.
+    var references: [(log: Int32, entry: Int32)] = []
+    /// Whether any entry logged each part (the `est_NAME_line`, `_headers`, `_body` columns).
+    var logsLine = false
+    var logsHeaders = false
+    var logsBody = false
+}
+
+/// The meter logs of a run, joined to its records (docs/METER-LOG.md, "In a run").
+///
+/// The logs are read before the inputs. While records stream by, each one whose URL (without
+/// its query) some entry names is kept as a `Candidate`: its `WireRecord` for the join, and what
+/// the figures need of it (`MeteredRecord`, its coverage key, its share of connection overhead
+/// still to be given out); every record is counted for coverage. At the end, each meter is
+/// joined to the candidates, and its estimates are added to the figures, the overhead shares,
+/// the charts' samples, the diagnostics and, by a second pass, messages.csv.
+final class MeterStage {
+    let logs: [MeterLog]
+    private(set) var meters: [LoadedMeter]
+    let options: JoinOptions
+    /// Every URL without its query that an entry names: only records there can join.
+    private let pathKeys: Set<String>
+    private let normalizer: EndpointNormalizer
+
+    struct Candidate {
+        /// The record's place in the run (its row of messages.csv).
+        var ordinal: Int
+        var input: Int32
+        var wire: WireRecord
+        var figures: MeteredRecord
+        var coverageKey: CoverageKey?
+        /// Its share of connection overhead, given out at the end with the meters that count it.
+        var share: PendingShare?
+        var modelMask: UInt64
+    }
+
+    private(set) var candidates: [Candidate] = []
+    /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
+    private(set) var matches: [[Int32]] = []
+    private(set) var coverage = CoverageFigures()
+    /// Records per input, for the `not-metered` counts.
+    private var recordsPerInput: [Int] = []
+    private var ordinal = 0
+    /// URLs seen, each kept once however many records name it.
+    private var urls: Set<NormalizedURL> = []
+    private var methods: Set<String> = []
+    /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
+    private var exchanges: [ExchangeKey: Int] = [:]
+    private var nextExchange = 0
+    private var currentInput = -1
+
+    private struct ExchangeKey: Hashable {
+        var connection: Int
+        var tunnelHost: String?
+        var request: Int
+    }
+
+    /// Reads every log (diagnostics kept in the logs) and names the meters. Throws when a file
+    /// cannot be read or a name is taken.
+    init(sources: [MeterLogSource], modelNames: [String], options: JoinOptions, normalizer: EndpointNormalizer) throws {
+        var logs: [MeterLog] = []
+        var meters: [LoadedMeter] = []
+        for source in sources {
+            let log: MeterLog
+            do {
+                log = try MeterLogReader.read(path: source.path)
+            } catch {
+                throw MeterLogSetupError.cannotRead("--meter-log \(error)")
+            }
+            let logIndex = logs.count
+            logs.append(log)
+            let fields = log.meterNames
+            for field in fields {
+                let name: String
+                if let given = source.name, field.isEmpty || fields.count == 1 {
+                    name = given
+                } else {
+                    name = field.isEmpty ? source.stem : field
+                }
+                guard !name.isEmpty, !name.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
+                    throw MeterLogSetupError.badName("--meter-log \(source.path): meter name '\(name)' is not usable")
+                }
+                guard !modelNames.contains(name) else {
+                    throw MeterLogSetupError.badName(
+                        "--meter-log \(source.path): meter name '\(name)' is an estimator's; name it with NAME=FILE")
+                }
+                var meterIndex = meters.firstIndex { $0.name == name }
+                if meterIndex == nil {
+                    meters.append(LoadedMeter(name: name, files: []))
+                    meterIndex = meters.count - 1
+                }
+                let m = meterIndex!
+                if !meters[m].files.contains(source.path) { meters[m].files.append(source.path) }
+                for var entry in log.joinEntries(meter: field) {
+                    let stored = log.entries[entry.index]
+                    meters[m].references.append((Int32(logIndex), Int32(entry.index)))
+                    entry.index = meters[m].entries.count
+                    // Ids pair within one log: another log's ids are other exchanges.
+                    entry.pairing = entry.pairing.map { $0 << 8 | (logIndex & 0xFF) }
+                    meters[m].entries.append(entry)
+                    if stored.lineBytes != nil { meters[m].logsLine = true }
+                    if stored.headersBytes != nil { meters[m].logsHeaders = true }
+                    if stored.bodyBytes != nil { meters[m].logsBody = true }
+                }
+            }
+        }
+        self.logs = logs
+        self.meters = meters
+        self.options = options
+        self.normalizer = normalizer
+        pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
+    }
+
+    var names: [String] { meters.map(\.name) }
+
+    /// Every diagnostic of every log, in file order.
+    var diagnostics: [MeterLogDiagnostic] { logs.flatMap(\.diagnostics) }
+
+    // MARK: While records stream
+
+    /// Counts a record for coverage and keeps it when it may join. Returns true when the
+    /// record's share of connection overhead is kept here (the caller must not hand it to its
+    /// `OverheadSharing`): it is given out once the meters that count the record are known.
+    func observe(_ record: MessageRecord, input: Int) -> Bool {
+        if input != currentInput {
+            currentInput = input
+            exchanges.removeAll(keepingCapacity: true)
+            while recordsPerInput.count <= input { recordsPerInput.append(0) }
+        }
+        defer { ordinal += 1 }
+        recordsPerInput[input] += 1
+        coverage.add(record)
+        guard record.direction != .interim, let wireRecord = wireRecord(of: record),
+            pathKeys.contains(wireRecord.url.pathKey)
+        else { return false }
+        var mask: UInt64 = 0
+        for (index, estimate) in record.estimates.enumerated() where index < 64 {
+            if case .success = estimate { mask |= 1 << UInt64(index) }
+        }
+        let share = PendingShare(record)
+        var wire = wireRecord
+        wire.index = candidates.count
+        candidates.append(
+            Candidate(
+                ordinal: ordinal, input: Int32(input), wire: wire, figures: MeteredRecord(record),
+                coverageKey: CoverageFigures.key(of: record), share: share, modelMask: mask))
+        return share != nil
+    }
+
+    /// The record as the join compares it; nil when its request is unknown.
+    func wireRecord(of record: MessageRecord) -> WireRecord? {
+        guard let request = record.requestSummary, request.fieldsKnown, !request.method.isEmpty else { return nil }
+        let target = String(httpBytes: request.target)
+        let url: NormalizedURL?
+        let time: Int64
+        var exchange: Int?
+        switch record.source {
+        case let .har(entry):
+            url = NormalizedURL(target)
+            time = entry.time ?? 0
+            exchange = exchangeNumber(ExchangeKey(connection: -1, tunnelHost: nil, request: entry.entry))
+        case let .charles(transaction):
+            // A Charles transaction is one exchange, its URL written whole, as a HAR entry's.
+            url = NormalizedURL(target)
+            time = transaction.time ?? 0
+            exchange = exchangeNumber(ExchangeKey(connection: -2, tunnelHost: nil, request: transaction.transaction))
+        case let .capture(flow):
+            if target.hasPrefix("/") || target == "*" {
+                let host = request.host ?? flow.server.description
+                url = NormalizedURL(scheme: flow.transport == .tls ? "https" : "http", host: host, target: target)
+            } else {
+                url = NormalizedURL(target) // absolute form (a proxy's request)
+            }
+            time = flow.time
+            if record.message.kind == .request || record.message.request != nil {
+                exchange = exchangeNumber(
+                    ExchangeKey(connection: flow.connection, tunnelHost: flow.tunnelHost, request: request.index))
+            }
+        }
+        guard let url else { return nil }
+        let shared = urls.insert(url).memberAfterInsert
+        let method = methods.insert(request.method).memberAfterInsert
+        return WireRecord(
+            direction: record.message.kind == .request ? .request : .response, method: method, url: shared,
+            status: record.message.kind == .request ? nil : record.message.status, time: time,
+            exchange: exchange, index: 0)
+    }
+
+    private func exchangeNumber(_ key: ExchangeKey) -> Int {
+        if let known = exchanges[key] { return known }
+        nextExchange += 1
+        exchanges[key] = nextExchange
+        return nextExchange
+    }
+
+    // MARK: At the end
+
+    /// Joins every meter and adds what it gives to the figures: the aggregation's meter
+    /// estimates, the overhead shares kept back (`sharings`, one per input, then finished into
+    /// the aggregation), the charts' samples, the `not-metered` counts of the diagnostics.
+    func finish(
+        aggregation: inout Aggregation, sharings: inout [OverheadSharing], charts: inout ChartSamples,
+        diagnostics: inout [InputDiagnostics]
+    ) {
+        let records = candidates.map(\.wire)
+        let modelCount = aggregation.modelCount
+        var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] = []
+        for (m, meter) in meters.enumerated() {
+            let result = MeterJoin.join(entries: meter.entries, records: records, options: options)
+            var matched = [Int32](repeating: -1, count: candidates.count)
+            var figures = MeterCoverage(
+                name: meter.name, files: meter.files,
+                offset: MeterClockOffset(
+                    nanoseconds: result.offset.nanoseconds, estimated: result.offset.estimated,
+                    spread: result.offset.spread, lowest: result.offset.lowest, highest: result.offset.highest,
+                    tolerance: options.tolerance))
+            for file in meter.files {
+                for log in logs where log.path == file {
+                    for (key, count) in log.diagnosticCounts { figures.diagnostics[key, default: 0] += count }
+                }
+            }
+            var estimates: [Int: Int] = [:]
+            var chartRecords: [(direction: RecordClass, wire: Int, estimate: Int)] = []
+            for pair in result.pairs {
+                matched[pair.record] = Int32(pair.entry)
+                let candidate = candidates[pair.record]
+                let entry = self.entry(meter: m, pair.entry)
+                let (estimate, split) = Self.estimate(of: entry)
+                aggregation.addMeterEstimate(meter: m, record: candidate.figures, estimate: estimate, split: split)
+                figures.matchedEntries.add(bytes: Int(clamping: entry.bytes))
+                if let key = candidate.coverageKey {
+                    figures.matchedRecords[key, default: CoverageCounts()].add(
+                        candidate.figures.wire, measured: candidate.figures.measured)
+                }
+                estimates[candidate.ordinal] = estimate.total
+                if candidate.figures.measured, let wire = candidate.figures.wire.total {
+                    chartRecords.append((candidate.figures.group.direction, wire, estimate.total))
+                }
+                let input = Int(candidate.input)
+                if input < diagnostics.count {
+                    // Counted as not metered below, per input; a matched record is taken off.
+                    diagnostics[input].unestimated[meter.name, default: [:]][.notMetered, default: 0] -= 1
+                }
+            }
+            for index in result.unmatchedEntries {
+                let entry = self.entry(meter: m, index)
+                let joinEntry = meter.entries[index]
+                figures.unmatchedEntries[entryKey(joinEntry), default: EntryCounts()].add(
+                    bytes: Int(clamping: entry.bytes))
+            }
+            for input in diagnostics.indices where input < recordsPerInput.count {
+                diagnostics[input].unestimated[meter.name, default: [:]][.notMetered, default: 0] +=
+                    recordsPerInput[input]
+                if diagnostics[input].unestimated[meter.name]?[.notMetered] == 0 {
+                    diagnostics[input].unestimated[meter.name]![.notMetered] = nil
+                }
+                if diagnostics[input].unestimated[meter.name]?.isEmpty == true {
+                    diagnostics[input].unestimated[meter.name] = nil
+                }
+            }
+            matches.append(matched)
+            coverage.meters.append(figures)
+            chartEstimates.append((estimates, chartRecords))
+        }
+        aggregation.finishMeters()
+        for candidate in candidates.indices {
+            guard let share = candidates[candidate].share, Int(candidates[candidate].input) < sharings.count else {
+                continue
+            }
+            var mask = candidates[candidate].modelMask
+            for m in meters.indices where matches[m][candidate] >= 0 && modelCount + m < 64 {
+                mask |= 1 << UInt64(modelCount + m)
+            }
+            sharings[Int(candidates[candidate].input)].add(share, estimators: mask)
+        }
+        for index in sharings.indices { aggregation.add(sharings[index].finish()) }
+        for (m, joined) in chartEstimates.enumerated() {
+            charts.addJoined(estimator: modelCount + m, estimates: { joined.estimates[$0] }, records: joined.records)
+        }
+    }
+
+    /// The entry a meter's join index names.
+    func entry(meter: Int, _ index: Int) -> MeterEntry {
+        let reference = meters[meter].references[index]
+        return logs[Int(reference.log)].entries[Int(reference.entry)]
+    }
+
+    /// What an entry estimates: its three parts when all are logged and add up to its total,
+    /// else its total alone (`split` false).
+    static func estimate(of entry: MeterEntry) -> (Estimate, split: Bool) {
+        if let line = entry.lineBytes, let headers = entry.headersBytes, let body = entry.bodyBytes,
+            line + headers + body == entry.bytes
+        {
+            return (Estimate(line: Int(line), headers: Int(headers), body: Int(body)), true)
+        }
+        return (Estimate(line: 0, headers: 0, body: Int(clamping: entry.bytes)), false)
+    }
+
+    /// Where an entry belongs in the coverage tables: its URL's host and endpoint.
+    func entryKey(_ entry: JoinEntry) -> CoverageKey {
+        let key = entry.url.pathKey
+        var rest = Substring(key)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let host = String(rest[..<slash])
+        let path = rest[slash...].isEmpty ? "/" : String(rest[slash...])
+        return CoverageKey(
+            host: host, endpoint: "\(entry.method) \(host) \(normalizer.normalize(path: path))",
+            direction: entry.direction == .request ? .request : .response)
+    }
+
+    // MARK: messages.csv
+
+    /// The meter columns of messages.csv, after every other: per meter `est_NAME`, the parts
+    /// it logs, `meter_NAME_line`.
+    var messageColumns: [String] {
+        meters.flatMap { meter in
+            ["est_\(meter.name)"] + (meter.logsLine ? ["est_\(meter.name)_line"] : [])
+                + (meter.logsHeaders ? ["est_\(meter.name)_headers"] : [])
+                + (meter.logsBody ? ["est_\(meter.name)_body"] : []) + ["meter_\(meter.name)_line"]
+        }
+    }
+
+    /// Writes the meter cells of the record at `ordinal` (records asked in order).
+    func appendCells(ordinal: Int, cursor: inout Int, to row: inout CSVRowBytes) {
+        while cursor < candidates.count, candidates[cursor].ordinal < ordinal { cursor += 1 }
+        let candidate = cursor < candidates.count && candidates[cursor].ordinal == ordinal ? cursor : nil
+        for (m, meter) in meters.enumerated() {
+            let index = candidate.flatMap { matches.indices.contains(m) ? Int(matches[m][$0]) : nil } ?? -1
+            let entry = index >= 0 ? self.entry(meter: m, index) : nil
+            row.append(entry.map { Int(clamping: $0.bytes) })
+            if meter.logsLine { row.append(entry?.lineBytes.map { Int(clamping: $0) }) }
+            if meter.logsHeaders { row.append(entry?.headersBytes.map { Int(clamping: $0) }) }
+            if meter.logsBody { row.append(entry?.bodyBytes.map { Int(clamping: $0) }) }
+            row.append(entry.map { Int($0.logLine) })
+        }
+    }
+}

@@ -1,0 +1,461 @@
+/// A pair assignment at one offset: for each entry (by position in the plan's entries) the
+/// position of its record, or -1.
+struct Matching {
+    var recordOfEntry: [Int]
+    var count = 0
+    var cost: Int64 = 0
+
+    func isBetter(than other: Matching) -> Bool {
+        count != other.count ? count > other.count : cost < other.cost
+    }
+
+    func ties(_ other: Matching) -> Bool { count == other.count && cost == other.cost }
+}
+
+/// The entries and records grouped and sorted once; `assign` runs at any offset.
+struct Plan {
+    struct Bucket {
+        /// Entry and record positions, each in time order (then by index).
+        var entries: [Int]
+        var records: [Int]
+    }
+
+    /// A group's buckets, most specific first: entries with a query and a status, with a query,
+    /// with a status, with neither. Each bucket's records are those its key allows (a record
+    /// without a status is allowed any); entries of one bucket cannot be told apart but by
+    /// time, so only they are kept in order.
+    struct Group {
+        var buckets: [Bucket] = []
+    }
+
+    private struct BucketKey: Hashable {
+        let query: String?
+        let status: Int?
+
+        var rank: Int { (query == nil ? 2 : 0) + (status == nil ? 1 : 0) }
+    }
+
+    let entries: [JoinEntry]
+    let records: [WireRecord]
+    /// Request groups first: a response follows its request by pairing.
+    private(set) var groups: [Group] = []
+    private(set) var groupIsResponse: [Bool] = []
+    /// exchange → the position of its response record.
+    private var responseOfExchange: [Int: Int] = [:]
+    /// pairing → the position of the request entry that carries it.
+    private var requestOfPairing: [Int: Int] = [:]
+
+    private struct GroupKey: Hashable {
+        let direction: MeterDirection
+        let method: String
+        let pathKey: String
+    }
+
+    init(entries: [JoinEntry], records: [WireRecord]) {
+        self.entries = entries
+        self.records = records
+        var groupOf: [GroupKey: Int] = [:]
+        var keys: [GroupKey] = []
+        var groupEntries: [[Int]] = []
+        var groupRecords: [[Int]] = []
+        func group(_ key: GroupKey) -> Int {
+            if let found = groupOf[key] { return found }
+            groupOf[key] = keys.count
+            keys.append(key)
+            groupEntries.append([])
+            groupRecords.append([])
+            return keys.count - 1
+        }
+        for (position, entry) in entries.enumerated() {
+            groupEntries[group(GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey))]
+                .append(position)
+            if entry.direction == .request, let pairing = entry.pairing, requestOfPairing[pairing] == nil {
+                requestOfPairing[pairing] = position
+            }
+        }
+        for (position, record) in records.enumerated() {
+            let key = GroupKey(direction: record.direction, method: record.method, pathKey: record.url.pathKey)
+            // A record no entry can match stays out of every group.
+            if let index = groupOf[key] { groupRecords[index].append(position) }
+            if record.direction == .response, let exchange = record.exchange, responseOfExchange[exchange] == nil {
+                responseOfExchange[exchange] = position
+            }
+        }
+        let order = keys.indices.sorted {
+            (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1)
+        }
+        for index in order {
+            let entryOrder = groupEntries[index].sorted {
+                (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index)
+            }
+            let recordOrder = groupRecords[index].sorted {
+                (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+            }
+            var bucketKeys: [BucketKey] = []
+            var entriesOfKey: [BucketKey: [Int]] = [:]
+            for position in entryOrder {
+                let entry = entries[position]
+                let key = BucketKey(query: entry.url.query, status: entry.status)
+                if entriesOfKey[key] == nil { bucketKeys.append(key) }
+                entriesOfKey[key, default: []].append(position)
+            }
+            var recordsOfQuery: [String: [Int]] = [:]
+            var recordsOfStatus: [Int: [Int]] = [:]
+            var recordsWithoutStatus: [Int] = []
+            for position in recordOrder {
+                let record = records[position]
+                if let query = record.url.query { recordsOfQuery[query, default: []].append(position) }
+                if let status = record.status {
+                    recordsOfStatus[status, default: []].append(position)
+                } else {
+                    recordsWithoutStatus.append(position)
+                }
+            }
+            var group = Group()
+            for key in bucketKeys.enumerated().sorted(by: {
+                ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset)
+            }).map(\.element) {
+                let candidates: [Int]
+                switch (key.query, key.status) {
+                case let (query?, status?):
+                    candidates = (recordsOfQuery[query] ?? []).filter {
+                        records[$0].status == nil || records[$0].status == status
+                    }
+                case let (query?, nil): candidates = recordsOfQuery[query] ?? []
+                case let (nil, status?):
+                    candidates = ((recordsOfStatus[status] ?? []) + recordsWithoutStatus).sorted {
+                        (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+                    }
+                case (nil, nil): candidates = recordOrder
+                }
+                group.buckets.append(Bucket(entries: entriesOfKey[key]!, records: candidates))
+            }
+            groups.append(group)
+            groupIsResponse.append(keys[index].direction == .response)
+        }
+    }
+
+    // MARK: Compatibility
+
+    /// Whether entry `e` may match record `r` (positions): their statuses agree and, when the
+    /// entry has a query, so do the queries. Direction, method and path are the group's.
+    @inline(__always) func compatible(_ e: Int, _ r: Int) -> Bool {
+        let entry = entries[e]
+        let record = records[r]
+        if let a = entry.status, let b = record.status, a != b { return false }
+        if let query = entry.url.query, query != record.url.query { return false }
+        return true
+    }
+
+    // MARK: Assignment
+
+    func assign(offset: Int64, tolerance: Int64, maxBand: Int) -> Matching {
+        var matching = Matching(recordOfEntry: [Int](repeating: -1, count: entries.count))
+        var taken = [Bool](repeating: false, count: records.count)
+        func take(_ e: Int, _ r: Int) {
+            matching.recordOfEntry[e] = r
+            taken[r] = true
+            matching.count += 1
+            let distance = records[r].time.subtractingSaturating(entries[e].time.addingSaturating(offset))
+            matching.cost = matching.cost.addingSaturating(distance.magnitudeSaturating)
+        }
+        for (index, group) in groups.enumerated() {
+            if groupIsResponse[index] {
+                // A response whose request entry matched takes that exchange's response record.
+                for bucket in group.buckets {
+                    for e in bucket.entries {
+                        guard let pairing = entries[e].pairing, let request = requestOfPairing[pairing] else {
+                            continue
+                        }
+                        let requestRecord = matching.recordOfEntry[request]
+                        guard requestRecord >= 0, let exchange = records[requestRecord].exchange,
+                            let r = responseOfExchange[exchange], !taken[r],
+                            records[r].method == entries[e].method, records[r].url.pathKey == entries[e].url.pathKey,
+                            compatible(e, r)
+                        else { continue }
+                        take(e, r)
+                    }
+                }
+            }
+            for bucket in group.buckets {
+                let free = bucket.entries.filter { matching.recordOfEntry[$0] < 0 }
+                let open = bucket.records.filter { !taken[$0] }
+                guard !free.isEmpty, !open.isEmpty else { continue }
+                // A bucket's records are all compatible with its entries (see `Group`).
+                let pairs = Self.align(
+                    entryTimes: free.map { entries[$0].time.addingSaturating(offset) },
+                    recordTimes: open.map { records[$0].time }, tolerance: tolerance, maxBand: maxBand)
+                for (i, j) in pairs { take(free[i], open[j]) }
+            }
+        }
+        return matching
+    }
+
+    /// The order-keeping alignment of entries to records (both times ascending) within the
+    /// tolerance: the most pairs, then the smallest sum of |distance|; ties to earlier records.
+    /// A dynamic program over F(i, j), the best score with the first i entries and j records,
+    /// kept as one row updated in place over each entry's band of records (those within the
+    /// tolerance): O(Σ band) time, the choices taken kept for the way back.
+    /// `maxBand` bounds each entry's band to the records of the `maxBand` ranks on either side of
+    /// its time, so a dense run of identical requests (thousands within the tolerance) costs
+    /// O(n·maxBand), not O(n·w).
+    static func align(
+        entryTimes: [Int64], recordTimes: [Int64], tolerance: Int64, maxBand: Int = Int.max,
+        allowed: ((Int, Int) -> Bool)? = nil
+    ) -> [(Int, Int)] {
+        let n = entryTimes.count
+        let m = recordTimes.count
+        guard n > 0, m > 0 else { return [] }
+        // Each entry's band [low, high) of records: within the tolerance and `maxBand` ranks.
+        // Both bounds never decrease with the entry, which the row's frontier relies on.
+        var bandLow = [Int](repeating: 0, count: n)
+        var bandHigh = [Int](repeating: 0, count: n)
+        var choiceStart = [Int](repeating: 0, count: n + 1)
+        var timeLow = 0
+        var timeHigh = 0
+        var atOrBefore = 0 // records at or before the entry's time
+        for i in 0..<n {
+            let time = entryTimes[i]
+            let earliest = time.subtractingSaturating(tolerance)
+            let latest = time.addingSaturating(tolerance)
+            while timeLow < m, recordTimes[timeLow] < earliest { timeLow += 1 }
+            timeHigh = max(timeHigh, timeLow)
+            while timeHigh < m, recordTimes[timeHigh] <= latest { timeHigh += 1 }
+            while atOrBefore < m, recordTimes[atOrBefore] <= time { atOrBefore += 1 }
+            let low = max(timeLow, atOrBefore - min(maxBand, atOrBefore))
+            let high = min(timeHigh, atOrBefore + min(maxBand, m - atOrBefore))
+            bandLow[i] = low
+            bandHigh[i] = high
+            choiceStart[i + 1] = choiceStart[i] + max(0, high - low)
+        }
+        // One row of F: counts and costs; choices per (entry, band position): 0 entry unused,
+        // 1 record unused, 2 the pair.
+        var counts = [Int](repeating: 0, count: m + 1)
+        var costs = [Int64](repeating: 0, count: m + 1)
+        var choices = [UInt8](repeating: 0, count: choiceStart[n])
+        var frontier = 0 // F[j] for j > frontier equals F[frontier]
+        counts.withUnsafeMutableBufferPointer { count in
+            costs.withUnsafeMutableBufferPointer { cost in
+                choices.withUnsafeMutableBufferPointer { choice in
+                    recordTimes.withUnsafeBufferPointer { records in
+                        for i in 0..<n {
+                            let low = bandLow[i]
+                            let high = bandHigh[i]
+                            guard low < high else { continue }
+                            if high > frontier {
+                                for j in (frontier + 1)...high {
+                                    count[j] = count[frontier]
+                                    cost[j] = cost[frontier]
+                                }
+                                frontier = high
+                            }
+                            let time = entryTimes[i]
+                            var previousCount = count[low]
+                            var previousCost = cost[low]
+                            var slot = choiceStart[i]
+                            for j in (low + 1)...high {
+                                let oldCount = count[j]
+                                let oldCost = cost[j]
+                                var bestCount = oldCount
+                                var bestCost = oldCost
+                                var taken: UInt8 = 0
+                                // Worse: fewer pairs, or as many at a larger cost.
+                                if bestCount < count[j - 1] || (bestCount == count[j - 1] && bestCost > cost[j - 1]) {
+                                    bestCount = count[j - 1]
+                                    bestCost = cost[j - 1]
+                                    taken = 1
+                                }
+                                if allowed?(i, j - 1) ?? true {
+                                    let pairCount = previousCount + 1
+                                    let pairCost = previousCost.addingSaturating(
+                                        records[j - 1].subtractingSaturating(time).magnitudeSaturating)
+                                    if bestCount < pairCount || (bestCount == pairCount && bestCost > pairCost) {
+                                        bestCount = pairCount
+                                        bestCost = pairCost
+                                        taken = 2
+                                    }
+                                }
+                                count[j] = bestCount
+                                cost[j] = bestCost
+                                choice[slot] = taken
+                                slot += 1
+                                previousCount = oldCount
+                                previousCost = oldCost
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        var pairs: [(Int, Int)] = []
+        var i = n
+        var j = frontier
+        while i > 0, j > 0 {
+            let entry = i - 1
+            let low = bandLow[entry]
+            let high = bandHigh[entry]
+            if low >= high || j <= low {
+                i -= 1
+            } else if j > high {
+                j = high
+            } else {
+                switch choices[choiceStart[entry] + j - low - 1] {
+                case 0: i -= 1
+                case 1: j -= 1
+                default:
+                    pairs.append((entry, j - 1))
+                    i -= 1
+                    j -= 1
+                }
+            }
+        }
+        return pairs.reversed()
+    }
+
+    // MARK: Offset
+
+    /// The offsets worth a full assignment: the centers of the densest non-overlapping windows
+    /// (2 × tolerance wide) over the sorted entry-record differences, and 0.
+    func candidateOffsets(options: JoinOptions) -> [Int64] {
+        var differences: [Int64] = []
+        var buckets: [Bucket] = []
+        for group in groups {
+            // Each entry once, against the records its bucket allows.
+            buckets.append(contentsOf: group.buckets)
+        }
+        let sizes = buckets.map { $0.entries.count * $0.records.count }
+        let order = buckets.indices.sorted { (sizes[$0], $0) < (sizes[$1], $1) }
+        let budget = options.maxCandidatePairs
+        for (rank, index) in order.enumerated() where sizes[index] > 0 {
+            let bucket = buckets[index]
+            let share = max(1, (budget - differences.count) / (order.count - rank))
+            let ratio = (sizes[index] + share - 1) / share
+            let entryStride = min(Int(Double(ratio).squareRoot().rounded(.up)), bucket.entries.count)
+            let recordStride = max(1, min(bucket.records.count, (ratio + entryStride - 1) / entryStride))
+            for e in stride(from: 0, to: bucket.entries.count, by: entryStride) {
+                let entry = bucket.entries[e]
+                for r in stride(from: 0, to: bucket.records.count, by: recordStride) {
+                    let record = bucket.records[r]
+                    guard compatible(entry, record) else { continue }
+                    differences.append(records[record].time.subtractingSaturating(entries[entry].time))
+                }
+            }
+        }
+        guard !differences.isEmpty else { return [0] }
+        differences.sort()
+        let width = options.tolerance.multipliedSaturating(by: 2)
+        // Window i starts at differences[i]; its center never decreases with i.
+        var counts = [Int](repeating: 0, count: differences.count)
+        var centers = [Int64](repeating: 0, count: differences.count)
+        var end = 0
+        for start in differences.indices {
+            end = max(end, start)
+            let last = differences[start].addingSaturating(width)
+            while end < differences.count, differences[end] <= last { end += 1 }
+            counts[start] = end - start
+            centers[start] = differences[start].addingSaturating(
+                differences[end - 1].subtractingSaturating(differences[start]) / 2)
+        }
+        // The densest window, then the densest whose center is over a tolerance from those
+        // taken (a range of windows, centers being sorted), and so on: O(k·P).
+        var suppressed = [Bool](repeating: false, count: differences.count)
+        var picked: [Int64] = []
+        while picked.count < options.candidateOffsets {
+            var best = -1
+            for index in counts.indices where !suppressed[index] {
+                if best < 0 || counts[index] > counts[best]
+                    || (counts[index] == counts[best]
+                        && centers[index].magnitudeSaturating < centers[best].magnitudeSaturating)
+                {
+                    best = index
+                }
+            }
+            guard best >= 0 else { break }
+            let center = centers[best]
+            picked.append(center)
+            let low = center.subtractingSaturating(options.tolerance)
+            let high = center.addingSaturating(options.tolerance)
+            var index = Self.firstIndex(in: centers, notBelow: low)
+            while index < centers.count, centers[index] <= high {
+                suppressed[index] = true
+                index += 1
+            }
+        }
+        if picked.allSatisfy({ $0.magnitudeSaturating > options.tolerance }) { picked.append(0) }
+        return picked
+    }
+
+    /// The first index of a sorted array whose value is at least `value` (its count if none).
+    static func firstIndex(in sorted: [Int64], notBelow value: Int64) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The median of (record time − entry time) over the pairs; nil without pairs.
+    func median(of matching: Matching) -> Int64? {
+        let differences = self.differences(matching).sorted()
+        guard !differences.isEmpty else { return nil }
+        return differences[(differences.count - 1) / 2]
+    }
+
+    private func differences(_ matching: Matching) -> [Int64] {
+        matching.recordOfEntry.enumerated().compactMap { e, r in
+            r < 0 ? nil : records[r].time.subtractingSaturating(entries[e].time)
+        }
+    }
+
+    func describe(_ matching: Matching, into offset: inout ClockOffset) {
+        let differences = self.differences(matching)
+        guard let lowest = differences.min(), let highest = differences.max() else { return }
+        offset.lowest = lowest
+        offset.highest = highest
+        let deviations = differences.map { $0.subtractingSaturating(offset.nanoseconds).magnitudeSaturating }.sorted()
+        offset.spread = deviations[(deviations.count - 1) / 2]
+    }
+
+    func result(_ matching: Matching, offset: ClockOffset) -> JoinResult {
+        var pairs: [JoinPair] = []
+        var unmatchedEntries: [Int] = []
+        var recordMatched = [Bool](repeating: false, count: records.count)
+        for (e, r) in matching.recordOfEntry.enumerated() {
+            if r < 0 {
+                unmatchedEntries.append(entries[e].index)
+            } else {
+                recordMatched[r] = true
+                let distance = records[r].time.subtractingSaturating(
+                    entries[e].time.addingSaturating(offset.nanoseconds))
+                pairs.append(JoinPair(entry: entries[e].index, record: records[r].index, distance: distance))
+            }
+        }
+        let unmatchedRecords = records.indices.filter { !recordMatched[$0] }.map { records[$0].index }
+        pairs.sort { $0.entry < $1.entry }
+        return JoinResult(
+            pairs: pairs, unmatchedEntries: unmatchedEntries.sorted(), unmatchedRecords: unmatchedRecords.sorted(),
+            offset: offset)
+    }
+}
+
+extension Int64 {
+    @inline(__always) func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    @inline(__always) func subtractingSaturating(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
+    }
+
+    @inline(__always) func multipliedSaturating(by other: Int64) -> Int64 {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) != (other < 0) ? .min : .max) : product
+    }
+
+    /// |self|, with |Int64.min| as Int64.max.
+    @inline(__always) var magnitudeSaturating: Int64 { self == .min ? .max : Swift.abs(self) }
+}

@@ -1,0 +1,458 @@
+import CaptureIO
+
+/// Reads a meter log (docs/METER-LOG.md): JSON Lines or CSV with a header row, told apart by the
+/// first line that is not blank (a JSON object or not). The file streams through a `LineReader`
+/// line by line; each line becomes zero, one or two entries, or a diagnostic, and reading goes on.
+public enum MeterLogReader {
+    /// Reads the whole file. Throws only when it cannot be opened or read; everything wrong
+    /// inside is in `MeterLog.diagnostics`.
+    public static func read(path: String, limits: MeterLogLimits = MeterLogLimits()) throws -> MeterLog {
+        var state = State(log: MeterLog(path: path), limits: limits)
+        let lines = try LineReader(path: path, limits: limits)
+        while let line = try lines.next() {
+            state.log.linesRead += 1
+            if !state.take(line) { break }
+        }
+        state.log.peakLineBytes = lines.peakLineBytes
+        if state.log.format == nil { state.report(line: 0, .emptyFile) }
+        return state.log
+    }
+
+    /// The fields read; the rest are ignored.
+    enum Field: Int, CaseIterable {
+        case time, kind, method, url, status, bytes, line, headers, body, id, meter
+        case requestBytes, requestLine, requestHeaders, requestBody
+        case responseBytes, responseLine, responseHeaders, responseBody
+
+        var name: String {
+            switch self {
+            case .time: return "time"
+            case .kind: return "kind"
+            case .method: return "method"
+            case .url: return "url"
+            case .status: return "status"
+            case .bytes: return "bytes"
+            case .line: return "line"
+            case .headers: return "headers"
+            case .body: return "body"
+            case .id: return "id"
+            case .meter: return "meter"
+            case .requestBytes: return "request_bytes"
+            case .requestLine: return "request_line"
+            case .requestHeaders: return "request_headers"
+            case .requestBody: return "request_body"
+            case .responseBytes: return "response_bytes"
+            case .responseLine: return "response_line"
+            case .responseHeaders: return "response_headers"
+            case .responseBody: return "response_body"
+            }
+        }
+
+        static let byName: [String: Field] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+    }
+
+    /// One line's fields as text (a JSON number as written); nil when absent, empty or null.
+    struct Fields {
+        var values = [String?](repeating: nil, count: Field.allCases.count)
+        subscript(field: Field) -> String? {
+            get { values[field.rawValue] }
+            set { values[field.rawValue] = newValue }
+        }
+    }
+
+    /// A line-level problem: the diagnostic to report instead of entries.
+    struct LineError: Error { let kind: MeterLogDiagnostic.Kind }
+
+    enum EpochTime: Equatable {
+        case nanoseconds(Int64)
+        case outOfRange
+        case notADecimal
+    }
+
+    struct State {
+        var log: MeterLog
+        let limits: MeterLogLimits
+        /// CSV: the header's column for each field read.
+        var columns: [Field?] = []
+        /// (meter, id) → the lines that used it for a request and for a response (0: none yet).
+        var idLines: [UInt64: (request: Int, response: Int)] = [:]
+        /// A URL as written → its place in the URL table (while reading).
+        var urlOfText: [String: Int] = [:]
+
+        mutating func report(line: Int, _ kind: MeterLogDiagnostic.Kind) {
+            log.report(MeterLogDiagnostic(path: log.path, line: line, kind: kind), limit: limits.maxDiagnostics)
+        }
+
+        /// False once the file cannot be read further (no CSV header).
+        mutating func take(_ line: LineReader.Line) -> Bool {
+            switch line {
+            case let .tooLong(number, length):
+                report(line: number, .lineTooLong(bytes: length))
+                return true
+            case let .text(number, bytes):
+                guard let first = bytes.firstIndex(where: { !isBlank($0) }) else { return true }
+                let fields: Fields
+                do {
+                    switch log.format {
+                    case nil:
+                        if bytes[first] == UInt8(ascii: "{") {
+                            log.format = .jsonLines
+                            fields = try jsonFields(bytes, line: number)
+                        } else {
+                            log.format = .csv
+                            if let reason = readHeader(bytes) {
+                                report(line: number, .missingHeader(reason: reason))
+                                return false
+                            }
+                            return true
+                        }
+                    case .jsonLines: fields = try jsonFields(bytes, line: number)
+                    case .csv: fields = try csvFields(bytes)
+                    }
+                    try makeEntries(fields, line: number)
+                } catch let error as LineError {
+                    report(line: number, error.kind)
+                } catch {
+                    report(line: number, .invalidJSON(column: 1, reason: "\(error)"))
+                }
+                return true
+            }
+        }
+
+        // MARK: JSON Lines
+
+        func jsonFields(_ bytes: [UInt8], line: Int) throws -> Fields {
+            var fields = Fields()
+            var invalid: LineError?
+            do {
+                try bytes.withUnsafeBytes { raw in
+                    let stream = JSONStreamReader(bytes: raw, path: log.path, line: line)
+                    guard try stream.next() == .beginObject else {
+                        throw LineError(kind: .invalidJSON(column: 1, reason: "a line must hold one JSON object"))
+                    }
+                    while true {
+                        guard let token = try stream.next() else { break }
+                        if token == .endObject { break }
+                        guard case let .key(key) = token else { continue }
+                        guard let field = Field.byName[key], fields[field] == nil, invalid == nil else {
+                            try stream.skipValue()
+                            continue
+                        }
+                        guard let value = try stream.next() else { break }
+                        switch value {
+                        case let .string(text): fields[field] = text.isEmpty ? nil : text
+                        case let .number(number): fields[field] = number.raw
+                        case .null: break
+                        case let .bool(flag):
+                            invalid = LineError(kind: .invalidField(field.name, reason: "is \(flag), not a value"))
+                        case .beginObject, .beginArray:
+                            try stream.skipValue(startingWith: value)
+                            invalid = LineError(
+                                kind: .invalidField(
+                                    field.name, reason: value == .beginObject ? "is an object" : "is an array"))
+                        case .endObject, .endArray, .key: break
+                        }
+                    }
+                    // Anything after the object is an error of the stream's own.
+                    _ = try stream.next()
+                }
+            } catch let JSONStreamError.invalidJSON(_, column, reason) {
+                throw LineError(kind: .invalidJSON(column: column, reason: reason))
+            }
+            if let invalid { throw invalid }
+            return fields
+        }
+
+        // MARK: CSV
+
+        /// Reads the header row; the reason it is none, or nil.
+        mutating func readHeader(_ bytes: [UInt8]) -> String? {
+            guard let names = try? Self.splitCSV(bytes) else { return "the first line is not a CSV row" }
+            columns = names.map { Field.byName[Self.lowered($0)] }
+            let known = Set(columns.compactMap { $0 })
+            if known.isEmpty {
+                return "the first line names no known column (time, kind, method, url, bytes, ...)"
+            }
+            for required in [Field.time, .method, .url] where !known.contains(required) {
+                return "the header has no `\(required.name)` column"
+            }
+            let perMessage = known.contains(.bytes) && known.contains(.kind)
+            if !perMessage, !known.contains(.requestBytes), !known.contains(.responseBytes) {
+                return "the header has neither `kind` and `bytes` nor `request_bytes` / `response_bytes`"
+            }
+            return nil
+        }
+
+        func csvFields(_ bytes: [UInt8]) throws -> Fields {
+            let values = try Self.splitCSV(bytes)
+            guard values.count <= columns.count else {
+                throw LineError(
+                    kind: .invalidCSV(reason: "\(values.count) fields where the header has \(columns.count)"))
+            }
+            var fields = Fields()
+            for (column, value) in zip(columns, values) {
+                guard let column, !value.isEmpty, fields[column] == nil else { continue }
+                fields[column] = value
+            }
+            return fields
+        }
+
+        /// RFC 4180 fields of one line: `"` quotes a field, `""` inside one is a quote; spaces
+        /// around an unquoted field are dropped. A field cannot span lines.
+        static func splitCSV(_ bytes: [UInt8]) throws -> [String] {
+            var fields: [String] = []
+            var index = 0
+            while true {
+                var field: [UInt8] = []
+                while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+                    index += 1
+                    while true {
+                        guard index < bytes.count else {
+                            throw LineError(kind: .invalidCSV(reason: "unterminated quoted field"))
+                        }
+                        if bytes[index] == UInt8(ascii: "\"") {
+                            if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
+                                field.append(UInt8(ascii: "\""))
+                                index += 2
+                                continue
+                            }
+                            index += 1
+                            break
+                        }
+                        field.append(bytes[index])
+                        index += 1
+                    }
+                    while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+                    guard index == bytes.count || bytes[index] == UInt8(ascii: ",") else {
+                        throw LineError(kind: .invalidCSV(reason: "text after a closing quote"))
+                    }
+                } else {
+                    while index < bytes.count, bytes[index] != UInt8(ascii: ",") {
+                        field.append(bytes[index])
+                        index += 1
+                    }
+                    while field.last == UInt8(ascii: " ") { field.removeLast() }
+                }
+                fields.append(String(decoding: field, as: UTF8.self))
+                guard index < bytes.count else { return fields }
+                index += 1 // the comma
+            }
+        }
+
+        static func lowered(_ text: String) -> String {
+            String(decoding: text.utf8.map(NormalizedURL.lower).filter { !isBlank($0) }, as: UTF8.self)
+        }
+
+        // MARK: Entries
+
+        mutating func makeEntries(_ fields: Fields, line: Int) throws {
+            guard let timeText = fields[.time] else { throw LineError(kind: .missingField("time")) }
+            let time = try Self.time(timeText)
+            guard let method = fields[.method] else { throw LineError(kind: .missingField("method")) }
+            guard let urlText = fields[.url] else { throw LineError(kind: .missingField("url")) }
+            // A URL seen before, as written, is not normalized again.
+            let known = urlOfText[urlText]
+            guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText) else {
+                throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
+            }
+            var status: UInt16 = 0
+            if let text = fields[.status] {
+                guard let value = Self.integer(text), (100...999).contains(value) else {
+                    throw LineError(kind: .invalidField("status", reason: "is not a status code (100...999)"))
+                }
+                status = UInt16(value)
+            }
+            var halves: [(MeterDirection, Field, Field, Field, Field)] = []
+            if let kind = fields[.kind] {
+                switch Self.lowered(kind) {
+                case "request": halves = [(.request, .bytes, .line, .headers, .body)]
+                case "response": halves = [(.response, .bytes, .line, .headers, .body)]
+                default: throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
+                }
+            } else {
+                if fields[.requestBytes] != nil {
+                    halves.append((.request, .requestBytes, .requestLine, .requestHeaders, .requestBody))
+                }
+                if fields[.responseBytes] != nil {
+                    halves.append((.response, .responseBytes, .responseLine, .responseHeaders, .responseBody))
+                }
+                guard !halves.isEmpty else { throw LineError(kind: .missingField("kind")) }
+            }
+            // Every number is checked before any entry is kept: a line gives all its entries or none.
+            var sizes: [(MeterDirection, Int64, Int64, Int64, Int64)] = []
+            for (direction, total, lineField, headersField, bodyField) in halves {
+                guard let totalText = fields[total] else { throw LineError(kind: .missingField(total.name)) }
+                let bytes = try Self.count(totalText, total)
+                let parts = try [lineField, headersField, bodyField].map { field in
+                    try fields[field].map { try Self.count($0, field) } ?? MeterEntry.absent
+                }
+                sizes.append((direction, bytes, parts[0], parts[1], parts[2]))
+            }
+            let meter = fields[.meter] ?? ""
+            // A name is taken into its table only while indexes remain: bad lines grow nothing.
+            guard log.methods.index[method] != nil || log.methods.strings.count <= Int(UInt16.max) else {
+                throw LineError(kind: .tooManyNames("methods"))
+            }
+            guard log.meters.index[meter] != nil || log.meters.strings.count <= Int(UInt16.max) else {
+                throw LineError(kind: .tooManyNames("meter names"))
+            }
+            let methodIndex = log.methods.intern(method)
+            let meterIndex = log.meters.intern(meter)
+            let urlPosition = known ?? log.urls.intern(url)
+            if known == nil { urlOfText[urlText] = urlPosition }
+            let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
+            let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
+            for (direction, bytes, lineBytes, headersBytes, bodyBytes) in sizes {
+                var entry = MeterEntry(
+                    time: time, bytes: bytes, storedLine: lineBytes, storedHeaders: headersBytes, storedBody: bodyBytes,
+                    logLine: UInt32(clamping: line), urlIndex: urlIndex, idIndex: idIndex,
+                    methodIndex: UInt16(methodIndex), meterIndex: UInt16(meterIndex),
+                    storedStatus: direction == .response ? status : 0, direction: direction,
+                    flags: halves.count > 1 || fields[.kind] == nil ? .fromExchange : [])
+                if lineBytes >= 0, headersBytes >= 0, bodyBytes >= 0 {
+                    let (partial, overflow1) = lineBytes.addingReportingOverflow(headersBytes)
+                    let (sum, overflow2) = partial.addingReportingOverflow(bodyBytes)
+                    if overflow1 || overflow2 || sum != bytes {
+                        entry.flags.insert(.componentsDoNotSum)
+                        report(
+                            line: line,
+                            .componentsDoNotSum(bytes: bytes, line: lineBytes, headers: headersBytes, body: bodyBytes))
+                    }
+                }
+                if entry.hasID {
+                    let key = UInt64(meterIndex) << 32 | UInt64(idIndex)
+                    var lines = idLines[key] ?? (0, 0)
+                    let first = direction == .request ? lines.request : lines.response
+                    if first != 0 {
+                        report(line: line, .duplicateID(log.ids.strings[Int(idIndex)], firstLine: first))
+                        entry.idIndex = MeterEntry.noID
+                    } else if direction == .request {
+                        lines.request = line
+                    } else {
+                        lines.response = line
+                    }
+                    idLines[key] = lines
+                }
+                log.entries.append(entry)
+            }
+        }
+
+        // MARK: Values
+
+        /// ISO 8601 with an offset, or epoch seconds (a decimal, fractions and exponent allowed).
+        static func time(_ text: String) throws -> Int64 {
+            let bytes = Array(text.utf8)
+            let looksISO = bytes.count > 4 && bytes[0..<4].allSatisfy(isDigit) && bytes[4] == UInt8(ascii: "-")
+            if looksISO {
+                if let parsed = ISO8601Time.parse(text, requiringOffset: true) {
+                    if parsed.clamped { throw LineError(kind: .timeOutOfRange(text)) }
+                    return parsed.nanoseconds
+                }
+                let reason =
+                    ISO8601Time.parse(text) != nil
+                    ? "has no UTC offset (Z or ±hh:mm)" : "is not an ISO 8601 time (YYYY-MM-DDThh:mm:ss[.f]±hh:mm)"
+                throw LineError(kind: .invalidField("time", reason: reason))
+            }
+            switch epochNanoseconds(bytes) {
+            case let .nanoseconds(value): return value
+            case .outOfRange: throw LineError(kind: .timeOutOfRange(text))
+            case .notADecimal:
+                throw LineError(
+                    kind: .invalidField("time", reason: "is neither ISO 8601 with an offset nor epoch seconds"))
+            }
+        }
+
+        /// Seconds since 1970 as a decimal (`1700000000`, `1700000000.25`, `1.7e9`) in
+        /// nanoseconds (digits past the ninth decimal dropped); out of range when negative or past
+        /// Int64 nanoseconds.
+        static func epochNanoseconds(_ bytes: [UInt8]) -> EpochTime {
+            var index = 0
+            var negative = false
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+                negative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            var digits: [UInt8] = []
+            var point = 0
+            var sawDigit = false
+            while index < bytes.count, isDigit(bytes[index]) {
+                if !(digits.isEmpty && bytes[index] == UInt8(ascii: "0")) { digits.append(bytes[index] - 48) }
+                if !digits.isEmpty { point += 1 }
+                sawDigit = true
+                index += 1
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                while index < bytes.count, isDigit(bytes[index]) {
+                    if digits.isEmpty && bytes[index] == UInt8(ascii: "0") {
+                        point -= 1
+                    } else {
+                        digits.append(bytes[index] - 48)
+                    }
+                    sawDigit = true
+                    index += 1
+                }
+            }
+            guard sawDigit else { return .notADecimal }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                var exponentNegative = false
+                if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+                    exponentNegative = bytes[index] == UInt8(ascii: "-")
+                    index += 1
+                }
+                var exponent = 0
+                var sawExponent = false
+                while index < bytes.count, isDigit(bytes[index]) {
+                    exponent = min(exponent * 10 + Int(bytes[index] - 48), 100_000)
+                    sawExponent = true
+                    index += 1
+                }
+                guard sawExponent else { return .notADecimal }
+                point += exponentNegative ? -exponent : exponent
+            }
+            guard index == bytes.count else { return .notADecimal }
+            if digits.isEmpty { return .nanoseconds(0) }
+            if negative { return .outOfRange }
+            // The digits before the point moved 9 places right are the nanoseconds.
+            let integerDigits = point + 9
+            guard integerDigits <= 19 else { return .outOfRange }
+            var value: Int64 = 0
+            for position in 0..<max(integerDigits, 0) {
+                let digit = position < digits.count ? Int64(digits[position]) : 0
+                let (scaled, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = scaled.addingReportingOverflow(digit)
+                if overflow1 || overflow2 { return .outOfRange }
+                value = sum
+            }
+            return .nanoseconds(value)
+        }
+
+        /// A non-negative decimal integer.
+        static func integer(_ text: String) -> Int64? {
+            var value: Int64 = 0
+            var any = false
+            for byte in text.utf8 {
+                guard isDigit(byte) else { return nil }
+                let (scaled, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = scaled.addingReportingOverflow(Int64(byte - 48))
+                if overflow1 || overflow2 { return nil }
+                value = sum
+                any = true
+            }
+            return any ? value : nil
+        }
+
+        static func count(_ text: String, _ field: Field) throws -> Int64 {
+            guard let value = integer(text) else {
+                throw LineError(kind: .invalidField(field.name, reason: "is not a byte count (a non-negative integer)"))
+            }
+            return value
+        }
+    }
+}
+
+@inline(__always) func isBlank(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: " ") || byte == 0x09 || byte == 0x0D
+}

@@ -1,0 +1,151 @@
+import CaptureIO
+
+/// A URL in the one spelling the join compares: scheme and host in lower case, the scheme's
+/// default port left out, percent-escapes of unreserved characters (`A-Z a-z 0-9 - . _ ~`)
+/// decoded and the others in upper-case hex, an empty path written `/`, no fragment, no
+/// user info. `pathKey` is everything but the query; `query` is nil when the URL has none
+/// (or an empty one), which the join reads as "matches any query".
+public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
+    /// `scheme://host[:port]/path`.
+    public let pathKey: String
+    /// Without its `?`; nil when absent or empty.
+    public let query: String?
+
+    public var description: String { query.map { pathKey + "?" + $0 } ?? pathKey }
+
+    public init(pathKey: String, query: String?) {
+        self.pathKey = pathKey
+        self.query = query
+    }
+
+    /// An absolute URL (`scheme://authority[/path][?query][#fragment]`); nil when it has no
+    /// scheme or no host, or a port that is not a number up to 65535.
+    public init?(_ text: String) {
+        let bytes = Array(text.utf8)
+        var position = 0
+        while position < bytes.count, Self.isSchemeByte(bytes[position], first: position == 0) { position += 1 }
+        guard position > 0, position + 2 < bytes.count, bytes[position] == UInt8(ascii: ":"),
+            bytes[position + 1] == UInt8(ascii: "/"), bytes[position + 2] == UInt8(ascii: "/")
+        else { return nil }
+        let scheme = bytes[0..<position].map(Self.lower)
+        position += 3
+        let authorityStart = position
+        while position < bytes.count, !Self.endsAuthority(bytes[position]) { position += 1 }
+        guard
+            let authority = Self.authority(bytes[authorityStart..<position], scheme: scheme)
+        else { return nil }
+        self.init(scheme: scheme, normalizedAuthority: authority, target: bytes[position...])
+    }
+
+    /// A wire record's URL: its scheme (`http`, `https`), its host as the request named it (a
+    /// `Host` field or `:authority`, port included or not) and its request target in origin form
+    /// (`/path?query`). Nil when the host is empty or its port is not a number up to 65535.
+    public init?(scheme: String, host: String, target: String) {
+        let scheme = Array(scheme.utf8).map(Self.lower)
+        guard !scheme.isEmpty, let authority = Self.authority(ArraySlice(host.utf8), scheme: scheme) else { return nil }
+        self.init(scheme: scheme, normalizedAuthority: authority, target: ArraySlice(target.utf8))
+    }
+
+    private init(scheme: [UInt8], normalizedAuthority: [UInt8], target: ArraySlice<UInt8>) {
+        var key = scheme
+        key.append(contentsOf: "://".utf8)
+        key.append(contentsOf: normalizedAuthority)
+        var position = target.startIndex
+        let pathStart = position
+        while position < target.endIndex, target[position] != UInt8(ascii: "?"), target[position] != UInt8(ascii: "#") {
+            position += 1
+        }
+        if position == pathStart || target[pathStart] != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
+        Self.appendNormalizedEscapes(target[pathStart..<position], to: &key)
+        var query: String?
+        if position < target.endIndex, target[position] == UInt8(ascii: "?") {
+            position += 1
+            let queryStart = position
+            while position < target.endIndex, target[position] != UInt8(ascii: "#") { position += 1 }
+            if position > queryStart {
+                var text: [UInt8] = []
+                Self.appendNormalizedEscapes(target[queryStart..<position], to: &text)
+                query = String(decoding: text, as: UTF8.self)
+            }
+        }
+        self.init(pathKey: String(decoding: key, as: UTF8.self), query: query)
+    }
+
+    // MARK: Pieces
+
+    /// `host[:port]` lowered, user info dropped, the scheme's default port dropped.
+    private static func authority(_ raw: ArraySlice<UInt8>, scheme: [UInt8]) -> [UInt8]? {
+        var hostPort = raw
+        if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
+        var host = hostPort
+        var port: ArraySlice<UInt8>?
+        let afterBracket = hostPort.lastIndex(of: UInt8(ascii: "]")).map { $0 + 1 } ?? hostPort.startIndex
+        if let colon = hostPort[afterBracket...].lastIndex(of: UInt8(ascii: ":")) {
+            host = hostPort[..<colon]
+            port = hostPort[(colon + 1)...]
+        }
+        guard !host.isEmpty else { return nil }
+        var out = host.map(lower)
+        if let port, !port.isEmpty {
+            guard port.count <= 5, port.allSatisfy(isDigit) else { return nil }
+            let value = port.reduce(0) { $0 * 10 + Int($1 - 48) }
+            guard value <= 65535 else { return nil }
+            if value != defaultPort(scheme) {
+                out.append(UInt8(ascii: ":"))
+                out.append(contentsOf: String(value).utf8)
+            }
+        }
+        return out
+    }
+
+    private static func defaultPort(_ scheme: [UInt8]) -> Int? {
+        switch String(decoding: scheme, as: UTF8.self) {
+        case "http", "ws": return 80
+        case "https", "wss": return 443
+        default: return nil
+        }
+    }
+
+    static func appendNormalizedEscapes(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]),
+                let low = hexValue(bytes[index + 2])
+            {
+                let decoded = high << 4 | low
+                if isUnreserved(decoded) {
+                    out.append(decoded)
+                } else {
+                    out += [UInt8(ascii: "%"), hex[Int(high)], hex[Int(low)]]
+                }
+                index += 3
+            } else {
+                out.append(byte)
+                index += 1
+            }
+        }
+    }
+
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (lower(byte) >= UInt8(ascii: "a") && lower(byte) <= UInt8(ascii: "z"))
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "~")
+    }
+
+    private static func isSchemeByte(_ byte: UInt8, first: Bool) -> Bool {
+        let letter = lower(byte) >= UInt8(ascii: "a") && lower(byte) <= UInt8(ascii: "z")
+        if first { return letter }
+        return letter || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")
+    }
+
+    private static func endsAuthority(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+    }
+
+    static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+}
