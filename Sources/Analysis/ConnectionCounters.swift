@@ -1,11 +1,5 @@
 import CaptureIO
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A protocol's own counts on a connection's row, besides its cost layers: per direction, the
 /// units of the protocol that no message owns, by type, with their bytes; and counts of the
 /// connection (HTTP/2: the preface and control frames, its streams and reading errors). A
@@ -22,18 +16,18 @@ public struct ConnectionCounterKind: Hashable, Sendable {
     /// object `{name}`); `order` places its columns among the kinds' (ties go by name). Call it
     /// from a `static let`, so that a kind is registered once, before the first run reads `all`.
     public static func register(_ name: String, unit: String, counts: [String], order: Int) -> ConnectionCounterKind {
-        counterRegistry.register(Entry(name: name, unit: unit, counts: counts, order: order))
+        ConnectionCounterKind(index: counterRegistry.register(Entry(name: name, unit: unit, counts: counts, order: order)))
     }
 
     /// Every kind registered, in the outputs' order.
-    public static var all: [ConnectionCounterKind] { counterRegistry.all() }
+    public static var all: [ConnectionCounterKind] { counterRegistry.orderedIndices().map(ConnectionCounterKind.init) }
 
     /// What the outputs call it.
-    public var name: String { counterRegistry.entry(self).name }
+    public var name: String { counterRegistry.entry(at: index).name }
     /// What it counts by type, per direction ("frames").
-    public var unit: String { counterRegistry.entry(self).unit }
+    public var unit: String { counterRegistry.entry(at: index).unit }
     /// The names of the connection's counts, in `ConnectionCounters.counts`' order.
-    public var counts: [String] { counterRegistry.entry(self).counts }
+    public var counts: [String] { counterRegistry.entry(at: index).counts }
 
     struct Entry {
         var name: String
@@ -77,43 +71,4 @@ public struct ConnectionCounters: Sendable, Equatable {
     public var serverBytes: Int { server.values.reduce(0) { $0 + $1.bytes } }
 }
 
-/// The registered kinds. Read per connection row and per output, written at registration: a
-/// lock is enough.
-private final class ConnectionCounterRegistry: @unchecked Sendable {
-    // @unchecked: every access to `entries` holds `lock`.
-    private var entries: [ConnectionCounterKind.Entry] = []
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return body()
-    }
-
-    func register(_ entry: ConnectionCounterKind.Entry) -> ConnectionCounterKind {
-        locked {
-            if let index = entries.firstIndex(where: { $0.name == entry.name }) {
-                return ConnectionCounterKind(index: index)
-            }
-            entries.append(entry)
-            return ConnectionCounterKind(index: entries.count - 1)
-        }
-    }
-
-    func entry(_ kind: ConnectionCounterKind) -> ConnectionCounterKind.Entry { locked { entries[kind.index] } }
-
-    func all() -> [ConnectionCounterKind] {
-        locked {
-            entries.indices.sorted {
-                let (a, b) = (entries[$0], entries[$1])
-                return a.order != b.order ? a.order < b.order : a.name < b.name
-            }.map { ConnectionCounterKind(index: $0) }
-        }
-    }
-}
-
-private let counterRegistry = ConnectionCounterRegistry()
+private let counterRegistry = NamedRegistry<ConnectionCounterKind.Entry>(name: \.name, order: \.order)

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CaptureIO
 
 /// A kind of overhead: bytes of a flow that no message owns (docs/METERING.md §2c). The
 /// transport's two are built in (`emptyPackets`, `unclaimed`); a protocol registers its own once,
@@ -44,63 +40,27 @@ public struct OverheadKind: Hashable, Sendable {
     /// kinds take 100 (TLS), an application protocol's 200 (HTTP/2); ties go by name. Call it
     /// from a `static let`, so that a kind is registered once, before the first run reads `all`.
     public static func register(_ name: String, part: Part, order: Int) -> OverheadKind {
-        registry.register(name, part: part, order: order)
+        OverheadKind(index: UInt8(registry.register(Entry(name: name, part: part, order: order), capacity: capacity)))
     }
 
     /// Every kind registered, in the outputs' order (connections.csv's columns; JSON objects
     /// sort their keys themselves).
-    public static var all: [OverheadKind] { registry.all() }
+    public static var all: [OverheadKind] { registry.orderedIndices().map { OverheadKind(index: UInt8($0)) } }
 
     /// What every output calls it (snake_case, as CSV columns and JSON keys).
-    public var name: String { registry.entry(self).name }
-    public var part: Part { registry.entry(self).part }
-}
+    public var name: String { registry.entry(at: Int(index)).name }
+    public var part: Part { registry.entry(at: Int(index)).part }
 
-/// The registered kinds. Read by the reports and written at registration, never per packet: a
-/// lock is enough.
-private final class OverheadRegistry: @unchecked Sendable {
-    // @unchecked: every access to `entries` holds `lock`.
     struct Entry {
         var name: String
-        var part: OverheadKind.Part
+        var part: Part
         var order: Int
-    }
-
-    private var entries: [Entry] = [
-        Entry(name: "empty_packets", part: .emptyPackets, order: 0),
-        Entry(name: "unclaimed", part: .other, order: .max),
-    ]
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return body()
-    }
-
-    func register(_ name: String, part: OverheadKind.Part, order: Int) -> OverheadKind {
-        locked {
-            if let index = entries.firstIndex(where: { $0.name == name }) { return OverheadKind(index: UInt8(index)) }
-            precondition(entries.count < OverheadKind.capacity, "more than \(OverheadKind.capacity) overhead kinds")
-            entries.append(Entry(name: name, part: part, order: order))
-            return OverheadKind(index: UInt8(entries.count - 1))
-        }
-    }
-
-    func entry(_ kind: OverheadKind) -> Entry { locked { entries[Int(kind.index)] } }
-
-    func all() -> [OverheadKind] {
-        locked {
-            entries.indices.sorted {
-                let (a, b) = (entries[$0], entries[$1])
-                return a.order != b.order ? a.order < b.order : a.name < b.name
-            }.map { OverheadKind(index: UInt8($0)) }
-        }
     }
 }
 
-private let registry = OverheadRegistry()
+/// The transport's two kinds are built in: `empty_packets` first, `unclaimed` last.
+private let registry = NamedRegistry(
+    [
+        OverheadKind.Entry(name: "empty_packets", part: .emptyPackets, order: 0),
+        OverheadKind.Entry(name: "unclaimed", part: .other, order: .max),
+    ], name: \.name, order: \.order)
