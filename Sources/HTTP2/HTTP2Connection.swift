@@ -13,15 +13,30 @@ public struct HTTP2Limits: Sendable {
     public var maxHeaderBlockBytes: Int
     /// Bytes kept of a control frame's payload (SETTINGS, GOAWAY...); the rest is counted only.
     public var maxControlPayloadBytes: Int
-    /// Largest decoded header list HPACK accepts in one block.
+    /// Largest decoded header list HPACK accepts in one block: a block decoding to more is an
+    /// HPACK error (its fields unknown), as SETTINGS_MAX_HEADER_LIST_SIZE makes it for a peer.
     public var maxHeaderListSize: Int
+    /// Decoded header bytes (Σ len(name) + len(value) + 32) a message keeps of one block: past
+    /// it the block's values are dropped, its sizes still counted (`header-values-dropped`).
+    public var maxKeptHeaderBytesPerBlock: Int
+    /// Decoded header bytes a connection's open and held messages keep in all: a block that
+    /// would pass it has its values dropped the same way.
+    public var maxKeptHeaderBytesPerConnection: Int
+    /// The largest dynamic table assumed for HPACK state the capture never saw: placeholders
+    /// fill a table of the largest HEADER_TABLE_SIZE announced (4,096 when none), up to this.
+    public var maxPrimedTableSize: Int
 
     public init(
-        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
+        maxHeaderBlockBytes: Int = 1 << 20, maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20,
+        maxKeptHeaderBytesPerBlock: Int = 64 << 10, maxKeptHeaderBytesPerConnection: Int = 256 << 10,
+        maxPrimedTableSize: Int = 64 << 10
     ) {
         self.maxHeaderBlockBytes = maxHeaderBlockBytes
         self.maxControlPayloadBytes = maxControlPayloadBytes
         self.maxHeaderListSize = maxHeaderListSize
+        self.maxKeptHeaderBytesPerBlock = maxKeptHeaderBytesPerBlock
+        self.maxKeptHeaderBytesPerConnection = maxKeptHeaderBytesPerConnection
+        self.maxPrimedTableSize = maxPrimedTableSize
     }
 }
 
@@ -100,6 +115,9 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     let sink: Sink
     /// The side that sent the preface (or opened the connection).
     let clientSide: Direction
+    let limits: HTTP2Limits
+    /// Decoded header bytes the open and held messages keep (bounded by `limits`).
+    var keptHeaderBytes = 0
     /// The two sides' readers (a `let`: reading one is not an access checked at run time).
     let readers: [FrameReader]
     // Changed once per message; not checked for overlapping access at run time, like the
@@ -121,6 +139,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         self.info = info
         self.sink = sink
         self.clientSide = clientSide
+        self.limits = limits
         if firstIndexes.count == 2 {
             messageCounts[clientSide.rawValue] = firstIndexes[0]
             messageCounts[clientSide.peer.rawValue] = firstIndexes[1]
@@ -128,8 +147,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         let allocator = ByteBufferAllocator()
         readers = [Direction.up, .down].map { side in
             FrameReader(
-                blocks: HeaderBlocks(
-                    allocator: allocator, maxHeaderListSize: limits.maxHeaderListSize, known: startsAtBeginning),
+                blocks: HeaderBlocks(allocator: allocator, limits: limits, known: startsAtBeginning),
                 phase: !startsAtBeginning ? .searching : (side == clientSide ? .preface : .frameHeader),
                 limits: limits)
         }
@@ -263,9 +281,9 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     private func completeBlock(side: Direction) {
         guard let complete = readers[side.rawValue].takeBlock() else { return }
         if let promised = complete.block.promisedStream {
-            promise(complete.block, promised: promised, fields: complete.fields, sender: side)
+            promise(complete.block, promised: promised, fields: complete.fields, primed: complete.primed, sender: side)
         } else {
-            headers(complete.block, fields: complete.fields, sender: side)
+            headers(complete.block, fields: complete.fields, primed: complete.primed, sender: side)
         }
     }
 
