@@ -117,7 +117,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     let clientSide: Direction
     let limits: HTTP2Limits
     /// Decoded header bytes the open and held messages keep (bounded by `limits`).
-    var keptHeaderBytes = 0
+    public internal(set) var keptHeaderBytes = 0
     /// The two sides' readers (a `let`: reading one is not an access checked at run time).
     let readers: [FrameReader]
     // Changed once per message; not checked for overlapping access at run time, like the
