@@ -56,6 +56,8 @@ enum HTTP2Entry {
         func connectionClosed(_ summary: HTTPConnectionSummary) { counting.connectionClosed(summary) }
     }
 
+    static let keptPerConnection = 4096
+
     static func read(_ input: TwoStreamInput, cuttingAt cuts: UnsafeRawBufferPointer?) -> (
         records: RecordingSink, counting: CountingSink, summary: HTTP2ConnectionSummary
     ) {
@@ -68,7 +70,7 @@ enum HTTP2Entry {
             info: info, sink: sink,
             limits: HTTP2Limits(
                 maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxKeptHeaderBytesPerBlock: 1024,
-                maxKeptHeaderBytesPerConnection: 4096, maxPrimedTableSize: 8192),
+                maxKeptHeaderBytesPerConnection: keptPerConnection, maxPrimedTableSize: 8192),
             startsAtBeginning: input.control & 1 != 0)
         let (time, gapped) = input.feed(
             connection, startTime: info.firstPacketTime, acknowledging: false, cuttingAt: cuts)
@@ -84,6 +86,12 @@ enum HTTP2Entry {
         var sent = [0, 0]
         for record in sink.records {
             let message = record.message
+            // What a message keeps of its decoded fields is bounded (HTTP2Limits): never more
+            // than the connection may keep in all, however its blocks decoded.
+            let kept = (message.message.fields + message.message.trailers).reduce(0) {
+                $0 + $1.name.count + $1.value.count + 32
+            }
+            precondition(kept <= keptPerConnection, "a message keeps \(kept) decoded header bytes")
             let fromClient = message.kind == .request && !message.anomalies.contains(.pushed)
             sent[fromClient ? 0 : 1] += message.wireTotal
             if let observed = record.observed {
