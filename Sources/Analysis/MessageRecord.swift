@@ -67,11 +67,12 @@ public struct MessageRecord: Sendable {
     private static func summary(of request: HTTPMessage) -> RequestSummary {
         RequestSummary(
             index: request.index, method: request.method ?? "", target: request.target,
-            host: request.requestHost, fieldsKnown: request.fieldsKnown)
+            host: request.requestHost, fieldsKnown: request.requestLineKnown)
     }
 
     /// `METHOD host /normalized/path`; `?` stands for what an unpaired response, or a record
-    /// whose request's fields are unknown (HTTP/2 `hpack-state-unknown`), cannot tell.
+    /// whose request's method, authority or path is unknown (HTTP/2 `hpack-state-unknown`),
+    /// cannot tell. Other fields unknown do not hide the endpoint.
     public func normalizedEndpoint(using normalizer: EndpointNormalizer) -> String {
         let request = requestSummary
         return Self.endpoint(

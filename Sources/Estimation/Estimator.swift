@@ -145,6 +145,14 @@ public protocol Estimator: Sendable {
     func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable>
     /// Splits `estimate − wire` into causes whose bytes add up to it, component by component.
     func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate) -> [ErrorCause]
+    /// The names of the head's parts this estimator reads that are unknown (`:path`,
+    /// `fields`...): `estimate` fails with `fieldsUnknown` exactly when there are some.
+    func missingFields(_ message: HTTPMessage) -> [String]
+}
+
+extension Estimator {
+    /// An estimator that reads the head reads all of it: every unknown part is missing.
+    public func missingFields(_ message: HTTPMessage) -> [String] { message.unknownFieldNames }
 }
 
 extension Estimator {

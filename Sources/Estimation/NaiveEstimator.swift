@@ -10,6 +10,12 @@ public struct NaiveEstimator: Estimator {
 
     public func bodyNeeds(for message: HTTPMessage) -> BodyNeeds { [] }
 
+    /// A request's estimate reads no field; a response's reads Content-Length, which any
+    /// field of unknown name may be.
+    public func missingFields(_ message: HTTPMessage) -> [String] {
+        message.kind == .request ? [] : message.unknownFieldNames
+    }
+
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
         switch message.kind {
         case .request:

@@ -7,13 +7,15 @@ import TCPReassembly
 /// Two byte streams read as one HTTP/2 connection: the same input format as `HTTP1Entry`
 /// (control byte, piece size, client length, gap length, then client and server bytes).
 /// Control bit 0: the connection starts at its beginning (the client's preface expected);
-/// otherwise frame boundaries are searched for. Bit 3: a gap after the first piece, bit 4 on
+/// otherwise frame boundaries are searched for and header blocks decoded against a table primed
+/// with placeholders (mid-connection start). Bit 3: a gap after the first piece, bit 4 on
 /// the server's side.
 ///
 /// Checks, trapping on a violation: per direction, every byte fed or announced missing is
 /// in exactly one place (the frames of the messages that side sent, its connection overhead,
 /// or its lost bytes); and a second run, each piece cut again at points read from the input,
-/// gives the same records, body bytes and connection summary.
+/// gives the same records, body bytes and connection summary; and no decoded header byte is
+/// still counted as kept once the connection closed.
 enum HTTP2Entry {
     @discardableResult
     static func run(_ input: UnsafeRawBufferPointer) -> CountingSink {
@@ -54,15 +56,21 @@ enum HTTP2Entry {
         func connectionClosed(_ summary: HTTPConnectionSummary) { counting.connectionClosed(summary) }
     }
 
+    static let keptPerConnection = 4096
+
     static func read(_ input: TwoStreamInput, cuttingAt cuts: UnsafeRawBufferPointer?) -> (
         records: RecordingSink, counting: CountingSink, summary: HTTP2ConnectionSummary
     ) {
         let sink = RecordingSink()
         let info = input.connectionInfo(sawHandshake: true)
-        // Small header blocks, so short inputs reach the bounds.
+        // Small header blocks and kept bytes, so short inputs reach the bounds; the header list
+        // HPACK accepts is the default, so table-referencing bombs decode (and their values are
+        // dropped past the kept bounds: the target's peak RSS limit, scripts/fuzz, checks it).
         let connection = HTTP2Connection(
             info: info, sink: sink,
-            limits: HTTPLimits(maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxHeaderListSize: 4096),
+            limits: HTTPLimits(
+                maxHeaderBlockBytes: 2048, maxControlPayloadBytes: 64, maxKeptHeaderBytesPerBlock: 1024,
+                maxKeptHeaderBytesPerConnection: keptPerConnection, maxPrimedTableSize: 8192),
             startsAtBeginning: input.control & 1 != 0)
         let (time, gapped) = input.feed(
             connection, startTime: info.firstPacketTime, acknowledging: false, cuttingAt: cuts)
@@ -71,12 +79,19 @@ enum HTTP2Entry {
         accounting.lastPacketTime = time
         connection.close(accounting)
         precondition(sink.counting.connections == 1, "one summary per connection")
+        precondition(connection.keptHeaderBytes == 0, "decoded header bytes still counted after close")
 
         // The client is the initiator: its requests are its messages; responses and the
         // requests the server promised are the server's.
         var sent = [0, 0]
         for record in sink.records {
             let message = record.message
+            // What a message keeps of its decoded fields is bounded (HTTPLimits): never more
+            // than the connection may keep in all, however its blocks decoded.
+            let kept = (message.message.fields + message.message.trailers).reduce(0) {
+                $0 + $1.name.count + $1.value.count + 32
+            }
+            precondition(kept <= keptPerConnection, "a message keeps \(kept) decoded header bytes")
             let fromClient = message.kind == .request && !message.anomalies.contains(.pushed)
             sent[fromClient ? 0 : 1] += message.wireTotal
             if let observed = record.observed {

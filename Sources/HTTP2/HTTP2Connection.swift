@@ -82,6 +82,9 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     let sink: Sink
     /// The side that sent the preface (or opened the connection).
     let clientSide: Direction
+    let limits: HTTPLimits
+    /// Decoded header bytes the open and held messages keep (bounded by `limits`).
+    public internal(set) var keptHeaderBytes = 0
     /// The two sides' readers (a `let`: reading one is not an access checked at run time).
     let readers: [FrameReader]
     // Changed once per message; not checked for overlapping access at run time, like the
@@ -105,6 +108,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         self.info = info
         self.sink = sink
         self.clientSide = clientSide
+        self.limits = limits
         if firstIndexes.count == 2 {
             messageCounts[clientSide.rawValue] = firstIndexes[0]
             messageCounts[clientSide.peer.rawValue] = firstIndexes[1]
@@ -112,8 +116,7 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
         let allocator = ByteBufferAllocator()
         readers = [Direction.up, .down].map { side in
             FrameReader(
-                blocks: HeaderBlocks(
-                    allocator: allocator, maxHeaderListSize: limits.maxHeaderListSize, known: startsAtBeginning),
+                blocks: HeaderBlocks(allocator: allocator, limits: limits, known: startsAtBeginning),
                 phase: !startsAtBeginning ? .searching : (side == clientSide ? .preface : .frameHeader),
                 limits: limits)
         }
@@ -248,9 +251,9 @@ public final class HTTP2Connection<Sink: MessageSink>: ByteStreamHandler {
     private func completeBlock(side: Direction) {
         guard let complete = readers[side.rawValue].takeBlock() else { return }
         if let promised = complete.block.promisedStream {
-            promise(complete.block, promised: promised, fields: complete.fields, sender: side)
+            promise(complete.block, promised: promised, fields: complete.fields, primed: complete.primed, sender: side)
         } else {
-            headers(complete.block, fields: complete.fields, sender: side)
+            headers(complete.block, fields: complete.fields, primed: complete.primed, sender: side)
         }
     }
 

@@ -14,6 +14,9 @@ struct OpenMessage {
     /// The sink's observer, held as the protocol: the stream table's types are concrete, so
     /// reading a frame looks up no generic type at run time.
     var observer: (any BodyObserver)?
+    /// Decoded header bytes the message keeps (fields and trailers copied), counted in the
+    /// connection's `keptHeaderBytes` until the message leaves it.
+    var keptHeaderBytes = 0
 }
 
 /// One stream's messages. A class: the table hands out the stream itself, changed where it
@@ -61,7 +64,7 @@ final class StreamState {
 // MARK: - Header blocks to messages
 
 extension HTTP2Connection {
-    func headers(_ block: HeaderBlock, fields: HPACKHeaders?, sender: Direction) {
+    func headers(_ block: HeaderBlock, fields: HPACKHeaders?, primed: Bool, sender: Direction) {
         let kind: MessageKind = sender == clientSide ? .request : .response
         let stream = stream(block.stream)
         if let offset = stream.openStreamOffset(kind) {
@@ -73,19 +76,15 @@ extension HTTP2Connection {
         }
         if stream.isOpen(kind) {
             // A second block on an open message: its trailers (docs/METERING.md §2a).
+            let room = headerRoom
+            var kept = 0
             stream.withOpen(kind) { open in
                 open.message.wireHeaders = saturatingSum(open.message.wireHeaders, block.wire)
                 addFrames(&open.message, block.frames)
-                if let fields {
-                    open.message.message.trailers += fields.filter { !$0.name.hasPrefix(":") }.map {
-                        HeaderField($0.name, $0.value)
-                    }
-                    addListSize(&open.message, fields)
-                } else {
-                    open.message.anomalies.insert(.hpackStateUnknown)
-                    open.message.protocolFacts.headerListSize = nil
-                }
+                kept = applyTrailers(fields, primed: primed, to: &open.message, room: room)
+                open.keptHeaderBytes += kept
             }
+            keptHeaderBytes += kept
             if block.endStream { finish(stream, kind, complete: true, reset: false) }
             return
         }
@@ -98,7 +97,7 @@ extension HTTP2Connection {
         var message = newMessage(kind, sender: sender, stream: block.stream, at: block.start)
         message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
-        apply(fields, to: &message)
+        let kept = apply(fields, primed: primed, to: &message, room: headerRoom)
         if kind == .response {
             if let request = stream.requestSummary {
                 message.request = request
@@ -121,12 +120,13 @@ extension HTTP2Connection {
         }
         message.framing = block.endStream ? .none : .untilClose
         let observer = block.endStream ? nil : sink.bodyObserver(for: message.message)
-        stream.setOpen(kind, OpenMessage(message: message, observer: observer))
+        keptHeaderBytes += kept
+        stream.setOpen(kind, OpenMessage(message: message, observer: observer, keptHeaderBytes: kept))
         if block.endStream { finish(stream, kind, complete: true, reset: false) }
     }
 
     /// PUSH_PROMISE: the promised request, a request record of the promised stream.
-    func promise(_ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, sender: Direction) {
+    func promise(_ block: HeaderBlock, promised: UInt32, fields: HPACKHeaders?, primed: Bool, sender: Direction) {
         guard sender != clientSide else {
             // Only servers push (RFC 9113 §8.4): a client's PUSH_PROMISE belongs to nothing.
             readers[sender.rawValue].tally.protocolErrors += 1
@@ -142,16 +142,23 @@ extension HTTP2Connection {
             readers[sender.rawValue].countUnowned(frames: block.frames, bytes: block.wire)
             return
         }
-        // Indexed among the client's requests: it stands for one the client did not send.
-        var message = newMessage(.request, sender: clientSide, stream: promised, at: block.start)
+        // Indexed among the server's records: it travels in the server's PUSH_PROMISE (§2a).
+        var message = newMessage(.request, sender: sender, stream: promised, at: block.start)
         message.message.protocolFacts.frames = block.frames
         message.wireHeaders = block.wire
         message.anomalies.insert(.pushed)
-        apply(fields, to: &message)
+        let kept = apply(fields, primed: primed, to: &message, room: headerRoom)
         message.complete = true
         stream.requestIndex = message.index
         stream.requestSummary = summary(of: message)
-        stream.heldRequest = OpenMessage(message: message, observer: nil)
+        keptHeaderBytes += kept
+        stream.heldRequest = OpenMessage(message: message, observer: nil, keptHeaderBytes: kept)
+    }
+
+    /// The decoded header bytes a block may keep: its own bound, and what the connection's
+    /// open and held messages may keep in all (`HTTPLimits`).
+    var headerRoom: Int {
+        min(limits.maxKeptHeaderBytesPerBlock, max(0, limits.maxKeptHeaderBytesPerConnection - keptHeaderBytes))
     }
 
     /// The stream of `id`, begun (and counted) when first seen.
@@ -185,7 +192,7 @@ extension HTTP2Connection {
     func summary(of message: CapturedMessage) -> RequestSummary {
         RequestSummary(
             index: message.index, method: message.method ?? "", target: message.target,
-            host: message.requestHost, fieldsKnown: message.message.fieldsKnown)
+            host: message.requestHost, fieldsKnown: message.message.requestLineKnown)
     }
 
     // MARK: - Bodies
@@ -249,7 +256,7 @@ extension HTTP2Connection {
                 kind, sender: sender, stream: header.streamID,
                 at: readers[sender.rawValue].frameStart
                     ?? StreamPosition(time: info.firstPacketTime, offset: 0, peerAcknowledged: nil))
-            apply(nil, to: &message)
+            _ = apply(nil, primed: false, to: &message, room: 0)
             message.framing = .untilClose
             if kind == .request { stream.requestIndex = message.index } else { stream.responseIndex = message.index }
             stream.setOpen(kind, OpenMessage(message: message, observer: nil))
@@ -322,6 +329,7 @@ extension HTTP2Connection {
         switch kind {
         case .response:
             if open.message.pair == nil { open.message.anomalies.insert(.unpaired) }
+            keptHeaderBytes -= open.keptHeaderBytes
             sink.record(open.message, body: sinkObserver(open.observer))
         case .request:
             if let response = stream.responseIndex { open.message.pair = response }
@@ -338,6 +346,7 @@ extension HTTP2Connection {
         stream.heldRequest = nil
         if let response = stream.responseIndex { held.message.pair = response }
         if held.message.pair == nil { held.message.anomalies.insert(.unpaired) }
+        keptHeaderBytes -= held.keptHeaderBytes
         sink.record(held.message, body: sinkObserver(held.observer))
     }
 

@@ -11,17 +11,32 @@ public struct HTTPLimits: Sendable {
     public var maxHeaderBlockBytes: Int
     /// Bytes kept of a control frame's payload (SETTINGS, GOAWAY...); the rest is counted only.
     public var maxControlPayloadBytes: Int
-    /// Largest decoded header list the decompressor accepts in one block.
+    /// Largest decoded header list the decompressor accepts in one block: a block decoding to
+    /// more is an HPACK error (its fields unknown), as SETTINGS_MAX_HEADER_LIST_SIZE makes it for a peer.
     public var maxHeaderListSize: Int
+    /// Decoded header bytes (Σ len(name) + len(value) + 32) a message keeps of one block: past
+    /// it the block's values are dropped, its sizes still counted (`header-values-dropped`).
+    public var maxKeptHeaderBytesPerBlock: Int
+    /// Decoded header bytes a connection's open and held messages keep in all: a block that
+    /// would pass it has its values dropped the same way.
+    public var maxKeptHeaderBytesPerConnection: Int
+    /// The largest dynamic table assumed for compression state the capture never saw:
+    /// placeholders fill a table of the largest size announced (4,096 when none), up to this.
+    public var maxPrimedTableSize: Int
 
     public init(
         maxHeadBytes: Int = 64 << 10, maxLineBytes: Int = 16 << 10, maxHeaderBlockBytes: Int = 1 << 20,
-        maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20
+        maxControlPayloadBytes: Int = 1 << 12, maxHeaderListSize: Int = 1 << 20,
+        maxKeptHeaderBytesPerBlock: Int = 64 << 10, maxKeptHeaderBytesPerConnection: Int = 256 << 10,
+        maxPrimedTableSize: Int = 64 << 10
     ) {
         self.maxHeadBytes = maxHeadBytes
         self.maxLineBytes = maxLineBytes
         self.maxHeaderBlockBytes = maxHeaderBlockBytes
         self.maxControlPayloadBytes = maxControlPayloadBytes
         self.maxHeaderListSize = maxHeaderListSize
+        self.maxKeptHeaderBytesPerBlock = maxKeptHeaderBytesPerBlock
+        self.maxKeptHeaderBytesPerConnection = maxKeptHeaderBytesPerConnection
+        self.maxPrimedTableSize = maxPrimedTableSize
     }
 }

@@ -90,6 +90,9 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
     public static let hpackStateUnknown = MessageAnomalies(rawValue: 1 << 13)
     /// HTTP/2: RST_STREAM ended the stream before the message did.
     public static let streamReset = MessageAnomalies(rawValue: 1 << 14)
+    /// HTTP/2: the decoded header block was larger than the bound on what a message keeps:
+    /// its values were dropped, its sizes counted (docs/METERING.md §2a).
+    public static let headerValuesDropped = MessageAnomalies(rawValue: 1 << 15)
 
     /// Names used in outputs, in a fixed order.
     public static let names: [(MessageAnomalies, String)] = [
@@ -99,6 +102,7 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
         (.malformedChunk, "malformed-chunk"), (.unpaired, "unpaired"), (.bodyOmitted, "body-omitted"),
         (.afterResync, "after-resync"), (.malformedStartLine, "malformed-start-line"), (.pushed, "pushed"),
         (.hpackStateUnknown, "hpack-state-unknown"), (.streamReset, "stream-reset"),
+        (.headerValuesDropped, "header-values-dropped"),
     ]
 
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }
@@ -111,8 +115,9 @@ public struct RequestSummary: Sendable, Equatable {
     public var target: [UInt8]
     /// The Host field value as sent, else the authority of an absolute-form target.
     public var host: String?
-    /// False when the request's method, target and fields are unknown (a header block decoded
-    /// against state the capture never saw, §2a `hpack-state-unknown`): the endpoint cannot be told.
+    /// False when the request's method, authority or path is unknown (a header block decoded
+    /// against state the capture never saw, §2a `hpack-state-unknown`, or whose values were
+    /// dropped): the endpoint cannot be told.
     public var fieldsKnown: Bool
 
     public init(index: Int, method: String, target: [UInt8], host: String?, fieldsKnown: Bool = true) {
@@ -128,6 +133,21 @@ extension HTTPMessage {
     /// Whether the head's method, target, status and fields are the message's own: false for
     /// a head decoded against compression state the capture never saw (docs/METERING.md §2a).
     @inlinable public var fieldsKnown: Bool { protocolFacts.headFieldsKnown }
+
+    /// Whether a request's method, scheme, authority and path are its own (what its endpoint
+    /// needs), though other fields may be unknown (docs/METERING.md §2a, partial decoding).
+    @inlinable public var requestLineKnown: Bool {
+        let parts = protocolFacts.unknownHeadParts
+        return protocolFacts.headFieldsKnown || (!parts.isEmpty && parts.isDisjoint(with: .requestLine))
+    }
+
+    /// The names of the head's parts that are unknown (`:path`, `fields`...); empty when the
+    /// head is known.
+    public var unknownFieldNames: [String] {
+        guard !protocolFacts.headFieldsKnown else { return [] }
+        let parts = protocolFacts.unknownHeadParts
+        return (parts.isEmpty ? HeadParts.all(kind) : parts).names
+    }
 }
 
 /// One HTTP message as its producer found it (this module's parser, or a reader of another

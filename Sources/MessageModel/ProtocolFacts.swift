@@ -12,6 +12,10 @@ public struct ProtocolFacts: Sendable, Equatable {
     /// capture never saw, or it was lost (`hpack-state-unknown`). Method, target, status and
     /// fields are then empty, not the message's. Unknown trailers alone leave the head known.
     public var headFieldsKnown: Bool
+    /// Which parts of the head are unknown when `headFieldsKnown` is false: pseudo-fields
+    /// (start-line parts) not decoded, and `.fields` when fields whose names are unknown were
+    /// left out (docs/METERING.md §2a, partial decoding). Empty when the head is known.
+    public var unknownHeadParts: HeadParts = []
     /// The stream the message travelled on, for protocols with streams; nil otherwise.
     public var stream: UInt64?
     /// Frames that carried the message (HTTP/2: HEADERS, CONTINUATION, PUSH_PROMISE and DATA),
@@ -32,6 +36,37 @@ public struct ProtocolFacts: Sendable, Equatable {
         self.frames = frames
         self.headerListSize = headerListSize
     }
+}
+
+/// Parts of a message's head, named as HTTP/2 and HTTP/3 send them: what a head decoded in
+/// part lacks (`ProtocolFacts.unknownHeadParts`).
+public struct HeadParts: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let method = HeadParts(rawValue: 1 << 0)
+    public static let scheme = HeadParts(rawValue: 1 << 1)
+    public static let authority = HeadParts(rawValue: 1 << 2)
+    public static let path = HeadParts(rawValue: 1 << 3)
+    public static let status = HeadParts(rawValue: 1 << 4)
+    /// Fields (not pseudo-fields) whose names, and so values, are unknown or were dropped.
+    public static let fields = HeadParts(rawValue: 1 << 5)
+
+    /// What a request's endpoint needs: method, authority (with its scheme) and path.
+    public static let requestLine: HeadParts = [.method, .scheme, .authority, .path]
+
+    /// Every part of a request's or a response's head.
+    public static func all(_ kind: MessageKind) -> HeadParts {
+        kind == .request ? [.method, .scheme, .authority, .path, .fields] : [.status, .fields]
+    }
+
+    /// Names in outputs, in a fixed order.
+    public static let names: [(HeadParts, String)] = [
+        (.method, ":method"), (.scheme, ":scheme"), (.authority, ":authority"), (.path, ":path"),
+        (.status, ":status"), (.fields, "fields"),
+    ]
+
+    public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }
 }
 
 /// A protocol messages travel as, by the name outputs print: messages.csv's `protocol`,

@@ -180,7 +180,11 @@ public final class MessagesCSV {
         if message.anomalies.isEmpty && record.notes.isEmpty {
             row.append("")
         } else {
-            row.append((message.anomalies.names + record.notes.map(\.description)).joined(separator: " "))
+            // A head known in part names what it lacks (docs/METERING.md §2a): the fields whose
+            // absence leaves an estimate `fields-unknown`.
+            let unknown = message.unknownFieldNames
+            let missing = unknown.isEmpty ? [] : ["fields-unknown(" + unknown.joined(separator: ",") + ")"]
+            row.append((message.anomalies.names + missing + record.notes.map(\.description)).joined(separator: " "))
         }
         row.append(source.transport?.rawValue ?? "")
         row.append(record.wireProtocol.csvValue)
