@@ -393,6 +393,23 @@ public enum JSONReport: RunReporter {
             json.string(row.cost.endpoint)
             findings(row.rate.findings, &json)
             json.member("ip_bytes", int: row.cost.ipBytes)
+            if !row.seen.isEmpty {
+                json.key("meter_logs")
+                json.beginArray()
+                for seen in row.seen {
+                    json.element()
+                    json.beginObject()
+                    json.key("layer")
+                    json.string(seen.ip ? "ip" : "http")
+                    json.key("meter")
+                    json.string(seen.name)
+                    json.member("metered_bytes", int: seen.metered)
+                    json.member("share_pct", double: rounded(seen.percent))
+                    json.member("wire_bytes", int: seen.wire)
+                    json.endObject()
+                }
+                json.endArray()
+            }
             json.key("meters")
             json.beginObject()
             for meter in sortedByKey(row.meters.map { ($0.name, $0) }).map(\.1) {

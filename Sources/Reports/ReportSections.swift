@@ -291,6 +291,20 @@ struct CostSection: Sendable {
         var ipErrorPercent: Double?
     }
 
+    /// What one meter log (`--meter-log`) saw of an endpoint: the bytes of the request and
+    /// response records its entries joined, of every such record's, as Coverage counts them
+    /// (IP = Σ `wire_ip` when the endpoint has IP layers, else HTTP = Σ `wire_total`).
+    struct MeterSeen: Sendable {
+        var name: String
+        /// True: IP bytes; false: HTTP bytes.
+        var ip: Bool
+        var metered: Int
+        var wire: Int
+
+        var percent: Double? { wire == 0 ? nil : 100 * Double(metered) / Double(wire) }
+        var layer: String { ip ? "IP" : "HTTP" }
+    }
+
     struct Row: Sendable {
         /// 1-based place by cost.
         var place: Int
@@ -302,6 +316,8 @@ struct CostSection: Sendable {
         var rate: RateFigures
         /// In report order.
         var meters: [MeterError]
+        /// Each meter log's share of the endpoint, in Coverage's order; empty without meter logs.
+        var seen: [MeterSeen] = []
     }
 
     /// Endpoints listed by default.
@@ -365,7 +381,21 @@ struct CostSection: Sendable {
                     shareIP: cost.ipBytes.flatMap { EndpointsCSV.Wholes.percent($0, of: wholes.ip) }, times: sorted,
                     rate: RateFigures(
                         sorted: sorted, untimed: times.untimed, judged: RateFigures.judges(cost.endpoint)),
-                    meters: meters))
+                    meters: meters, seen: Self.seen(cost, run.coverage)))
+        }
+    }
+
+    static func seen(_ cost: EndpointCost, _ coverage: CoverageFigures?) -> [MeterSeen] {
+        guard let coverage, !coverage.meters.isEmpty else { return [] }
+        var wire = CoverageCounts()
+        for (key, counts) in coverage.wire where key.endpoint == cost.endpoint { wire.add(counts) }
+        let ip = cost.ipBytes != nil
+        return coverage.meters.map { meter in
+            var matched = CoverageCounts()
+            for (key, counts) in meter.matchedRecords where key.endpoint == cost.endpoint { matched.add(counts) }
+            return MeterSeen(
+                name: meter.name, ip: ip, metered: ip ? matched.ipBytes : matched.httpBytes,
+                wire: ip ? wire.ipBytes : wire.httpBytes)
         }
     }
 
@@ -430,23 +460,34 @@ enum RateText {
 
 extension CostSection {
     /// The table's columns (report.md and report.html): each meter's error against the HTTP
-    /// bytes and against the IP bytes, meters in report order.
+    /// bytes and against the IP bytes, meters in report order; then, with meter logs, what each
+    /// saw of the endpoint.
     var columns: [String] {
-        [
+        let errors: [String] = (rows.first?.meters ?? []).flatMap { ["\($0.name) vs HTTP", "\($0.name) vs IP"] }
+        let seen: [String] = (rows.first?.seen ?? []).map { $0.name + " saw" }
+        return [
             "#", "endpoint", "requests", "HTTP B", "IP B", "share of IP", "req/min", "peak/min", "median interval",
             "min interval", "findings",
-        ] + (rows.first?.meters ?? []).flatMap { ["\($0.name) vs HTTP", "\($0.name) vs IP"] }
+        ] + errors + seen
     }
 
     /// The right-aligned (numeric) columns of `columns`.
     var numericColumns: Set<Int> {
-        Set([0, 2, 3, 4, 5, 6, 7, 8, 9]).union((0..<(2 * (rows.first?.meters.count ?? 0))).map { 11 + $0 })
+        Set([0, 2, 3, 4, 5, 6, 7, 8, 9]).union(
+            (0..<(2 * (rows.first?.meters.count ?? 0) + (rows.first?.seen.count ?? 0))).map { 11 + $0 })
     }
 
     /// A row's cells as text, the endpoint as it is (each report quotes it its own way).
     static func cells(_ row: Row) -> [String] {
         let rate = row.rate
-        return [
+        let errors: [String] = row.meters.flatMap {
+            [TextFormat.signedPercent($0.errorPercent), TextFormat.signedPercent($0.ipErrorPercent)]
+        }
+        let seen: [String] = row.seen.map { seen in
+            let share: String = MarkdownReport.share(seen.metered, of: seen.wire)
+            return seen.wire == 0 ? share : share + " of " + seen.layer
+        }
+        let figures: [String] = [
             String(row.place), row.cost.endpoint, TextFormat.bytes(row.cost.requests),
             TextFormat.bytes(row.cost.wireBytes), row.cost.ipBytes.map(TextFormat.bytes) ?? "n/a",
             row.shareIP.map { TextFormat.fixed($0, decimals: 2) + "%" } ?? "n/a", RateText.perMinute(rate.perMinute),
@@ -455,9 +496,7 @@ extension CostSection {
             rate.minimumInterval.map(RateText.shortSeconds) ?? "n/a",
             rate.findings.isEmpty ? "" : rate.findings.map(RateText.finding).joined(separator: "; "),
         ]
-            + row.meters.flatMap {
-                [TextFormat.signedPercent($0.errorPercent), TextFormat.signedPercent($0.ipErrorPercent)]
-            }
+        return figures + errors + seen
     }
 
     /// The paragraphs under the table, each in lines of at most 120 characters (report.md keeps
@@ -503,5 +542,15 @@ extension CostSection {
             "Rate: over each endpoint's requests, first to last; peak: the most requests in 60 s.",
             "Each meter's error: estimate - wire, against the HTTP bytes and against the IP bytes.",
         ]
+            + seenIntro
+    }
+
+    private var seenIntro: [String] {
+        (rows.first?.seen.isEmpty ?? true)
+            ? []
+            : [
+                "Each meter log's \"saw\": the bytes of the endpoint's requests and responses its entries joined,",
+                "of all of theirs: IP bytes (HTTP without IP layers), as Coverage counts them.",
+            ]
     }
 }

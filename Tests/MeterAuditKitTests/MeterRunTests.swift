@@ -196,6 +196,49 @@ final class MeterRunTests: XCTestCase {
         XCTAssertEqual(unestimated.reduce(0, +), 30)
     }
 
+    func testCostsSayWhatEachMeterSawOfATopEndpoint() throws {
+        // A log of the first 11 lines only: of each top endpoint, the meter saw the IP bytes
+        // (Σ wire_ip, as Coverage counts them) of the records it has an estimate for, of all
+        // the endpoint's requests and responses: sums taken from messages.csv.
+        let lines = try String(contentsOfFile: Fixtures.sample("meter-app.meter.jsonl"), encoding: .utf8)
+            .split(separator: "\n").prefix(11)
+        let path = try CaptureFileWriter.temporaryFile(
+            named: "partial.jsonl", containing: Array((lines.joined(separator: "\n") + "\n").utf8))
+        let run = try Self.run(meterLogs: [MeterLogSource(path: path, name: "part")])
+        let costs = try XCTUnwrap(run.json("report.json")["costs"] as? [String: Any])
+        let endpoints = try XCTUnwrap(costs["endpoints"] as? [[String: Any]])
+        XCTAssertEqual(endpoints.count, 10)
+        var partial = 0
+        for endpoint in endpoints {
+            let name = try XCTUnwrap(endpoint["endpoint"] as? String)
+            let rows = run.rows.filter {
+                $0[run.column("endpoint")] == name && ["request", "response"].contains($0[run.column("kind")])
+            }
+            let wire = rows.reduce(0) { $0 + Int($1[run.column("wire_ip")])! }
+            let metered = rows.filter { !$0[run.column("est_part")].isEmpty }.reduce(0) {
+                $0 + Int($1[run.column("wire_ip")])!
+            }
+            let meters = try XCTUnwrap(endpoint["meter_logs"] as? [[String: Any]], name)
+            XCTAssertEqual(meters.count, 1)
+            XCTAssertEqual(meters[0]["meter"] as? String, "part")
+            XCTAssertEqual(meters[0]["layer"] as? String, "ip")
+            XCTAssertEqual(meters[0]["wire_bytes"] as? Int, wire, name)
+            XCTAssertEqual(meters[0]["metered_bytes"] as? Int, metered, name)
+            let share = try XCTUnwrap(meters[0]["share_pct"] as? Double, name)
+            XCTAssertEqual(share, 100 * Double(metered) / Double(wire), accuracy: 1e-6, name)
+            if metered > 0 && metered < wire { partial += 1 }
+        }
+        // By hand: GET 127.0.0.1:18180 /page.html, the costliest, is h1-get and h1-redirected,
+        // both logged in full (lines 1-2, 9-10): all seen. GET 127.0.0.1:18180 /style.css is
+        // h1-etag and its revalidation; line 11 logs h1-etag's request only: part seen.
+        XCTAssertEqual(endpoints[0]["endpoint"] as? String, "GET 127.0.0.1:18180 /page.html")
+        XCTAssertEqual((endpoints[0]["meter_logs"] as? [[String: Any]])?.first?["share_pct"] as? Double, 100)
+        XCTAssertEqual(partial, 1)
+        let report = try String(contentsOfFile: run.directory + "/report.md", encoding: .utf8)
+        XCTAssertTrue(report.contains("| part saw |"))
+        XCTAssertTrue(try String(contentsOfFile: run.directory + "/report.html", encoding: .utf8).contains("part saw"))
+    }
+
     func testGivenOffsetAndShiftedClock() throws {
         // The log's clock 37 s behind: estimated, the offset comes out near +37 s and the
         // pairs are the same; given, the same.
