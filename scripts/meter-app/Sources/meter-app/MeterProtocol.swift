@@ -61,7 +61,7 @@ final class MeterProtocol: URLProtocol {
             return
         }
         // Started asynchronously: a synchronous start inside startLoading trapped in
-        // swift-corelibs-foundation (FIELD-NOTES).
+        // swift-corelibs-foundation (docs/SAMPLES.md, the meter-app section).
         let inner = Self.inner
         DispatchQueue.global().async { [self] in
             let t = inner.session.dataTask(with: req)
