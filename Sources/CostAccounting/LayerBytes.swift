@@ -63,26 +63,16 @@ public struct OverheadFigures: Sendable, Equatable {
 
     /// Σ over every kind (unregistered ones hold zeros).
     public var sum: LayerBytes {
-        var sum = k0
-        sum.add(k1)
-        sum.add(k2)
-        sum.add(k3)
-        sum.add(k4)
-        sum.add(k5)
-        sum.add(k6)
-        sum.add(k7)
+        var sum = LayerBytes()
+        for index in 0..<OverheadKind.capacity { sum.add(self[OverheadKind(index: UInt8(index))]) }
         return sum
     }
 
     public mutating func add(_ other: OverheadFigures) {
-        k0.add(other.k0)
-        k1.add(other.k1)
-        k2.add(other.k2)
-        k3.add(other.k3)
-        k4.add(other.k4)
-        k5.add(other.k5)
-        k6.add(other.k6)
-        k7.add(other.k7)
+        for index in 0..<OverheadKind.capacity {
+            let kind = OverheadKind(index: UInt8(index))
+            self[kind].add(other[kind])
+        }
     }
 }
 
