@@ -169,3 +169,20 @@ public protocol DatagramHandler: AnyObject {
 public protocol DatagramHandlerFactory: AnyObject {
     func makeHandler(for flow: ConnectionInfo) -> DatagramHandler?
 }
+
+/// Receives the streams of a multiplexed transport (QUIC): each stream's ordered bytes with its
+/// id, as `ByteStreamHandler` does for a single stream. The application protocol (HTTP/3)
+/// implements it; the transport (QUIC) decrypts, orders and feeds it. Calls for one
+/// (stream, side) come in stream order; streams and sides interleave in capture order.
+/// `position.offset` is the offset in that stream.
+public protocol MultiplexedStreamHandler: AnyObject {
+    /// In-order bytes of `stream` from `side`, borrowed for the call.
+    func receive(_ bytes: UnsafeRawBufferPointer, stream: UInt64, from side: Direction, at position: StreamPosition)
+    /// `length` bytes of `stream` from `side` are missing from the capture at `position`.
+    func gap(_ length: Int, stream: UInt64, from side: Direction, at position: StreamPosition)
+    /// `side` will send nothing more on `stream`: its FIN was delivered (`.fin`) or it was
+    /// reset (`.reset`, RESET_STREAM).
+    func end(stream: UInt64, of side: Direction, reason: StreamEndReason, time: Int64)
+    /// The connection is over. Last call the handler gets.
+    func close(_ accounting: ConnectionAccounting)
+}
