@@ -140,6 +140,11 @@ public enum MeterLogReader {
 
         func jsonFields(_ bytes: [UInt8], line: Int) throws -> Fields {
             if let fields = bytes.withUnsafeBytes(Self.flatJSONFields) { return fields }
+            return try tokenizedJSONFields(bytes, line: line)
+        }
+
+        /// The line through the JSON tokenizer: any JSON, and the diagnostic of a bad line.
+        func tokenizedJSONFields(_ bytes: [UInt8], line: Int) throws -> Fields {
             var fields = Fields()
             var invalid: LineError?
             do {
