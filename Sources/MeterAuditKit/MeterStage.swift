@@ -205,29 +205,47 @@ final class MeterStage {
         return share != nil
     }
 
+    /// The last URL made, and what it was made of (a response names its request's URL again).
+    private var lastURL: (scheme: UInt8, host: String?, target: [UInt8], url: NormalizedURL?)?
+
+    /// The record's URL as the join compares it, shared with every record naming it.
+    private func url(scheme: UInt8, host: String?, target: [UInt8], make: () -> NormalizedURL?) -> NormalizedURL? {
+        if let last = lastURL, last.scheme == scheme, last.host == host, last.target == target { return last.url }
+        let url = make().map { urls.insert($0).memberAfterInsert }
+        lastURL = (scheme, host, target, url)
+        return url
+    }
+
     /// The record as the join compares it; nil when its request is unknown.
     func wireRecord(of record: MessageRecord) -> WireRecord? {
         guard let request = record.requestSummary, request.fieldsKnown, !request.method.isEmpty else { return nil }
-        let target = String(httpBytes: request.target)
+        let target = request.target
         let url: NormalizedURL?
         let time: Int64
         var exchange: Int?
         switch record.source {
         case let .har(entry):
-            url = NormalizedURL(target)
+            url = self.url(scheme: 0, host: nil, target: target) { NormalizedURL(String(httpBytes: target)) }
             time = entry.time ?? 0
             exchange = exchangeNumber(ExchangeKey(connection: -1, tunnelHost: nil, request: entry.entry))
         case let .charles(transaction):
             // A Charles transaction is one exchange, its URL written whole, as a HAR entry's.
-            url = NormalizedURL(target)
+            url = self.url(scheme: 0, host: nil, target: target) { NormalizedURL(String(httpBytes: target)) }
             time = transaction.time ?? 0
             exchange = exchangeNumber(ExchangeKey(connection: -2, tunnelHost: nil, request: transaction.transaction))
         case let .capture(flow):
-            if target.hasPrefix("/") || target == "*" {
+            if target.first == UInt8(ascii: "/") || target == [UInt8(ascii: "*")] {
                 let host = request.host ?? flow.server.description
-                url = NormalizedURL(scheme: flow.transport == .tls ? "https" : "http", host: host, target: target)
+                let tls = flow.transport == .tls
+                url = self.url(scheme: tls ? 2 : 1, host: host, target: target) {
+                    // The bytes are the target's text when they are ASCII (nearly always).
+                    target.allSatisfy { $0 < 0x80 }
+                        ? NormalizedURL(scheme: tls ? "https" : "http", host: host, targetBytes: target)
+                        : NormalizedURL(scheme: tls ? "https" : "http", host: host, target: String(httpBytes: target))
+                }
             } else {
-                url = NormalizedURL(target) // absolute form (a proxy's request)
+                // Absolute form (a proxy's request).
+                url = self.url(scheme: 0, host: nil, target: target) { NormalizedURL(String(httpBytes: target)) }
             }
             time = flow.time
             if record.message.kind == .request || record.message.request != nil {
@@ -235,8 +253,7 @@ final class MeterStage {
                     ExchangeKey(connection: flow.connection, tunnelHost: flow.tunnelHost, request: request.index))
             }
         }
-        guard let url else { return nil }
-        let shared = urls.insert(url).memberAfterInsert
+        guard let shared = url else { return nil }
         let method = methods.insert(request.method).memberAfterInsert
         return WireRecord(
             direction: record.message.kind == .request ? .request : .response, method: method, url: shared,
@@ -262,7 +279,8 @@ final class MeterStage {
     ) {
         let records = candidates.map(\.wire)
         let modelCount = aggregation.modelCount
-        var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] = []
+        var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] =
+            []
         for (m, meter) in meters.enumerated() {
             let result = MeterJoin.join(entries: meter.entries, records: records, options: options)
             var matched = [Int32](repeating: -1, count: candidates.count)

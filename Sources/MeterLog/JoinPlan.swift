@@ -12,6 +12,25 @@ struct Matching {
     func ties(_ other: Matching) -> Bool { count == other.count && cost == other.cost }
 }
 
+/// The buffers of `Plan.align`, kept from one bucket (and one assignment) to the next: a
+/// log of thousands of URLs makes thousands of small buckets per assignment.
+struct AlignScratch {
+    /// The bucket's entries and records not yet taken (positions), and their times (the
+    /// entries' with the offset added).
+    var free: [Int] = []
+    var open: [Int] = []
+    var entryTimes: [Int64] = []
+    var recordTimes: [Int64] = []
+    var bandLow: [Int] = []
+    var bandHigh: [Int] = []
+    var choiceStart: [Int] = []
+    var counts: [Int] = []
+    var costs: [Int64] = []
+    var choices: [UInt8] = []
+    /// The alignment's pairs: (place in `entryTimes`, place in `recordTimes`), ascending.
+    var pairs: [(Int, Int)] = []
+}
+
 /// The entries and records grouped and sorted once; `assign` runs at any offset.
 struct Plan {
     struct Bucket {
@@ -40,10 +59,15 @@ struct Plan {
     /// Request groups first: a response follows its request by pairing.
     private(set) var groups: [Group] = []
     private(set) var groupIsResponse: [Bool] = []
-    /// exchange → the position of its response record.
-    private var responseOfExchange: [Int: Int] = [:]
-    /// pairing → the position of the request entry that carries it.
-    private var requestOfPairing: [Int: Int] = [:]
+    /// Per record (position): the position of its exchange's response record, or −1.
+    private var responseOfRecord: [Int32] = []
+    /// Per response entry (position): the position of the request entry that shares its
+    /// pairing, or −1.
+    private var requestOfEntry: [Int32] = []
+    /// Per entry and per record (position): its group's place in `groups`, or −1 (a record no
+    /// entry can match). An entry and a record in one group agree in direction, method and path.
+    private var groupOfEntry: [Int32] = []
+    private var groupOfRecord: [Int32] = []
 
     private struct GroupKey: Hashable {
         let direction: MeterDirection
@@ -66,9 +90,16 @@ struct Plan {
             groupRecords.append([])
             return keys.count - 1
         }
+        /// pairing → the position of the request entry that carries it.
+        var requestOfPairing: [Int: Int] = [:]
+        /// exchange → the position of its response record.
+        var responseOfExchange: [Int: Int] = [:]
+        var keyOfEntry = [Int32](repeating: -1, count: entries.count)
+        var keyOfRecord = [Int32](repeating: -1, count: records.count)
         for (position, entry) in entries.enumerated() {
-            groupEntries[group(GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey))]
-                .append(position)
+            let key = group(GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey))
+            groupEntries[key].append(position)
+            keyOfEntry[position] = Int32(key)
             if entry.direction == .request, let pairing = entry.pairing, requestOfPairing[pairing] == nil {
                 requestOfPairing[pairing] = position
             }
@@ -76,20 +107,57 @@ struct Plan {
         for (position, record) in records.enumerated() {
             let key = GroupKey(direction: record.direction, method: record.method, pathKey: record.url.pathKey)
             // A record no entry can match stays out of every group.
-            if let index = groupOf[key] { groupRecords[index].append(position) }
+            if let index = groupOf[key] {
+                groupRecords[index].append(position)
+                keyOfRecord[position] = Int32(index)
+            }
             if record.direction == .response, let exchange = record.exchange, responseOfExchange[exchange] == nil {
                 responseOfExchange[exchange] = position
             }
         }
+        requestOfEntry = entries.map { entry in
+            guard entry.direction == .response, let pairing = entry.pairing, let request = requestOfPairing[pairing]
+            else { return -1 }
+            return Int32(request)
+        }
+        responseOfRecord = records.map { record in
+            guard let exchange = record.exchange, let response = responseOfExchange[exchange] else { return -1 }
+            return Int32(response)
+        }
         let order = keys.indices.sorted {
             (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1)
         }
+        // Groups are numbered in `groups`' order.
+        var placeOfKey = [Int32](repeating: -1, count: keys.count)
+        for (place, index) in order.enumerated() { placeOfKey[index] = Int32(place) }
+        groupOfEntry = keyOfEntry.map { placeOfKey[Int($0)] }
+        groupOfRecord = keyOfRecord.map { $0 < 0 ? -1 : placeOfKey[Int($0)] }
         for index in order {
             let entryOrder = groupEntries[index].sorted {
                 (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index)
             }
             let recordOrder = groupRecords[index].sorted {
                 (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+            }
+            let firstKey = BucketKey(query: entries[entryOrder[0]].url.query, status: entries[entryOrder[0]].status)
+            if entryOrder.allSatisfy({ BucketKey(query: entries[$0].url.query, status: entries[$0].status) == firstKey }
+            ) {
+                // One bucket (the usual group): its records picked straight from the group's,
+                // as the tables below would pick them.
+                let candidates: [Int]
+                switch (firstKey.query, firstKey.status) {
+                case let (query?, status?):
+                    candidates = recordOrder.filter {
+                        records[$0].url.query == query && (records[$0].status == nil || records[$0].status == status)
+                    }
+                case let (query?, nil): candidates = recordOrder.filter { records[$0].url.query == query }
+                case let (nil, status?):
+                    candidates = recordOrder.filter { records[$0].status == nil || records[$0].status == status }
+                case (nil, nil): candidates = recordOrder
+                }
+                groups.append(Group(buckets: [Bucket(entries: entryOrder, records: candidates)]))
+                groupIsResponse.append(keys[index].direction == .response)
+                continue
             }
             var bucketKeys: [BucketKey] = []
             var entriesOfKey: [BucketKey: [Int]] = [:]
@@ -149,7 +217,10 @@ struct Plan {
 
     // MARK: Assignment
 
-    func assign(offset: Int64, tolerance: Int64, maxBand: Int) -> Matching {
+    /// The assignment at `offset` (docs/METER-LOG.md, "Assignment at a given offset").
+    /// `scratch` holds the buffers every bucket reuses, so that an assignment allocates only
+    /// its result, however many small buckets the log's URLs make.
+    func assign(offset: Int64, tolerance: Int64, maxBand: Int, scratch: inout AlignScratch) -> Matching {
         var matching = Matching(recordOfEntry: [Int](repeating: -1, count: entries.count))
         var taken = [Bool](repeating: false, count: records.count)
         func take(_ e: Int, _ r: Int) {
@@ -161,34 +232,93 @@ struct Plan {
         }
         for (index, group) in groups.enumerated() {
             if groupIsResponse[index] {
-                // A response whose request entry matched takes that exchange's response record.
+                // A response whose request entry matched takes that exchange's response record
+                // (of the same method and path: the entry's group).
                 for bucket in group.buckets {
                     for e in bucket.entries {
-                        guard let pairing = entries[e].pairing, let request = requestOfPairing[pairing] else {
+                        let request = Int(requestOfEntry[e])
+                        guard request >= 0 else { continue }
+                        let requestRecord = matching.recordOfEntry[request]
+                        guard requestRecord >= 0 else { continue }
+                        let r = Int(responseOfRecord[requestRecord])
+                        guard r >= 0, !taken[r], groupOfRecord[r] == groupOfEntry[e], compatible(e, r) else {
                             continue
                         }
-                        let requestRecord = matching.recordOfEntry[request]
-                        guard requestRecord >= 0, let exchange = records[requestRecord].exchange,
-                            let r = responseOfExchange[exchange], !taken[r],
-                            records[r].method == entries[e].method, records[r].url.pathKey == entries[e].url.pathKey,
-                            compatible(e, r)
-                        else { continue }
                         take(e, r)
                     }
                 }
             }
             for bucket in group.buckets {
-                let free = bucket.entries.filter { matching.recordOfEntry[$0] < 0 }
-                let open = bucket.records.filter { !taken[$0] }
-                guard !free.isEmpty, !open.isEmpty else { continue }
+                if bucket.entries.count == 1 {
+                    // One entry (most buckets of a log of many URLs): the alignment's answer
+                    // without its buffers.
+                    let e = bucket.entries[0]
+                    guard matching.recordOfEntry[e] < 0 else { continue }
+                    let r = nearestRecord(
+                        to: entries[e].time.addingSaturating(offset), in: bucket.records, taken: taken,
+                        tolerance: tolerance, maxBand: maxBand)
+                    if r >= 0 { take(e, r) }
+                    continue
+                }
+                scratch.free.removeAll(keepingCapacity: true)
+                scratch.open.removeAll(keepingCapacity: true)
+                scratch.entryTimes.removeAll(keepingCapacity: true)
+                scratch.recordTimes.removeAll(keepingCapacity: true)
+                for e in bucket.entries where matching.recordOfEntry[e] < 0 {
+                    scratch.free.append(e)
+                    scratch.entryTimes.append(entries[e].time.addingSaturating(offset))
+                }
+                guard !scratch.free.isEmpty else { continue }
+                for r in bucket.records where !taken[r] {
+                    scratch.open.append(r)
+                    scratch.recordTimes.append(records[r].time)
+                }
+                guard !scratch.open.isEmpty else { continue }
                 // A bucket's records are all compatible with its entries (see `Group`).
-                let pairs = Self.align(
-                    entryTimes: free.map { entries[$0].time.addingSaturating(offset) },
-                    recordTimes: open.map { records[$0].time }, tolerance: tolerance, maxBand: maxBand)
-                for (i, j) in pairs { take(free[i], open[j]) }
+                Self.align(tolerance: tolerance, maxBand: maxBand, allowed: nil, scratch: &scratch)
+                for (i, j) in scratch.pairs { take(scratch.free[i], scratch.open[j]) }
             }
         }
         return matching
+    }
+
+    /// What `align` gives one entry at `time` among `records` (positions in time order) not
+    /// `taken`: of the untaken records in its band (within the tolerance and `maxBand` ranks of
+    /// its time), the nearest, the earliest of equals; −1 when the band is empty.
+    func nearestRecord(to time: Int64, in candidates: [Int], taken: [Bool], tolerance: Int64, maxBand: Int) -> Int {
+        let earliest = time.subtractingSaturating(tolerance)
+        let latest = time.addingSaturating(tolerance)
+        // The rank of the entry's time among the untaken records: how many are at or before it.
+        var atOrBefore = 0
+        for r in candidates where !taken[r] {
+            guard records[r].time <= time else { break }
+            atOrBefore += 1
+        }
+        let lowRank = atOrBefore - min(maxBand, atOrBefore)
+        let highRank = atOrBefore.addingReportingOverflow(maxBand).overflow ? Int.max : atOrBefore + maxBand
+        var rank = 0
+        var best = -1
+        var bestDistance: Int64 = 0
+        for r in candidates where !taken[r] {
+            defer { rank += 1 }
+            guard rank >= lowRank else { continue }
+            guard rank < highRank else { break }
+            let recordTime = records[r].time
+            guard recordTime >= earliest else { continue }
+            guard recordTime <= latest else { break }
+            let distance = recordTime.subtractingSaturating(time).magnitudeSaturating
+            if best < 0 || distance < bestDistance {
+                best = r
+                bestDistance = distance
+            }
+        }
+        return best
+    }
+
+    /// `assign` with buffers of its own.
+    func assign(offset: Int64, tolerance: Int64, maxBand: Int) -> Matching {
+        var scratch = AlignScratch()
+        return assign(offset: offset, tolerance: tolerance, maxBand: maxBand, scratch: &scratch)
     }
 
     /// The order-keeping alignment of entries to records (both times ascending) within the
@@ -203,40 +333,62 @@ struct Plan {
         entryTimes: [Int64], recordTimes: [Int64], tolerance: Int64, maxBand: Int = Int.max,
         allowed: ((Int, Int) -> Bool)? = nil
     ) -> [(Int, Int)] {
-        let n = entryTimes.count
-        let m = recordTimes.count
-        guard n > 0, m > 0 else { return [] }
+        var scratch = AlignScratch()
+        scratch.entryTimes = entryTimes
+        scratch.recordTimes = recordTimes
+        align(tolerance: tolerance, maxBand: maxBand, allowed: allowed, scratch: &scratch)
+        return scratch.pairs
+    }
+
+    /// `align` of `scratch.entryTimes` to `scratch.recordTimes`, into `scratch.pairs`, in the
+    /// scratch's buffers (kept from one bucket to the next).
+    static func align(tolerance: Int64, maxBand: Int, allowed: ((Int, Int) -> Bool)?, scratch: inout AlignScratch) {
+        scratch.pairs.removeAll(keepingCapacity: true)
+        let n = scratch.entryTimes.count
+        let m = scratch.recordTimes.count
+        guard n > 0, m > 0 else { return }
+        scratch.bandLow.removeAll(keepingCapacity: true)
+        scratch.bandHigh.removeAll(keepingCapacity: true)
+        scratch.choiceStart.removeAll(keepingCapacity: true)
+        scratch.choiceStart.append(0)
         // Each entry's band [low, high) of records: within the tolerance and `maxBand` ranks.
         // Both bounds never decrease with the entry, which the row's frontier relies on.
-        var bandLow = [Int](repeating: 0, count: n)
-        var bandHigh = [Int](repeating: 0, count: n)
-        var choiceStart = [Int](repeating: 0, count: n + 1)
         var timeLow = 0
         var timeHigh = 0
         var atOrBefore = 0 // records at or before the entry's time
-        for i in 0..<n {
-            let time = entryTimes[i]
-            let earliest = time.subtractingSaturating(tolerance)
-            let latest = time.addingSaturating(tolerance)
-            while timeLow < m, recordTimes[timeLow] < earliest { timeLow += 1 }
-            timeHigh = max(timeHigh, timeLow)
-            while timeHigh < m, recordTimes[timeHigh] <= latest { timeHigh += 1 }
-            while atOrBefore < m, recordTimes[atOrBefore] <= time { atOrBefore += 1 }
-            let low = max(timeLow, atOrBefore - min(maxBand, atOrBefore))
-            let high = min(timeHigh, atOrBefore + min(maxBand, m - atOrBefore))
-            bandLow[i] = low
-            bandHigh[i] = high
-            choiceStart[i + 1] = choiceStart[i] + max(0, high - low)
+        scratch.recordTimes.withUnsafeBufferPointer { recordTimes in
+            for i in 0..<n {
+                let time = scratch.entryTimes[i]
+                let earliest = time.subtractingSaturating(tolerance)
+                let latest = time.addingSaturating(tolerance)
+                while timeLow < m, recordTimes[timeLow] < earliest { timeLow += 1 }
+                timeHigh = max(timeHigh, timeLow)
+                while timeHigh < m, recordTimes[timeHigh] <= latest { timeHigh += 1 }
+                while atOrBefore < m, recordTimes[atOrBefore] <= time { atOrBefore += 1 }
+                let low = max(timeLow, atOrBefore - min(maxBand, atOrBefore))
+                let high = min(timeHigh, atOrBefore + min(maxBand, m - atOrBefore))
+                scratch.bandLow.append(low)
+                scratch.bandHigh.append(high)
+                scratch.choiceStart.append(scratch.choiceStart[i] + max(0, high - low))
+            }
         }
         // One row of F: counts and costs; choices per (entry, band position): 0 entry unused,
         // 1 record unused, 2 the pair.
-        var counts = [Int](repeating: 0, count: m + 1)
-        var costs = [Int64](repeating: 0, count: m + 1)
-        var choices = [UInt8](repeating: 0, count: choiceStart[n])
+        scratch.counts.removeAll(keepingCapacity: true)
+        scratch.counts.append(contentsOf: repeatElement(0, count: m + 1))
+        scratch.costs.removeAll(keepingCapacity: true)
+        scratch.costs.append(contentsOf: repeatElement(0, count: m + 1))
+        scratch.choices.removeAll(keepingCapacity: true)
+        scratch.choices.append(contentsOf: repeatElement(0, count: scratch.choiceStart[n]))
         var frontier = 0 // F[j] for j > frontier equals F[frontier]
-        counts.withUnsafeMutableBufferPointer { count in
-            costs.withUnsafeMutableBufferPointer { cost in
-                choices.withUnsafeMutableBufferPointer { choice in
+        let bandLow = scratch.bandLow
+        let bandHigh = scratch.bandHigh
+        let choiceStart = scratch.choiceStart
+        let entryTimes = scratch.entryTimes
+        let recordTimes = scratch.recordTimes
+        scratch.counts.withUnsafeMutableBufferPointer { count in
+            scratch.costs.withUnsafeMutableBufferPointer { cost in
+                scratch.choices.withUnsafeMutableBufferPointer { choice in
                     recordTimes.withUnsafeBufferPointer { records in
                         for i in 0..<n {
                             let low = bandLow[i]
@@ -287,7 +439,6 @@ struct Plan {
                 }
             }
         }
-        var pairs: [(Int, Int)] = []
         var i = n
         var j = frontier
         while i > 0, j > 0 {
@@ -299,17 +450,17 @@ struct Plan {
             } else if j > high {
                 j = high
             } else {
-                switch choices[choiceStart[entry] + j - low - 1] {
+                switch scratch.choices[choiceStart[entry] + j - low - 1] {
                 case 0: i -= 1
                 case 1: j -= 1
                 default:
-                    pairs.append((entry, j - 1))
+                    scratch.pairs.append((entry, j - 1))
                     i -= 1
                     j -= 1
                 }
             }
         }
-        return pairs.reversed()
+        scratch.pairs.reverse()
     }
 
     // MARK: Offset

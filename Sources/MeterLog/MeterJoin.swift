@@ -140,17 +140,20 @@ public enum MeterJoin {
         -> JoinResult
     {
         let plan = Plan(entries: entries, records: records)
+        var scratch = AlignScratch()
         var offset: ClockOffset
         var matching: Matching
         if let given = options.clockOffset {
-            matching = plan.assign(offset: given, tolerance: options.tolerance, maxBand: options.maxBand)
+            matching = plan.assign(
+                offset: given, tolerance: options.tolerance, maxBand: options.maxBand, scratch: &scratch)
             offset = ClockOffset(
                 nanoseconds: given, estimated: false, spread: 0, lowest: 0, highest: 0, candidatesTried: 0)
         } else {
             let candidates = plan.candidateOffsets(options: options)
             var best: (offset: Int64, matching: Matching)?
             for candidate in candidates {
-                let trial = plan.assign(offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand)
+                let trial = plan.assign(
+                    offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand, scratch: &scratch)
                 if let current = best {
                     if trial.isBetter(than: current.matching)
                         || (trial.ties(current.matching) && candidate.magnitude < current.offset.magnitude)
@@ -172,7 +175,8 @@ public enum MeterJoin {
                     var moved = false
                     for candidate in [chosen.offset.subtractingSaturating(step), chosen.offset.addingSaturating(step)] {
                         let trial = plan.assign(
-                            offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand)
+                            offset: candidate, tolerance: options.tolerance, maxBand: options.maxBand, scratch: &scratch
+                        )
                         tried += 1
                         if trial.isBetter(than: chosen.matching) {
                             chosen = (candidate, trial)
@@ -185,7 +189,8 @@ public enum MeterJoin {
                 step /= 2
             }
             if let median = plan.median(of: chosen.matching), median != chosen.offset {
-                let refined = plan.assign(offset: median, tolerance: options.tolerance, maxBand: options.maxBand)
+                let refined = plan.assign(
+                    offset: median, tolerance: options.tolerance, maxBand: options.maxBand, scratch: &scratch)
                 if !chosen.matching.isBetter(than: refined) { chosen = (median, refined) }
             }
             matching = chosen.matching

@@ -49,6 +49,20 @@ public enum MeterLogReader {
         }
 
         static let byName: [String: Field] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+
+        /// The names as bytes, by raw value.
+        static let utf8Names: [[UInt8]] = allCases.map { Array($0.name.utf8) }
+
+        /// The field named by `bytes[range]` exactly; nil for a name not read.
+        static func named(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Field? {
+            let count = range.count
+            for (raw, name) in utf8Names.enumerated() where name.count == count {
+                var index = 0
+                while index < count, name[index] == bytes[range.lowerBound + index] { index += 1 }
+                if index == count { return Field(rawValue: raw) }
+            }
+            return nil
+        }
     }
 
     /// One line's fields as text (a JSON number as written); nil when absent, empty or null.
@@ -78,6 +92,9 @@ public enum MeterLogReader {
         var idLines: [UInt64: (request: Int, response: Int)] = [:]
         /// A URL as written → its place in the URL table (while reading).
         var urlOfText: [String: Int] = [:]
+        /// The last line's method and meter name, with their places in the tables.
+        var lastMethod: (text: String, index: Int)?
+        var lastMeter: (text: String, index: Int)?
 
         mutating func report(line: Int, _ kind: MeterLogDiagnostic.Kind) {
             log.report(MeterLogDiagnostic(path: log.path, line: line, kind: kind), limit: limits.maxDiagnostics)
@@ -122,6 +139,12 @@ public enum MeterLogReader {
         // MARK: JSON Lines
 
         func jsonFields(_ bytes: [UInt8], line: Int) throws -> Fields {
+            if let fields = bytes.withUnsafeBytes(Self.flatJSONFields) { return fields }
+            return try tokenizedJSONFields(bytes, line: line)
+        }
+
+        /// The line through the JSON tokenizer: any JSON, and the diagnostic of a bad line.
+        func tokenizedJSONFields(_ bytes: [UInt8], line: Int) throws -> Fields {
             var fields = Fields()
             var invalid: LineError?
             do {
@@ -161,6 +184,116 @@ public enum MeterLogReader {
             }
             if let invalid { throw invalid }
             return fields
+        }
+
+        /// The usual line read straight from its bytes, without the tokenizer's tokens and
+        /// Strings: one flat object whose keys and string values are printable ASCII without
+        /// escapes, and whose values are strings, numbers or `null`. Nil for anything else
+        /// (escapes, other bytes, `true`, nested values, bad JSON): the tokenizer then reads the
+        /// line, and reports what is wrong with it. For a line it reads, the fields are the
+        /// tokenizer's: the first non-empty value of a key wins, a number as written.
+        static func flatJSONFields(_ bytes: UnsafeRawBufferPointer) -> Fields? {
+            let count = bytes.count
+            var index = 0
+            func skipBlanks() {
+                while index < count, isBlank(bytes[index]) { index += 1 }
+            }
+            /// Past a run of printable ASCII up to a quote; false at anything else.
+            func skipPlainString() -> Bool {
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "\"") { return true }
+                    guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return false }
+                    index += 1
+                }
+                return false
+            }
+            /// Past a JSON number (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`); false when
+            /// it is not one.
+            func skipNumber() -> Bool {
+                func digits() -> Bool {
+                    let start = index
+                    while index < count, isDigit(bytes[index]) { index += 1 }
+                    return index > start
+                }
+                if bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard index < count else { return false }
+                if bytes[index] == UInt8(ascii: "0") {
+                    index += 1
+                    if index < count, isDigit(bytes[index]) { return false }
+                } else if !digits() {
+                    return false
+                }
+                if index < count, bytes[index] == UInt8(ascii: ".") {
+                    index += 1
+                    guard digits() else { return false }
+                }
+                if index < count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                    index += 1
+                    if index < count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                        index += 1
+                    }
+                    guard digits() else { return false }
+                }
+                return true
+            }
+            var fields = Fields()
+            skipBlanks()
+            guard index < count, bytes[index] == UInt8(ascii: "{") else { return nil }
+            index += 1
+            skipBlanks()
+            if index < count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                skipBlanks()
+                return index == count ? fields : nil
+            }
+            while true {
+                guard index < count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                index += 1
+                let keyStart = index
+                guard skipPlainString() else { return nil }
+                let field = Field.named(bytes, keyStart..<index)
+                index += 1
+                skipBlanks()
+                guard index < count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                skipBlanks()
+                guard index < count else { return nil }
+                var value: Range<Int>?
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    let start = index
+                    guard skipPlainString() else { return nil }
+                    value = start..<index
+                    index += 1
+                case UInt8(ascii: "n"):
+                    guard count - index >= 4, bytes[index + 1] == UInt8(ascii: "u"),
+                        bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l")
+                    else { return nil }
+                    index += 4
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    let start = index
+                    guard skipNumber() else { return nil }
+                    value = start..<index
+                default:
+                    return nil
+                }
+                if let field, fields[field] == nil, let value, !value.isEmpty {
+                    fields[field] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)
+                }
+                skipBlanks()
+                guard index < count else { return nil }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    skipBlanks()
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "}") else { return nil }
+                index += 1
+                skipBlanks()
+                return index == count ? fields : nil
+            }
         }
 
         // MARK: CSV
@@ -263,53 +396,69 @@ public enum MeterLogReader {
                 }
                 status = UInt16(value)
             }
-            var halves: [(MeterDirection, Field, Field, Field, Field)] = []
+            // The line's one or two messages: (direction, total, line, headers, body fields).
+            typealias Half = (direction: MeterDirection, total: Field, line: Field, headers: Field, body: Field)
+            let requestHalf: Half = (.request, .requestBytes, .requestLine, .requestHeaders, .requestBody)
+            let responseHalf: Half = (.response, .responseBytes, .responseLine, .responseHeaders, .responseBody)
+            var first: Half
+            var second: Half?
             if let kind = fields[.kind] {
                 switch Self.lowered(kind) {
-                case "request": halves = [(.request, .bytes, .line, .headers, .body)]
-                case "response": halves = [(.response, .bytes, .line, .headers, .body)]
+                case "request": first = (.request, .bytes, .line, .headers, .body)
+                case "response": first = (.response, .bytes, .line, .headers, .body)
                 default: throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
                 }
+            } else if fields[.requestBytes] != nil {
+                first = requestHalf
+                if fields[.responseBytes] != nil { second = responseHalf }
+            } else if fields[.responseBytes] != nil {
+                first = responseHalf
             } else {
-                if fields[.requestBytes] != nil {
-                    halves.append((.request, .requestBytes, .requestLine, .requestHeaders, .requestBody))
-                }
-                if fields[.responseBytes] != nil {
-                    halves.append((.response, .responseBytes, .responseLine, .responseHeaders, .responseBody))
-                }
-                guard !halves.isEmpty else { throw LineError(kind: .missingField("kind")) }
+                throw LineError(kind: .missingField("kind"))
             }
+            let exchangeLine = second != nil || fields[.kind] == nil
             // Every number is checked before any entry is kept: a line gives all its entries or none.
-            var sizes: [(MeterDirection, Int64, Int64, Int64, Int64)] = []
-            for (direction, total, lineField, headersField, bodyField) in halves {
-                guard let totalText = fields[total] else { throw LineError(kind: .missingField(total.name)) }
-                let bytes = try Self.count(totalText, total)
-                let parts = try [lineField, headersField, bodyField].map { field in
-                    try fields[field].map { try Self.count($0, field) } ?? MeterEntry.absent
-                }
-                sizes.append((direction, bytes, parts[0], parts[1], parts[2]))
+            typealias Sizes = (direction: MeterDirection, bytes: Int64, line: Int64, headers: Int64, body: Int64)
+            func sizes(_ half: Half) throws -> Sizes {
+                guard let totalText = fields[half.total] else { throw LineError(kind: .missingField(half.total.name)) }
+                let bytes = try Self.count(totalText, half.total)
+                let line = try fields[half.line].map { try Self.count($0, half.line) } ?? MeterEntry.absent
+                let headers = try fields[half.headers].map { try Self.count($0, half.headers) } ?? MeterEntry.absent
+                let body = try fields[half.body].map { try Self.count($0, half.body) } ?? MeterEntry.absent
+                return (half.direction, bytes, line, headers, body)
             }
+            let firstSizes = try sizes(first)
+            let secondSizes = try second.map(sizes)
             let meter = fields[.meter] ?? ""
             // A name is taken into its table only while indexes remain: bad lines grow nothing.
-            guard log.methods.index[method] != nil || log.methods.strings.count <= Int(UInt16.max) else {
+            // The last line's method and meter are the usual ones: no table look-up for them.
+            let knownMethod = lastMethod?.text == method ? lastMethod?.index : log.methods.index[method]
+            guard knownMethod != nil || log.methods.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("methods"))
             }
-            guard log.meters.index[meter] != nil || log.meters.strings.count <= Int(UInt16.max) else {
+            let knownMeter = lastMeter?.text == meter ? lastMeter?.index : log.meters.index[meter]
+            guard knownMeter != nil || log.meters.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("meter names"))
             }
-            let methodIndex = log.methods.intern(method)
-            let meterIndex = log.meters.intern(meter)
+            let methodIndex = knownMethod ?? log.methods.intern(method)
+            let meterIndex = knownMeter ?? log.meters.intern(meter)
+            lastMethod = (method, methodIndex)
+            lastMeter = (meter, meterIndex)
             let urlPosition = known ?? log.urls.intern(url)
             if known == nil { urlOfText[urlText] = urlPosition }
             let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
             let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
-            for (direction, bytes, lineBytes, headersBytes, bodyBytes) in sizes {
+            var pending: Sizes? = firstSizes
+            var following = secondSizes
+            while let (direction, bytes, lineBytes, headersBytes, bodyBytes) = pending {
+                pending = following
+                following = nil
                 var entry = MeterEntry(
                     time: time, bytes: bytes, storedLine: lineBytes, storedHeaders: headersBytes, storedBody: bodyBytes,
                     logLine: UInt32(clamping: line), urlIndex: urlIndex, idIndex: idIndex,
                     methodIndex: UInt16(methodIndex), meterIndex: UInt16(meterIndex),
                     storedStatus: direction == .response ? status : 0, direction: direction,
-                    flags: halves.count > 1 || fields[.kind] == nil ? .fromExchange : [])
+                    flags: exchangeLine ? .fromExchange : [])
                 if lineBytes >= 0, headersBytes >= 0, bodyBytes >= 0 {
                     let (partial, overflow1) = lineBytes.addingReportingOverflow(headersBytes)
                     let (sum, overflow2) = partial.addingReportingOverflow(bodyBytes)
@@ -323,9 +472,9 @@ public enum MeterLogReader {
                 if entry.hasID {
                     let key = UInt64(meterIndex) << 32 | UInt64(idIndex)
                     var lines = idLines[key] ?? (0, 0)
-                    let first = direction == .request ? lines.request : lines.response
-                    if first != 0 {
-                        report(line: line, .duplicateID(log.ids.strings[Int(idIndex)], firstLine: first))
+                    let earlier = direction == .request ? lines.request : lines.response
+                    if earlier != 0 {
+                        report(line: line, .duplicateID(log.ids.strings[Int(idIndex)], firstLine: earlier))
                         entry.idIndex = MeterEntry.noID
                     } else if direction == .request {
                         lines.request = line
@@ -342,8 +491,9 @@ public enum MeterLogReader {
 
         /// ISO 8601 with an offset, or epoch seconds (a decimal, fractions and exponent allowed).
         static func time(_ text: String) throws -> Int64 {
-            let bytes = Array(text.utf8)
-            let looksISO = bytes.count > 4 && bytes[0..<4].allSatisfy(isDigit) && bytes[4] == UInt8(ascii: "-")
+            let bytes = text.utf8
+            let looksISO =
+                bytes.count > 4 && bytes.prefix(4).allSatisfy(isDigit) && bytes.dropFirst(4).first == UInt8(ascii: "-")
             if looksISO {
                 if let parsed = ISO8601Time.parse(text, requiringOffset: true) {
                     if parsed.clamped { throw LineError(kind: .timeOutOfRange(text)) }
@@ -354,7 +504,8 @@ public enum MeterLogReader {
                     ? "has no UTC offset (Z or ±hh:mm)" : "is not an ISO 8601 time (YYYY-MM-DDThh:mm:ss[.f]±hh:mm)"
                 throw LineError(kind: .invalidField("time", reason: reason))
             }
-            switch epochNanoseconds(bytes) {
+            var text = text
+            switch text.withUTF8(epochNanoseconds) {
             case let .nanoseconds(value): return value
             case .outOfRange: throw LineError(kind: .timeOutOfRange(text))
             case .notADecimal:
@@ -367,28 +518,39 @@ public enum MeterLogReader {
         /// nanoseconds (digits past the ninth decimal dropped); out of range when negative or past
         /// Int64 nanoseconds.
         static func epochNanoseconds(_ bytes: [UInt8]) -> EpochTime {
+            bytes.withUnsafeBufferPointer(epochNanoseconds)
+        }
+
+        static func epochNanoseconds(_ bytes: UnsafeBufferPointer<UInt8>) -> EpochTime {
             var index = 0
             var negative = false
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
                 negative = bytes[index] == UInt8(ascii: "-")
                 index += 1
             }
-            var digits: [UInt8] = []
+            // The significant digits (from the first that is not 0): how many, and the first 19
+            // as a number (no more can count: the value has at most 19 digits).
+            var digitCount = 0
+            var leading: UInt64 = 0
+            func take(_ byte: UInt8) {
+                if digitCount < 19 { leading = leading * 10 + UInt64(byte - 48) }
+                digitCount += 1
+            }
             var point = 0
             var sawDigit = false
             while index < bytes.count, isDigit(bytes[index]) {
-                if !(digits.isEmpty && bytes[index] == UInt8(ascii: "0")) { digits.append(bytes[index] - 48) }
-                if !digits.isEmpty { point += 1 }
+                if !(digitCount == 0 && bytes[index] == UInt8(ascii: "0")) { take(bytes[index]) }
+                if digitCount > 0 { point += 1 }
                 sawDigit = true
                 index += 1
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
                 while index < bytes.count, isDigit(bytes[index]) {
-                    if digits.isEmpty && bytes[index] == UInt8(ascii: "0") {
+                    if digitCount == 0 && bytes[index] == UInt8(ascii: "0") {
                         point -= 1
                     } else {
-                        digits.append(bytes[index] - 48)
+                        take(bytes[index])
                     }
                     sawDigit = true
                     index += 1
@@ -413,20 +575,24 @@ public enum MeterLogReader {
                 point += exponentNegative ? -exponent : exponent
             }
             guard index == bytes.count else { return .notADecimal }
-            if digits.isEmpty { return .nanoseconds(0) }
+            if digitCount == 0 { return .nanoseconds(0) }
             if negative { return .outOfRange }
-            // The digits before the point moved 9 places right are the nanoseconds.
+            // The digits before the point moved 9 places right are the nanoseconds: the first
+            // `integerDigits` significant digits, zeros where the digits run out.
             let integerDigits = point + 9
             guard integerDigits <= 19 else { return .outOfRange }
-            var value: Int64 = 0
-            for position in 0..<max(integerDigits, 0) {
-                let digit = position < digits.count ? Int64(digits[position]) : 0
-                let (scaled, overflow1) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = scaled.addingReportingOverflow(digit)
-                if overflow1 || overflow2 { return .outOfRange }
-                value = sum
+            guard integerDigits > 0 else { return .nanoseconds(0) }
+            let kept = min(digitCount, 19)
+            let used = min(integerDigits, kept)
+            var value = leading
+            for _ in 0..<(kept - used) { value /= 10 }
+            for _ in 0..<(integerDigits - used) {
+                let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+                if overflow { return .outOfRange }
+                value = scaled
             }
-            return .nanoseconds(value)
+            guard value <= UInt64(Int64.max) else { return .outOfRange }
+            return .nanoseconds(Int64(value))
         }
 
         /// A non-negative decimal integer.

@@ -46,8 +46,18 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         self.init(scheme: scheme, normalizedAuthority: authority, target: ArraySlice(target.utf8))
     }
 
+    /// `init(scheme:host:target:)` for a target given as its bytes (a request's, which are
+    /// the String's UTF-8 when they are ASCII: only then is this the same URL).
+    public init?(scheme: String, host: String, targetBytes: [UInt8]) {
+        let scheme = Array(scheme.utf8).map(Self.lower)
+        guard !scheme.isEmpty, let authority = Self.authority(ArraySlice(host.utf8), scheme: scheme) else { return nil }
+        self.init(scheme: scheme, normalizedAuthority: authority, target: targetBytes[...])
+    }
+
     private init(scheme: [UInt8], normalizedAuthority: [UInt8], target: ArraySlice<UInt8>) {
-        var key = scheme
+        var key: [UInt8] = []
+        key.reserveCapacity(scheme.count + 4 + normalizedAuthority.count + target.count)
+        key.append(contentsOf: scheme)
         key.append(contentsOf: "://".utf8)
         key.append(contentsOf: normalizedAuthority)
         var position = target.startIndex
@@ -63,9 +73,14 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
             let queryStart = position
             while position < target.endIndex, target[position] != UInt8(ascii: "#") { position += 1 }
             if position > queryStart {
-                var text: [UInt8] = []
-                Self.appendNormalizedEscapes(target[queryStart..<position], to: &text)
-                query = String(decoding: text, as: UTF8.self)
+                let written = target[queryStart..<position]
+                if written.contains(UInt8(ascii: "%")) {
+                    var text: [UInt8] = []
+                    Self.appendNormalizedEscapes(written, to: &text)
+                    query = String(decoding: text, as: UTF8.self)
+                } else {
+                    query = String(decoding: written, as: UTF8.self)
+                }
             }
         }
         self.init(pathKey: String(decoding: key, as: UTF8.self), query: query)
@@ -92,22 +107,26 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
             guard value <= 65535 else { return nil }
             if value != defaultPort(scheme) {
                 out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: String(value).utf8)
+                var divisor = 10_000
+                while divisor > 1, value / divisor == 0 { divisor /= 10 }
+                while divisor > 0 {
+                    out.append(UInt8(48 + value / divisor % 10))
+                    divisor /= 10
+                }
             }
         }
         return out
     }
 
     private static func defaultPort(_ scheme: [UInt8]) -> Int? {
-        switch String(decoding: scheme, as: UTF8.self) {
-        case "http", "ws": return 80
-        case "https", "wss": return 443
-        default: return nil
-        }
+        if scheme.elementsEqual("http".utf8) || scheme.elementsEqual("ws".utf8) { return 80 }
+        if scheme.elementsEqual("https".utf8) || scheme.elementsEqual("wss".utf8) { return 443 }
+        return nil
     }
 
     static func appendNormalizedEscapes(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        let hex = Array("0123456789ABCDEF".utf8)
+        guard bytes.contains(UInt8(ascii: "%")) else { return out.append(contentsOf: bytes) }
+        func hex(_ value: UInt8) -> UInt8 { value < 10 ? 48 + value : 55 + value }
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]
@@ -118,7 +137,9 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
                 if isUnreserved(decoded) {
                     out.append(decoded)
                 } else {
-                    out += [UInt8(ascii: "%"), hex[Int(high)], hex[Int(low)]]
+                    out.append(UInt8(ascii: "%"))
+                    out.append(hex(high))
+                    out.append(hex(low))
                 }
                 index += 3
             } else {

@@ -24,8 +24,8 @@ struct CoverageSection {
 
     var meters: [Meter]
 
-    init?(_ run: RunReport) {
-        guard let coverage = run.coverage, !coverage.meters.isEmpty else { return nil }
+    init?(_ coverage: CoverageFigures?) {
+        guard let coverage, !coverage.meters.isEmpty else { return nil }
         meters = coverage.meters.map { meter in
             var records = CoverageCounts()
             for counts in coverage.wire.values { records.add(counts) }
@@ -109,7 +109,7 @@ struct CoverageSection {
     // MARK: report.md
 
     static func markdown(_ run: RunReport, rows: Int) -> [String] {
-        guard let section = CoverageSection(run) else { return [] }
+        guard let section = run.coverageSection else { return [] }
         var lines = ["## Coverage: what each meter saw", ""]
         lines.append("Each meter's log joined to the records (docs/METER-LOG.md): entries no record joined were")
         lines.append("metered but never on the wire (a cache, a cancelled task, a host outside the capture); records")
@@ -146,7 +146,7 @@ struct CoverageSection {
     // MARK: report.json
 
     static func writeJSON(_ run: RunReport, _ json: inout PrettyJSONWriter) {
-        guard let section = CoverageSection(run) else { return }
+        guard let section = run.coverageSection else { return }
         func counts(_ counts: CoverageCounts, _ json: inout PrettyJSONWriter) {
             json.beginObject()
             json.member("http_bytes", int: counts.httpBytes)
@@ -258,7 +258,7 @@ struct CoverageSection {
     // MARK: terminal
 
     static func terminal(_ run: RunReport) -> [String] {
-        guard let section = CoverageSection(run) else { return [] }
+        guard let section = run.coverageSection else { return [] }
         var lines = ["Coverage:"]
         for meter in section.meters {
             let up = meter.directions[0]

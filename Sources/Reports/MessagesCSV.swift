@@ -100,7 +100,7 @@ public final class MessagesCSV {
             writer.write(raw: UnsafeRawBufferPointer(rebasing: bytes.prefix(max(bytes.count - 2, 0))))
             cells(index, &late)
             late.endRow()
-            writer.write(raw: UnsafeRawBufferPointer(start: [UInt8(ascii: ",")], count: 1))
+            withUnsafeBytes(of: UInt8(ascii: ",")) { writer.write(raw: $0) }
             late.withBytes { writer.write(raw: $0) }
             late.removeAll()
         }
@@ -342,7 +342,9 @@ final class RowScratch {
                         Glibc.read(descriptor, bytes.baseAddress! + end, bytes.count - end)
                     }
                     if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return failure = count == 0 ? "cut short" : String(cString: strerror(errno)) }
+                    guard count > 0 else {
+                        return failure = count == 0 ? "cut short" : String(cString: strerror(errno))
+                    }
                     end += count
                 }
             }

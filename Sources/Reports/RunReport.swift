@@ -24,7 +24,11 @@ public struct RunReport: Sendable {
     /// them itself otherwise. Forgotten when the samples or the estimator order change.
     public var sampleCharts: SampleCharts?
     /// The app meters' coverage (`--meter-log`); nil without meters, and no report shows it.
-    public var coverage: CoverageFigures?
+    public var coverage: CoverageFigures? {
+        didSet { coverageSection = CoverageSection(coverage) }
+    }
+    /// `coverage` sorted into the tables every report shows, made once.
+    private(set) var coverageSection: CoverageSection?
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
     public var rankBy: RankLayer {
         didSet { forgetRanking() }

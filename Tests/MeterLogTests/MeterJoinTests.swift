@@ -201,6 +201,33 @@ final class MeterJoinTests: XCTestCase {
         XCTAssertEqual(saturated.pairs.count, 2)
     }
 
+    /// The one-entry shortcut of the assignment gives the alignment's own answer (same record,
+    /// ties to the earlier), with records taken, equal times and a narrow band.
+    func testNearestRecordIsTheAlignmentOfOneEntry() {
+        var generator = SplitMix(seed: 7)
+        for _ in 0..<3000 {
+            let m = Int(generator.next() % 9)
+            let times = (0..<m).map { _ in Int64(generator.next() % 20) }.sorted()
+            let records = times.enumerated().map { index, time in
+                WireRecord(
+                    direction: .request, method: "GET", url: Self.url("http://a.example/"), status: nil, time: time,
+                    exchange: nil, index: index)
+            }
+            let plan = Plan(entries: [], records: records)
+            let taken = (0..<m).map { _ in generator.next() % 3 == 0 }
+            let time = Int64(generator.next() % 24) - 2
+            let tolerance = Int64(generator.next() % 8)
+            let maxBand = 1 + Int(generator.next() % 4)
+            let open = (0..<m).filter { !taken[$0] }
+            let pairs = Plan.align(
+                entryTimes: [time], recordTimes: open.map { times[$0] }, tolerance: tolerance, maxBand: maxBand)
+            let expected = pairs.first.map { open[$0.1] } ?? -1
+            let found = plan.nearestRecord(
+                to: time, in: Array(0..<m), taken: taken, tolerance: tolerance, maxBand: maxBand)
+            XCTAssertEqual(found, expected, "\(times) taken \(taken) at \(time) ±\(tolerance) band \(maxBand)")
+        }
+    }
+
     /// The alignment against every order-keeping matching of small random cases: the same
     /// number of pairs and the same smallest sum of distances.
     func testAlignmentIsOptimalAgainstBruteForce() {

@@ -330,4 +330,37 @@ final class MeterLogReaderTests: XCTestCase {
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }
         return url.path
     }
+
+    /// The fast reading of a JSON Lines line against the tokenizer's, on lines made from a
+    /// real one by random cuts, insertions and replacements: when the fast path reads a line it
+    /// gives the tokenizer's fields exactly, and it never reads a line the tokenizer refuses.
+    func testFlatJSONFieldsAgreeWithTheTokenizer() {
+        let simple = Array(
+            (#"{"time":"1795511702.5","kind":"response","method":"GET","url":"https://a.example/x?y=1","#
+                + #""status":200,"bytes":-0.5e+3,"line":17,"headers":null,"body":"","id":"t-1","#
+                + #""meter":"m","time":"again"}"#).utf8)
+        let nested = Array(#"{"time":1,"x":[1,{"a":true}],"kind":"request","bytes":0}"#.utf8)
+        let alphabet = Array(#"{}[]":,.-+eE0123456789 nulltrue"abc\é"#.utf8) + [0x09]
+        var generator = SplitMix(seed: 11)
+        var fastRead = 0
+        for round in 0..<20_000 {
+            var bytes = round % 4 == 3 ? nested : simple
+            for _ in 0..<(round == 0 ? 0 : 1 + Int(generator.next() % 3)) {
+                let at = Int(generator.next() % UInt64(bytes.count + 1))
+                switch generator.next() % 3 {
+                case 0: if at < bytes.count { bytes.remove(at: at) }
+                case 1: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: at)
+                default:
+                    if at < bytes.count { bytes[at] = alphabet[Int(generator.next() % UInt64(alphabet.count))] }
+                }
+            }
+            let state = MeterLogReader.State(log: MeterLog(path: "fuzz"), limits: MeterLogLimits())
+            let fast = bytes.withUnsafeBytes(MeterLogReader.State.flatJSONFields)
+            let slow = try? state.tokenizedJSONFields(bytes, line: 1)
+            guard let fast else { continue }
+            fastRead += 1
+            XCTAssertEqual(fast.values, slow?.values, String(decoding: bytes, as: UTF8.self))
+        }
+        XCTAssertGreaterThan(fastRead, 1000)
+    }
 }

@@ -90,7 +90,7 @@ struct HTMLPage {
     // MARK: - Coverage
 
     mutating func fillCoverage(_ run: RunReport) {
-        guard let section = CoverageSection(run) else { return }
+        guard let section = run.coverageSection else { return }
         hasCoverage = true
         let chart = CoverageChart.chart(section)
         coverageCharts = [
