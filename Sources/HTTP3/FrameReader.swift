@@ -98,6 +98,8 @@ final class StreamReader {
     var offset: Int64 = 0
     /// Bytes of a varint (or a frame header's two) read so far.
     var header: [UInt8] = []
+    /// The bytes the last varint `readVarInt` completed took.
+    var lastVarIntLength = 0
     /// The push id of a push stream.
     var pushID: UInt64?
     /// The stream type and push id bytes (claimed as the stream's overhead).
@@ -138,6 +140,7 @@ final class StreamReader {
             used += 1
             if header.count == VarInt.length(firstByte: header[0]) {
                 let value = VarInt.read(header)!.value
+                lastVarIntLength = header.count
                 header.removeAll(keepingCapacity: true)
                 return (used, value)
             }

@@ -145,6 +145,9 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
     /// Sections blocked on inserts, per sending side, in the order they came.
     var blocked: [[(section: QPACKDecoder.Section, message: H3Message, trailers: Bool)]] = [[], []]
     var messageCounts = [0, 0]
+    /// Messages made and not yet emitted, by identity: at the end, every one goes out, those a
+    /// protocol error left behind too (a second request on a stream).
+    var unemitted: [ObjectIdentifier: H3Message] = [:]
     public private(set) var summary = HTTP3ConnectionSummary()
     var tallies = [HTTP3DirectionTally(), HTTP3DirectionTally()]
     let control = StreamOwner.overhead(.h3Control)
@@ -249,6 +252,11 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         }
         for id in exchanges.keys.sorted() { flush(exchanges[id]!) }
         for id in pushes.keys.sorted() { flush(pushes[id]!) }
+        for message in unemitted.values.sorted(by: { $0.captured.index < $1.captured.index }) {
+            message.ended = true
+            message.blockedSections = 0
+            tryEmit(message, closing: true)
+        }
         summary.client = tallies[clientSide.rawValue]
         summary.server = tallies[clientSide.peer.rawValue]
         var clientTally = StreamTally()
@@ -280,24 +288,32 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
             let (used, value) = reader.readVarInt(bytes)
             guard let value else { return used }
             reader.type = H3StreamType(uniType: value)
-            let typeSize = Int(clamping: position.offset &+ Int64(used))
+            let typeSize = reader.lastVarIntLength
             reader.preambleBytes = typeSize
             countPreamble(reader, typeSize)
             sink.claim(0..<Int64(typeSize), of: side, stream: reader.id, by: control)
             switch reader.type {
             case .control: reader.phase = .frameHeader
+            case .push where side == clientSide:
+                // Only servers push (RFC 9114 §4.6): a client's push stream is read as opaque bytes.
+                tallies[side.rawValue].protocolErrors += 1
+                tallies[side.rawValue].pushStreamPreambleBytes -= typeSize
+                tallies[side.rawValue].unknownStreamBytes += typeSize
+                reader.type = .unknown(0x01)
+                reader.phase = .opaque
             case .push:
-                if side == clientSide { tallies[side.rawValue].protocolErrors += 1 }
                 reader.phase = .pushID
             default: reader.phase = .opaque
             }
             return used
         case .pushID:
             let (used, value) = reader.readVarInt(bytes)
-            tallies[side.rawValue].pushStreamPreambleBytes += used
-            let end = position.offset &+ Int64(used)
-            sink.claim(position.offset..<end, of: side, stream: reader.id, by: control)
             guard let value else { return used }
+            // Counted and claimed whole once read (a varint cut by the stream's end is lost).
+            let length = reader.lastVarIntLength
+            let end = position.offset &+ Int64(used)
+            tallies[side.rawValue].pushStreamPreambleBytes += length
+            sink.claim((end &- Int64(length))..<end, of: side, stream: reader.id, by: control)
             reader.pushID = value
             reader.phase = .frameHeader
             return used
@@ -541,7 +557,9 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         captured.version = "HTTP/3"
         captured.message.protocolFacts = ProtocolFacts(
             .h3, stream: reader.id, frames: 0, headerListSize: 0, startLineInHeaderBlock: true)
-        return H3Message(captured, exchange: exchange)
+        let message = H3Message(captured, exchange: exchange)
+        unemitted[ObjectIdentifier(message)] = message
+        return message
     }
 
     /// PUSH_PROMISE: the promised request, the server's record, on the stream that carried it.
@@ -737,6 +755,7 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         if !message.interim, message.captured.pair == nil { message.captured.anomalies.insert(.unpaired) }
         if exchange.reset { message.captured.anomalies.insert(.streamReset) }
         message.emitted = true
+        unemitted[ObjectIdentifier(message)] = nil
         sink.record(message.captured, body: message.observer.map { unsafeDowncast($0, to: Sink.Observer.self) })
     }
 
