@@ -132,7 +132,8 @@ let package = Package(
             name: "HTTP2Tests",
             dependencies: ["HTTP2", "HTTP1", "MessageModel", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
         .testTarget(
-            name: "HTTP3Tests", dependencies: ["HTTP3", "MessageModel", "CostAccounting", "CaptureIO", "PacketLayers", "Flows"]),
+            name: "HTTP3Tests",
+            dependencies: ["HTTP3", "MessageModel", "CostAccounting", "CaptureIO", "PacketLayers", "Flows", "ContentCoding"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "MessageModel", "CostAccounting", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "MessageModel", "TestSupport"]),

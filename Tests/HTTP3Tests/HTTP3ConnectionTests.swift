@@ -11,7 +11,12 @@ final class RecordingSink: MessageSink {
     final class Observer: BodyObserver {
         var bytes = 0
         var gaps = 0
-        func bodyBytes(_ bytes: UnsafeRawBufferPointer) { self.bytes += bytes.count }
+        /// The body itself, when the sink keeps bodies.
+        var body: [UInt8]?
+        func bodyBytes(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes += bytes.count
+            body?.append(contentsOf: bytes)
+        }
         func bodyGap(_ length: Int) { gaps += length }
     }
 
@@ -24,13 +29,21 @@ final class RecordingSink: MessageSink {
 
     var records: [CapturedMessage] = []
     var observed: [Int?] = []
+    /// Each record's body bytes (when `keepsBodies`).
+    var bodies: [[UInt8]?] = []
+    var keepsBodies = false
     var claims: [Claim] = []
     var closed: HTTPConnectionSummary?
 
-    func bodyObserver(for message: HTTPMessage) -> Observer? { Observer() }
+    func bodyObserver(for message: HTTPMessage) -> Observer? {
+        let observer = Observer()
+        if keepsBodies { observer.body = [] }
+        return observer
+    }
     func record(_ message: CapturedMessage, body: Observer?) {
         records.append(message)
         observed.append(body?.bytes)
+        bodies.append(body?.body)
     }
     func connectionClosed(_ summary: HTTPConnectionSummary) { closed = summary }
     func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
