@@ -97,8 +97,10 @@ final class H3Message {
     var interim = false
     /// The head's section was decoded (or found unknown).
     var headDone = false
-    /// The exchange it belongs to (request stream, or push).
-    unowned let exchange: Exchange
+    /// The exchange it belongs to (request stream, or push). Strong: a message a protocol
+    /// error left behind outlives its exchange's place in the table; the connection breaks
+    /// the cycle when it retires an exchange and at its close.
+    let exchange: Exchange
 
     init(_ captured: CapturedMessage, exchange: Exchange) {
         self.captured = captured
@@ -233,6 +235,7 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         guard !reader.ended else { return }
         endReader(reader, reset: reason == .reset)
         sink.settle(side, stream: stream, upTo: reader.offset)
+        retireIfDone(stream)
     }
 
     public func close(_ accounting: ConnectionAccounting) {
@@ -250,13 +253,22 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
                 sectionDone(entry.message, fields: nil, listSize: 0, trailers: entry.trailers)
             }
         }
-        for id in exchanges.keys.sorted() { flush(exchanges[id]!) }
-        for id in pushes.keys.sorted() { flush(pushes[id]!) }
+        for id in exchanges.keys.sorted() { exchanges[id].map(flush) }
+        for id in pushes.keys.sorted() { pushes[id].map(flush) }
         for message in unemitted.values.sorted(by: { $0.captured.index < $1.captured.index }) {
             message.ended = true
             message.blockedSections = 0
             tryEmit(message, closing: true)
         }
+        // Messages and exchanges refer to each other: the cycles end here.
+        for exchange in Array(exchanges.values) + Array(pushes.values) {
+            exchange.request = nil
+            exchange.response = nil
+        }
+        exchanges = [:]
+        pushes = [:]
+        unemitted = [:]
+        blocked = [[], []]
         summary.client = tallies[clientSide.rawValue]
         summary.server = tallies[clientSide.peer.rawValue]
         var clientTally = StreamTally()
@@ -271,8 +283,26 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
 
     // MARK: - Readers
 
+    static func key(_ stream: UInt64, _ side: Direction) -> UInt64 {
+        stream & ((1 << 62) - 1) | (side == .down ? 1 << 63 : 0)
+    }
+
+    /// A request stream both of whose sides ended and whose messages are out is forgotten:
+    /// memory follows the open streams, not every stream the connection ever had.
+    func retireIfDone(_ stream: UInt64) {
+        guard stream & 0x2 == 0, let exchange = exchanges[stream],
+            readers[Self.key(stream, .up)]?.ended ?? false, readers[Self.key(stream, .down)]?.ended ?? false,
+            exchange.request?.emitted ?? true, exchange.response?.emitted ?? true
+        else { return }
+        readers[Self.key(stream, .up)] = nil
+        readers[Self.key(stream, .down)] = nil
+        exchanges[stream] = nil
+        exchange.request = nil
+        exchange.response = nil
+    }
+
     func reader(_ stream: UInt64, _ side: Direction) -> StreamReader {
-        let key = stream & ((1 << 62) - 1) | (side == .down ? 1 << 63 : 0)
+        let key = Self.key(stream, side)
         if let reader = readers[key] { return reader }
         let reader = StreamReader(id: stream, side: side)
         readers[key] = reader
@@ -757,6 +787,7 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         message.emitted = true
         unemitted[ObjectIdentifier(message)] = nil
         sink.record(message.captured, body: message.observer.map { unsafeDowncast($0, to: Sink.Observer.self) })
+        if !closing, let stream = message.captured.message.protocolFacts.stream { retireIfDone(stream) }
     }
 
     /// At the end: every message not yet emitted, request first.

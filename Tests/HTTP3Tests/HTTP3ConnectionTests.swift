@@ -123,6 +123,9 @@ final class HTTP3ConnectionTests: XCTestCase {
         // Byte by byte: frame boundaries within varints and payloads.
         for (i, byte) in response.enumerated() { feed(connection, [byte], stream: 0, .down, at: Int64(i)) }
         connection.end(stream: 0, of: .down, reason: .fin, time: 2)
+        // Both sides ended, every message out: the stream is forgotten (memory follows open streams).
+        XCTAssertNil(connection.exchanges[0])
+        XCTAssertTrue(connection.readers.isEmpty)
         close(connection)
 
         // The interim record goes first: the request waits for the final response's pairing.
