@@ -153,6 +153,9 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
     public private(set) var summary = HTTP3ConnectionSummary()
     var tallies = [HTTP3DirectionTally(), HTTP3DirectionTally()]
     let control = StreamOwner.overhead(.h3Control)
+    /// Sections held per side while they wait for inserts (each at most
+    /// `HTTPLimits.maxHeaderBlockBytes`): a bound on what blocked sections keep.
+    static var maxBlockedSections: Int { 256 }
 
     public init(info: ConnectionInfo, sink: Sink, limits: HTTPLimits = HTTPLimits(), clientSide: Direction = .up) {
         self.info = info
@@ -631,6 +634,11 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         switch outcome {
         case .fields(let fields, let listSize):
             sectionDone(message, fields: fields, listSize: listSize, trailers: trailers)
+        case .blocked(let section) where blocked[side].count >= Self.maxBlockedSections:
+            // More sections waiting than any peer lets block: this one's fields stay unknown.
+            _ = section
+            tallies[side].qpackUnknownSections += 1
+            sectionDone(message, fields: nil, listSize: 0, trailers: trailers)
         case .blocked(let section):
             message.blockedSections += 1
             blocked[side].append((section, message, trailers))

@@ -45,6 +45,16 @@ public enum HTTP3Hook {
     }
 }
 
+extension HTTP3Hook {
+    /// The same reader over any sink (QUIC's own, or a test's): records, claims per (direction,
+    /// stream) and the summary go to `sink`.
+    public static func reader<Sink: MessageSink>(
+        info: ConnectionInfo, sink: Sink, limits: Limits, clientSide: Direction = .up
+    ) -> HTTP3Connection<Sink> {
+        HTTP3Connection(info: info, sink: sink, limits: limits.http, clientSide: clientSide)
+    }
+}
+
 extension HTTP3Connection: MultiplexedConnectionReader where Sink == ConnectionRecordSink {
     /// An HTTP/3 connection's row: h3, and what its streams carried besides messages.
     public func describe(_ row: inout ConnectionRow) {
