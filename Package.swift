@@ -32,6 +32,10 @@ let package = Package(
         .systemLibrary(
             name: "CBrotli", path: "Sources/CBrotli", pkgConfig: "libbrotlidec",
             providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
+        // nghttp3 (Debian libnghttp3-dev, Homebrew libnghttp3): its QPACK decoder, for HTTP/3.
+        .systemLibrary(
+            name: "CNghttp3", path: "Sources/CNghttp3", pkgConfig: "libnghttp3",
+            providers: [.apt(["libnghttp3-dev"]), .brew(["libnghttp3"])]),
         .target(name: "CCaptureSupport", path: "Sources/CCaptureSupport", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CaptureIO", dependencies: ["CPcap", "CCaptureSupport"]),
         .target(name: "PacketLayers", dependencies: ["CaptureIO"]),
@@ -64,6 +68,10 @@ let package = Package(
                 "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly",
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
+        // HTTP/3: frames on QUIC's streams, QPACK through nghttp3, per-stream records (docs/METERING.md §2d).
+        .target(
+            name: "HTTP3",
+            dependencies: ["CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "CNghttp3"]),
         .target(name: "Records", dependencies: ["PacketLayers", "MessageModel", "CostAccounting"]),
         .target(name: "HARMessages", dependencies: ["CaptureIO", "MessageModel", "Records"]),
         // TLS: key logs, record reading and decryption (docs/TLS.md); swift-crypto does every cipher.
@@ -96,7 +104,7 @@ let package = Package(
             name: "MeterAuditKit",
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly", "HTTP1",
-                "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "MeterLog",
+                "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "HTTP3", "MeterLog",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
@@ -104,7 +112,7 @@ let package = Package(
         .target(
             name: "FuzzEntries",
             dependencies: [
-                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "Records",
+                "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "HTTP3", "Records",
                 "HARMessages", "ContentCoding",
                 "TLS", "MeterLog",
             ]),
@@ -123,6 +131,9 @@ let package = Package(
         .testTarget(
             name: "HTTP2Tests",
             dependencies: ["HTTP2", "HTTP1", "MessageModel", "CaptureIO", "PacketLayers", "Flows", "TCPReassembly", "TestSupport"]),
+        .testTarget(
+            name: "HTTP3Tests",
+            dependencies: ["HTTP3", "MessageModel", "CostAccounting", "CaptureIO", "PacketLayers", "Flows", "ContentCoding"]),
         .testTarget(name: "RecordsTests", dependencies: ["Records", "MessageModel", "CostAccounting", "PacketLayers"]),
         .testTarget(
             name: "HARMessagesTests", dependencies: ["HARMessages", "Records", "CaptureIO", "MessageModel", "TestSupport"]),
@@ -171,7 +182,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog",
+    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzHTTP3",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

@@ -93,6 +93,9 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
     /// HTTP/2: the decoded header block was larger than the bound on what a message keeps:
     /// its values were dropped, its sizes counted (docs/METERING.md §2a).
     public static let headerValuesDropped = MessageAnomalies(rawValue: 1 << 15)
+    /// HTTP/3: the field section needs QPACK encoder-stream inserts the capture does not hold
+    /// (it began after them, or lost them), or QPACK rejected it: its fields are unknown.
+    public static let qpackStateUnknown = MessageAnomalies(rawValue: 1 << 16)
 
     /// Names used in outputs, in a fixed order.
     public static let names: [(MessageAnomalies, String)] = [
@@ -102,7 +105,7 @@ public struct MessageAnomalies: OptionSet, Sendable, Hashable {
         (.malformedChunk, "malformed-chunk"), (.unpaired, "unpaired"), (.bodyOmitted, "body-omitted"),
         (.afterResync, "after-resync"), (.malformedStartLine, "malformed-start-line"), (.pushed, "pushed"),
         (.hpackStateUnknown, "hpack-state-unknown"), (.streamReset, "stream-reset"),
-        (.headerValuesDropped, "header-values-dropped"),
+        (.headerValuesDropped, "header-values-dropped"), (.qpackStateUnknown, "qpack-state-unknown"),
     ]
 
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }

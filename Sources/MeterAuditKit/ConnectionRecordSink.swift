@@ -93,8 +93,11 @@ public final class ConnectionRecordSink: MessageSink {
         guard let claims, let initiator = claimsInitiator else { return nil }
         let pushed = message.kind == .request && message.anomalies.contains(.pushed)
         let sender = message.kind == .request && !pushed ? message.client : message.server
-        // Stream 0: the readers so far (HTTP/1.x, HTTP/2) read one TCP byte stream per side.
-        return claims.takeSlot(of: sender == initiator ? .up : .down, stream: 0, startingAt: message.streamOffset)
+        // HTTP/1.x and HTTP/2 read one byte stream per side (stream 0); HTTP/3 claims on each
+        // QUIC stream by its id (a pushed request on the request stream its PUSH_PROMISE took).
+        let facts = message.message.protocolFacts
+        let stream = facts.wireProtocol == .h3 ? facts.stream ?? 0 : 0
+        return claims.takeSlot(of: sender == initiator ? .up : .down, stream: stream, startingAt: message.streamOffset)
     }
 
     public func record(_ message: CapturedMessage, body: BodyMeter?) {

@@ -54,7 +54,13 @@ final class SampleTruthTests: XCTestCase {
         let embedded = names.filter { $0.hasSuffix("-dsb.pcapng") }.map { String($0.dropLast(".pcapng".count)) }
         // The HTTP/2 ones over TLS (h2-*) have tshark's decoding as their truth, checked by
         // HTTP2SampleTests.testTLSSampleAgreesWithTshark.
-        let tlsSamples = Set(keyed + embedded).filter { !$0.hasPrefix("h2-") && $0 != "meter-app" }
+        // The HTTP/3 ones (h3-*, QUIC) have their peers' qlog as truth in Tests/Fixtures/h3/,
+        // checked by HTTP3SampleTests.
+        let tlsSamples = Set(keyed + embedded).filter { !$0.hasPrefix("h2-") && !$0.hasPrefix("h3-") && $0 != "meter-app" }
+        for sample in Set(keyed).filter({ $0.hasPrefix("h3-") }) {
+            XCTAssertTrue(
+                FileManager.default.fileExists(atPath: Fixtures.path("h3/\(sample).truth.json")), "\(sample) has no truth")
+        }
         // tls12-nginx-curl, tls12-python, tls12-resume, tls13-keyupdate, tls13-nginx-curl,
         // tls13-nginx-curl-dsb, tls13-proxy-curl, tls13-python
         XCTAssertEqual(tlsSamples.count, 8)
