@@ -37,6 +37,52 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     /// `up` client to server, `down` server to client; nil for HAR inputs. Not encoded with the
     /// input: diagnostics.json gives the run's sum.
     public var layers: LayerCounts?
+    /// A capture's UDP (docs/METERING.md §2d); nil when it held none, and then not written.
+    public var udp: UDPCounts?
+
+    /// What a capture's UDP carried: every datagram, those of flows a protocol read (QUIC),
+    /// and the others by port, at every layer.
+    public struct UDPCounts: Codable, Sendable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case datagrams, flows, other
+            case readDatagrams = "read_datagrams"
+            case readFlows = "read_flows"
+            case evictedFlows = "evicted_flows"
+        }
+        /// Every UDP datagram decoded (tunnels opened: the inner ones).
+        public var datagrams = 0
+        /// UDP flows (4-tuples) seen.
+        public var flows = 0
+        /// Datagrams and flows a protocol took (QUIC): in its connections' rows.
+        public var readDatagrams = 0
+        public var readFlows = 0
+        /// Flows closed early to stay under `Limits.maxUDPFlows`.
+        public var evictedFlows = 0
+        /// The datagrams no protocol took, by the flow's service port (its first datagram's
+        /// destination port, unless only the source port is under 1024).
+        public var other: [String: PortCounts] = [:]
+
+        public init() {}
+
+        /// One port's datagrams at each layer: the UDP payload, UDP (payload and 8-byte
+        /// headers), IP (whole IP datagrams) and frame bytes.
+        public struct PortCounts: Codable, Sendable, Equatable {
+            enum CodingKeys: String, CodingKey {
+                case datagrams, flows
+                case payloadBytes = "payload_bytes"
+                case udpBytes = "udp_bytes"
+                case ipBytes = "ip_bytes"
+                case frameBytes = "frame_bytes"
+            }
+            public var datagrams = 0
+            public var flows = 0
+            public var payloadBytes = 0
+            public var udpBytes = 0
+            public var ipBytes = 0
+            public var frameBytes = 0
+            public init() {}
+        }
+    }
 
     /// Per direction, every layer's total and the overhead no message owns, by kind.
     public struct LayerCounts: Codable, Sendable, Equatable {
@@ -64,7 +110,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
         case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
-            layers
+            layers, udp
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -86,6 +132,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(unestimated, forKey: .unestimated)
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(har, forKey: .har)
+        try container.encodeIfPresent(udp, forKey: .udp)
         var named = encoder.container(keyedBy: NamedKey.self)
         for (kind, totals) in counters { try named.encode(totals, forKey: NamedKey(kind.name)) }
         // `layers` is written once per run, summed (diagnostics.json's `layers`), not per input.

@@ -143,6 +143,8 @@ final class DiagnosticsCollector {
 
     func addKeyLogIssues(_ issues: [String]) { diagnostics.tls.keyLogIssues += issues }
 
+    func setUDP(_ counts: InputDiagnostics.UDPCounts) { diagnostics.udp = counts }
+
     func finishPackets(_ packets: InputDiagnostics.PacketCounts, unsupported: [InputDiagnostics.UnsupportedLinkType]) {
         diagnostics.packets = packets
         diagnostics.unsupportedLinkTypes = unsupported

@@ -56,6 +56,8 @@ public struct ProtocolRegistration: @unchecked Sendable {
             reader: (ReaderRoute) -> ConnectionReader)
         /// After an HTTP/1.1 `Upgrade: token` and its 101, the rest of the connection.
         case upgrade(String, reader: (ReaderRoute) -> ConnectionReader)
+        /// Over UDP: one reader per input is offered every new flow (`UDPFlowReader`).
+        case datagrams(reader: (UDPReaderContext) -> UDPFlowReader)
     }
 
     public let name: String
@@ -166,6 +168,15 @@ public struct ProtocolRegistry: Sendable {
         return last
     }
 
+    /// One reader per UDP protocol for an input, in registration order.
+    func udpReaders(_ context: UDPReaderContext) -> [UDPFlowReader] {
+        var readers: [UDPFlowReader] = []
+        for registration in registrations {
+            for case let .datagrams(make) in registration.entries { readers.append(make(context)) }
+        }
+        return readers
+    }
+
     /// The reader an `Upgrade` token names, if a protocol registered it.
     func upgrade(_ token: String) -> ((ReaderRoute) -> ConnectionReader)? {
         for registration in registrations {
@@ -203,4 +214,14 @@ struct Route {
 /// What closes a decided connection and writes its row.
 protocol ConnectionEnding: AnyObject {
     func close(_ accounting: ConnectionAccounting)
+}
+
+/// What a UDP protocol's reader is made with, once per input: the keys, the bounds, where its
+/// records go and where each connection's row goes when it closes.
+struct UDPReaderContext {
+    let input: String
+    let keys: KeyStore
+    let limits: Limits
+    let sink: RecordSink
+    let closed: (ConnectionRow, HTTPConnectionSummary) -> Void
 }
