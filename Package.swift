@@ -75,6 +75,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
+        // QUIC (RFC 9000, 9001, 9369): packets, header and packet protection (swift-crypto), frames,
+        // streams put in order for the application protocol (Flows' MultiplexedStreamHandler).
+        .target(
+            name: "QUIC",
+            dependencies: [
+                "Flows", "TLS",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         // Meter logs: an app's own meter, read (JSON Lines or CSV) and joined to the wire (docs/METER-LOG.md).
         .target(name: "MeterLog", dependencies: ["CaptureIO"]),
@@ -97,7 +106,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly", "HTTP1",
                 "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "MeterLog",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "QUIC", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
         // What each fuzz target runs per input; the crasher-replay tests call it too (docs/FUZZING.md).
@@ -153,6 +162,7 @@ let package = Package(
                 "TCPReassembly",
             ]),
         .testTarget(name: "MeterLogTests", dependencies: ["MeterLog", "CaptureIO"]),
+        .testTarget(name: "QUICTests", dependencies: ["QUIC", "Flows", "TLS", "TestSupport"]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
         // A protocol of the test's own (a message per CRLF-terminated line on a port), registered
         // in one line: a protocol is a reader plus a registration (ARCHITECTURE.md, "Adding a protocol").

@@ -44,7 +44,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     /// and the others by port, at every layer.
     public struct UDPCounts: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
-            case datagrams, flows, other
+            case datagrams, flows, other, quic
             case readDatagrams = "read_datagrams"
             case readFlows = "read_flows"
             case evictedFlows = "evicted_flows"
@@ -61,8 +61,55 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// The datagrams no protocol took, by the flow's service port (its first datagram's
         /// destination port, unless only the source port is under 1024).
         public var other: [String: PortCounts] = [:]
+        /// The QUIC connections' packets and frames, summed; nil when there was none.
+        public var quic: QUICCounts?
 
         public init() {}
+
+        /// QUIC connections (docs/METERING.md §2d), and per direction their packets and frames.
+        public struct QUICCounts: Codable, Sendable, Equatable {
+            /// Connections, and those whose 1-RTT packets were decrypted.
+            public var connections = 0
+            public var decrypted = 0
+            public var up = Side()
+            public var down = Side()
+            public init() {}
+
+            /// One direction: packets (coalesced ones each), decrypted, without a key, whose tag
+            /// did not verify (a wrong key); STREAM frames and their data bytes (repeated ones
+            /// included, and apart), CRYPTO data, PADDING, ACK frames, unknown frame types,
+            /// key updates, stream bytes never captured.
+            public struct Side: Codable, Sendable, Equatable {
+                enum CodingKeys: String, CodingKey {
+                    case packets, decrypted
+                    case withoutKey = "without_key"
+                    case badTag = "bad_tag"
+                    case streamFrames = "stream_frames"
+                    case streamBytes = "stream_bytes"
+                    case repeatedStreamBytes = "repeated_stream_bytes"
+                    case cryptoBytes = "crypto_bytes"
+                    case paddingBytes = "padding_bytes"
+                    case ackFrames = "ack_frames"
+                    case unknownFrames = "unknown_frames"
+                    case keyUpdates = "key_updates"
+                    case gapBytes = "gap_bytes"
+                }
+                public var packets = 0
+                public var decrypted = 0
+                public var withoutKey = 0
+                public var badTag = 0
+                public var streamFrames = 0
+                public var streamBytes = 0
+                public var repeatedStreamBytes = 0
+                public var cryptoBytes = 0
+                public var paddingBytes = 0
+                public var ackFrames = 0
+                public var unknownFrames = 0
+                public var keyUpdates = 0
+                public var gapBytes = 0
+                public init() {}
+            }
+        }
 
         /// One port's datagrams at each layer: the UDP payload, UDP (payload and 8-byte
         /// headers), IP (whole IP datagrams) and frame bytes.

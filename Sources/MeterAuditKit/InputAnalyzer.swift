@@ -141,7 +141,8 @@ public struct InputAnalyzer {
                 closed: closed))
         let udp = UDPFlowTable(
             readers: options.protocols.udpReaders(
-                UDPReaderContext(input: input, keys: keys, limits: limits, sink: sink, closed: closed)),
+                UDPReaderContext(
+                    input: input, keys: keys, limits: limits, sink: sink, closed: closed, diagnostics: collector)),
             maxFlows: limits.maxUDPFlows, idleTimeout: limits.udpIdleTimeout,
             nextNumber: { assembler.takeConnectionNumber() })
         var packets = InputDiagnostics.PacketCounts()
