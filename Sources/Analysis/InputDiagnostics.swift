@@ -45,6 +45,8 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     public struct UDPCounts: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case datagrams, flows, other, quic
+            case otherUp = "other_up"
+            case otherDown = "other_down"
             case readDatagrams = "read_datagrams"
             case readFlows = "read_flows"
             case evictedFlows = "evicted_flows"
@@ -61,6 +63,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         /// The datagrams no protocol took, by the flow's service port (its first datagram's
         /// destination port, unless only the source port is under 1024).
         public var other: [String: PortCounts] = [:]
+        /// The same datagrams by direction (up: from the flow's first sender), over every port.
+        public var otherUp = PortCounts()
+        public var otherDown = PortCounts()
         /// The QUIC connections' packets and frames, summed; nil when there was none.
         public var quic: QUICCounts?
 

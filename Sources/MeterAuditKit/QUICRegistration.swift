@@ -39,7 +39,7 @@ final class QUICEndpoint: UDPFlowReader {
     func take(_ flow: ConnectionInfo, first payload: UnsafeRawBufferPointer) -> DatagramHandler? {
         // A known connection on a new flow: by the destination ID of a long or a short header.
         if let state = known(payload) {
-            let clientInitiated = state.isClientSide(flow.initiator, payload: payload)
+            let clientInitiated = state.isClientSide(payload)
             return QUICFlowHandler(state, clientInitiated: clientInitiated)
         }
         guard QUICPacketHeader.beginsLongHeader(payload) else { return nil }
@@ -100,18 +100,18 @@ final class QUICConnectionState {
         accounting = ConnectionAccounting(info: info)
     }
 
-    /// Whether a new flow's initiator is the client: its first packet goes to an ID the server chose.
-    func isClientSide(_ initiator: TransportEndpoint, payload: UnsafeRawBufferPointer) -> Bool {
-        let serverIDs = connection.connectionIDs[Direction.down.rawValue]
-        for id in serverIDs where payload.count > id.length {
-            let offset = payload[0] & 0x80 != 0 ? 6 : 1
-            if payload.count >= offset + id.length,
-                QUICConnectionID(UnsafeRawBufferPointer(rebasing: payload[offset..<(offset + id.length)])) == id
-            {
-                return true
+    /// Whether a new flow's initiator is the client: unless its first packet goes to a connection
+    /// ID the client chose (then the server sent it), it goes to the server's or to the
+    /// client's original Destination Connection ID.
+    func isClientSide(_ payload: UnsafeRawBufferPointer) -> Bool {
+        guard let first = payload.first else { return true }
+        let offset = first & 0x80 != 0 ? 6 : 1
+        for id in connection.connectionIDs[Direction.up.rawValue] where payload.count >= offset + id.length {
+            if QUICConnectionID(UnsafeRawBufferPointer(rebasing: payload[offset..<(offset + id.length)])) == id {
+                return false
             }
         }
-        return initiator == info.initiator
+        return true
     }
 
     func flowClosed(_ flow: ConnectionAccounting, clientInitiated: Bool) {

@@ -92,6 +92,13 @@ final class UDPFlowTable {
             port.ipBytes += ipBytes
             port.frameBytes += datagram.frameLength
             counts.other[flow.port] = port
+            var side = direction == .up ? counts.otherUp : counts.otherDown
+            side.datagrams += 1
+            side.payloadBytes += datagram.payloadLength
+            side.udpBytes += datagram.payloadLength &+ 8
+            side.ipBytes += ipBytes
+            side.frameBytes += datagram.frameLength
+            if direction == .up { counts.otherUp = side } else { counts.otherDown = side }
         }
     }
 
