@@ -98,6 +98,10 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
                     case unknownFrames = "unknown_frames"
                     case keyUpdates = "key_updates"
                     case gapBytes = "gap_bytes"
+                    case packetBytes = "packet_bytes"
+                    case datagramPadding = "datagram_padding"
+                    case unreadableBytes = "unreadable_bytes"
+                    case streamFrameHeaderBytes = "stream_frame_header_bytes"
                 }
                 public var packets = 0
                 public var decrypted = 0
@@ -112,6 +116,15 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
                 public var unknownFrames = 0
                 public var keyUpdates = 0
                 public var gapBytes = 0
+                /// The packets' bytes (header, payload, tag) by what they carried: handshake
+                /// (Initial, Handshake), stream, ack_only, control, unread. With the padding
+                /// after a datagram's last packet and the bytes that could not be read as a
+                /// packet, every UDP payload byte of the direction.
+                public var packetBytes: [String: Int] = [:]
+                public var datagramPadding = 0
+                public var unreadableBytes = 0
+                /// STREAM frames' type, id, offset and length bytes (their data apart).
+                public var streamFrameHeaderBytes = 0
                 public init() {}
             }
         }

@@ -170,6 +170,12 @@ final class QUICConnectionState {
                 out.unknownFrames += figures.unknownFrames
                 out.keyUpdates += figures.keyUpdates
                 out.gapBytes += figures.gapBytes
+                for kind in QUICPacketClass.allCases {
+                    out.packetBytes[kind.name, default: 0] += figures.packetBytes[kind.rawValue]
+                }
+                out.datagramPadding += figures.datagramPadding
+                out.unreadableBytes += figures.unreadableBytes
+                out.streamFrameHeaderBytes += figures.streamFrameHeaderBytes
                 if side == .up { counts.up = out } else { counts.down = out }
             }
         }

@@ -26,8 +26,42 @@ public struct QUICDirectionFigures: Sendable, Equatable {
     public var keyUpdates = 0
     /// Bytes of stream data never captured (holes given up).
     public var gapBytes = 0
+    /// The STREAM frames' own bytes (type, stream id, offset, length), apart from their data.
+    public var streamFrameHeaderBytes = 0
+    /// Every QUIC packet's bytes (header, packet number, payload, AEAD tag) by what it carried
+    /// (`QUICPacketClass`); with `datagramPadding` and `unreadableBytes` they are every UDP
+    /// payload byte of the direction.
+    public var packetBytes = [Int](repeating: 0, count: QUICPacketClass.allCases.count)
+    /// Zeros after the last packet of a datagram (padding outside any packet).
+    public var datagramPadding = 0
 
     public init() {}
+}
+
+/// What a QUIC packet carried, for the cost layers (docs/METERING.md §2d): the packets that
+/// carry no stream byte are connection overhead by kind; the others are claimed, header and
+/// tag with their first STREAM frame, by the stream bytes they carry.
+public enum QUICPacketClass: Int, Sendable, CaseIterable {
+    /// Initial and Handshake packets (the handshake, its ACKs and padding).
+    case handshake
+    /// 0-RTT and 1-RTT packets with at least one STREAM frame.
+    case stream
+    /// Packets of ACK and PADDING frames only.
+    case ackOnly
+    /// Other packets without stream data (flow control, PING, NEW_CONNECTION_ID, HANDSHAKE_DONE, ...).
+    case control
+    /// Packets not decrypted (no key, a tag that did not verify), Retry and Version Negotiation.
+    case unread
+
+    public var name: String {
+        switch self {
+        case .handshake: return "handshake"
+        case .stream: return "stream"
+        case .ackOnly: return "ack_only"
+        case .control: return "control"
+        case .unread: return "unread"
+        }
+    }
 }
 
 /// Why a QUIC connection's 1-RTT packets were not read.
@@ -61,6 +95,13 @@ public final class QUICConnection {
     private var handler: MultiplexedStreamHandler?
     /// Called with each connection ID learned (for the endpoint's look-up across flows).
     public var learnedConnectionID: ((QUICConnectionID) -> Void)?
+    /// Cost hooks (docs/METERING.md §2d), called in capture order: each packet's class and bytes
+    /// (header, payload, tag), and whether it is its datagram's first (the one the datagram's
+    /// UDP, IP and link bytes go with); then, for a packet of class `stream`, each STREAM frame
+    /// read from it (stream, direction, offset, data bytes, the frame's bytes) comes before it.
+    /// The cost ledgers' QUIC settlement will hang here; nothing uses them yet.
+    public var packetRead: ((_ direction: Direction, _ carried: QUICPacketClass, _ bytes: Int, _ firstInDatagram: Bool) -> Void)?
+    public var streamFrameRead: ((_ stream: UInt64, _ direction: Direction, _ offset: UInt64, _ dataBytes: Int, _ frameBytes: Int) -> Void)?
     /// Called once the handshake tells the application protocol (ALPN), to choose the handler.
     public var chooseHandler: ((_ alpn: String?) -> MultiplexedStreamHandler?)?
 
@@ -116,7 +157,7 @@ public final class QUICConnection {
                     if buffer[offset...].contains(where: { $0 != 0 }) {
                         figures[direction.rawValue].unreadableBytes &+= buffer.count &- offset
                     } else {
-                        figures[direction.rawValue].paddingBytes &+= buffer.count &- offset
+                        figures[direction.rawValue].datagramPadding &+= buffer.count &- offset
                     }
                     return
                 }
@@ -130,9 +171,14 @@ public final class QUICConnection {
                     initialKeys = [keys.client, keys.server]
                     learnedConnectionID?(header.destination)
                 }
+                let packetClass: QUICPacketClass
                 if header.type.epoch != nil {
-                    packet(buffer, at: offset, header, from: direction, time: time)
+                    packetClass = packet(buffer, at: offset, header, from: direction, time: time)
+                } else {
+                    packetClass = .unread
                 }
+                figures[direction.rawValue].packetBytes[packetClass.rawValue] &+= header.end &- offset
+                packetRead?(direction, packetClass, header.end &- offset, offset == 0)
                 offset = header.end
             }
         }
@@ -143,11 +189,12 @@ public final class QUICConnection {
         learnedConnectionID?(id)
     }
 
+    /// Reads one packet; returns what it carried.
     private func packet(
         _ buffer: UnsafeMutableRawBufferPointer, at start: Int, _ header: QUICPacketHeader, from direction: Direction,
         time: Int64
-    ) {
-        guard let epoch = header.type.epoch else { return }
+    ) -> QUICPacketClass {
+        guard let epoch = header.type.epoch else { return .unread }
         let side = direction.rawValue
         let keys: QUICPacketKeys?
         switch epoch {
@@ -158,12 +205,12 @@ public final class QUICConnection {
         }
         guard let keys else {
             figures[side].withoutKey &+= 1
-            return
+            return .unread
         }
         guard let (length, truncated, first) = QUICHeaderProtection.remove(buffer, at: start, header: header, keys: keys)
         else {
             figures[side].malformedPackets &+= 1
-            return
+            return .unread
         }
         let space = epoch.space
         let number = QUICHeaderProtection.decode(truncated: truncated, length: length, largest: largest[space][side])
@@ -195,17 +242,28 @@ public final class QUICConnection {
         }
         guard let plaintext else {
             figures[side].badTag &+= 1
-            return
+            return .unread
         }
         if largest[space][side].map({ number > $0 }) ?? true { largest[space][side] = number }
         figures[side].decrypted &+= 1
         if epoch == .oneRTT { decryptedOneRTT &+= 1 }
-        plaintext.withUnsafeBytes { frames($0, epoch: epoch, from: direction, time: time) }
+        let carried = plaintext.withUnsafeBytes { frames($0, epoch: epoch, from: direction, time: time) }
+        if epoch == .initial || epoch == .handshake { return .handshake }
+        return carried
     }
 
-    private func frames(_ payload: UnsafeRawBufferPointer, epoch: QUICEpoch, from direction: Direction, time: Int64) {
+    /// Reads a packet's frames; returns the packet's class by what they were (application epochs).
+    private func frames(_ payload: UnsafeRawBufferPointer, epoch: QUICEpoch, from direction: Direction, time: Int64)
+        -> QUICPacketClass
+    {
         let side = direction.rawValue
+        var sawStream = false
+        var sawControl = false
         let stopped = QUICFrameReader.read(payload) { frame, length in
+            switch frame {
+            case .padding, .ack: break
+            default: sawControl = true
+            }
             switch frame {
             case .padding: figures[side].paddingBytes &+= length
             case .ack: figures[side].ackFrames &+= 1
@@ -213,8 +271,11 @@ public final class QUICConnection {
                 figures[side].cryptoBytes &+= data.count
                 cryptoData(data, at: offset, epoch: epoch, from: direction)
             case .stream(let id, let offset, let data, let fin):
+                sawStream = true
                 figures[side].streamFrames &+= 1
                 figures[side].streamBytes &+= data.count
+                figures[side].streamFrameHeaderBytes &+= length &- data.count
+                streamFrameRead?(id, direction, UInt64(offset), data.count, length)
                 streamData(id, data, at: offset, fin: fin, from: direction, time: time)
             case .resetStream(let id, let finalSize):
                 figures[side].otherFrames &+= 1
@@ -241,6 +302,7 @@ public final class QUICConnection {
         case .malformed?: figures[side].malformedPackets &+= 1
         case nil: break
         }
+        return sawStream ? .stream : sawControl ? .control : .ackOnly
     }
 
     private func streamData(

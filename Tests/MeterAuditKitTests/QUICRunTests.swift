@@ -59,6 +59,10 @@ final class QUICRunTests: XCTestCase {
         XCTAssertEqual(quic.up.decrypted, 2)
         XCTAssertEqual(quic.down.decrypted, 1)
         XCTAssertEqual(quic.up.cryptoBytes, 2 * 241)
+        // Every UDP payload byte in one place: here each datagram is one Initial packet.
+        XCTAssertEqual(quic.up.packetBytes, ["handshake": 2400, "stream": 0, "ack_only": 0, "control": 0, "unread": 0])
+        XCTAssertEqual(quic.down.packetBytes["handshake"], 135)
+        XCTAssertEqual(quic.up.datagramPadding + quic.up.unreadableBytes, 0)
     }
 
     /// Every HTTP/3 sample with its key log, against tshark's QUIC decryption: per direction,
@@ -119,6 +123,13 @@ final class QUICRunTests: XCTestCase {
             XCTAssertEqual([row.clientCost.total.frame, row.serverCost.total.frame], [frames[0][0], frames[1][0]], "\(name): frame bytes")
             XCTAssertEqual([row.clientCost.total.ip, row.serverCost.total.ip], [frames[0][1] + frames[0][2], frames[1][1] + frames[1][2]], "\(name): IP bytes")
             XCTAssertEqual(row.decrypted, keyOption.isEmpty ? "no-key" : "yes", name)
+            // Every UDP payload byte lands in one place: a packet by class, datagram padding or unreadable.
+            for (side, payload) in [(quic.up, row.clientTCPBytes), (quic.down, row.serverTCPBytes)] {
+                XCTAssertEqual(
+                    side.packetBytes.values.reduce(0, +) + side.datagramPadding + side.unreadableBytes, payload,
+                    "\(name): UDP payload by packet class")
+                XCTAssertEqual(side.unreadableBytes, 0, name)
+            }
         }
     }
 }
