@@ -1,10 +1,12 @@
 import Analysis
 import CaptureIO
 import Foundation
-import MeterAuditKit
+import Flows
 import PacketLayers
 import TestSupport
 import XCTest
+
+@testable import MeterAuditKit
 
 /// QUIC through the whole run: RFC 9001 Appendix A's client and server Initial packets in a
 /// capture (the RFC is the oracle for what they hold), and the HTTP/3 samples against tshark.
@@ -76,6 +78,8 @@ final class QUICRunTests: XCTestCase {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             .filter { $0.hasPrefix("h3-") && ($0.hasSuffix(".pcap") || $0.hasSuffix(".pcap.gz")) }.sorted()
         guard !names.isEmpty else { throw XCTSkip("no h3-*.pcap in \(folder)") }
+        var comparedWithQlog = 0
+        defer { print("QUICRunTests: \(names.count) samples, \(comparedWithQlog) against their senders' qlog") }
         for name in names {
             let pcap = folder + "/" + name
             let keys = folder + "/" + name.replacingOccurrences(of: ".pcap.gz", with: ".pcap").dropLast(5) + ".keys"
@@ -123,6 +127,18 @@ final class QUICRunTests: XCTestCase {
             XCTAssertEqual([row.clientCost.total.frame, row.serverCost.total.frame], [frames[0][0], frames[1][0]], "\(name): frame bytes")
             XCTAssertEqual([row.clientCost.total.ip, row.serverCost.total.ip], [frames[0][1] + frames[0][2], frames[1][1] + frames[1][2]], "\(name): IP bytes")
             XCTAssertEqual(row.decrypted, keyOption.isEmpty ? "no-key" : "yes", name)
+            // The senders' own logs (qlog, written by aioquic as it sent): packets, STREAM frames,
+            // STREAM bytes and those sent again (same stream, same offset), per direction.
+            let qlog = folder + "/" + name.prefix(while: { $0 != "." }) + ".qlog.gz"
+            if !keyOption.isEmpty, FileManager.default.fileExists(atPath: qlog), let gzip = executable("gzip") {
+                let sent = try Self.sentByEachSide(qlog: try runTool(gzip, ["-dc", qlog]))
+                comparedWithQlog += 1
+                for (side, figures) in [(0, quic.up), (1, quic.down)] {
+                    XCTAssertEqual(
+                        [figures.packets, figures.streamFrames, figures.streamBytes, figures.repeatedStreamBytes], sent[side],
+                        "\(name): side \(side) against the sender's qlog")
+                }
+            }
             // Every UDP payload byte lands in one place: a packet by class, datagram padding or unreadable.
             for (side, payload) in [(quic.up, row.clientTCPBytes), (quic.down, row.serverTCPBytes)] {
                 XCTAssertEqual(
@@ -131,6 +147,118 @@ final class QUICRunTests: XCTestCase {
                 XCTAssertEqual(side.unreadableBytes, 0, name)
             }
         }
+    }
+}
+
+/// Records what a QUIC connection's streams deliver, checking the contract on the way.
+final class StreamRecorder: MultiplexedStreamHandler {
+    var bytes = [0, 0]
+    var gaps = 0
+    var finished: Set<String> = []
+    var next: [String: Int64] = [:]
+    var outOfOrder = 0
+
+    func receive(_ data: UnsafeRawBufferPointer, stream: UInt64, from side: Direction, at position: StreamPosition) {
+        let key = "\(stream)/\(side.name)"
+        if position.offset != next[key, default: 0] { outOfOrder += 1 }
+        next[key] = position.offset + Int64(data.count)
+        bytes[side.rawValue] += data.count
+    }
+    func gap(_ length: Int, stream: UInt64, from side: Direction, at position: StreamPosition) { gaps += length }
+    func end(stream: UInt64, of side: Direction, reason: StreamEndReason, time: Int64) {
+        if reason == .fin { finished.insert("\(stream)/\(side.name)") }
+    }
+    func close(_ accounting: ConnectionAccounting) {}
+}
+
+extension QUICRunTests {
+    private var h3Folder: String? {
+        let folder = ProcessInfo.processInfo.environment["METERAUDIT_H3_SAMPLES"]
+            ?? (Fixtures.sample("h3") as NSString).deletingLastPathComponent
+        return FileManager.default.fileExists(atPath: folder + "/h3-loss.qlog.gz") ? folder : nil
+    }
+
+    /// The loss sample's streams through the application's handler (what HTTP/3 will be): every
+    /// byte the client and the server sent once (their qlog, repeats removed) arrives in order,
+    /// none twice, no gap, and the streams the senders finished end with FIN.
+    func testStreamsReachTheApplicationInOrder() throws {
+        guard let folder = h3Folder, let gzip = executable("gzip") else { throw XCTSkip("no h3-loss sample") }
+        let pcap = folder + "/h3-loss.pcap" + (FileManager.default.fileExists(atPath: folder + "/h3-loss.pcap") ? "" : ".gz")
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([folder + "/h3-loss.keys"])
+        let recorder = StreamRecorder()
+        QUICApplications.handlers["h3"] = { _ in recorder }
+        defer { QUICApplications.handlers["h3"] = nil }
+        _ = InputAnalyzer(options: options).analyze(path: pcap) { _ in }
+        let sent = try Self.sentByEachSide(qlog: try runTool(gzip, ["-dc", folder + "/h3-loss.qlog.gz"]))
+        XCTAssertEqual(recorder.bytes, [sent[0][2] - sent[0][3], sent[1][2] - sent[1][3]])
+        XCTAssertEqual(recorder.outOfOrder, 0)
+        XCTAssertEqual(recorder.gaps, 0)
+        XCTAssertTrue(recorder.finished.contains("0/up") && recorder.finished.contains("0/down"), "\(recorder.finished)")
+    }
+
+    /// A key log whose secrets are all wrong: tags do not verify, so nothing is read past the
+    /// Initial packets, and the row says bad-key.
+    func testWrongSecretsAreABadKey() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        let text = try String(contentsOfFile: folder + "/h3-mixed.keys", encoding: .utf8)
+        // The last hex digit of every secret changed.
+        let wrong = text.split(separator: "\n").map { line -> String in
+            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
+            return line.dropLast() + String((digit + 1) % 16, radix: 16)
+        }.joined(separator: "\n") + "\n"
+        let keys = try CaptureFileWriter.temporaryFile(named: "wrong.keys", containing: Array(wrong.utf8))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([keys])
+        var rows: [ConnectionRow] = []
+        let diagnostics = InputAnalyzer(options: options).analyze(path: folder + "/h3-mixed.pcap", connection: { rows.append($0) }) { _ in }
+        XCTAssertEqual(rows.first?.decrypted, "bad-key")
+        let quic = try XCTUnwrap(diagnostics.udp?.quic)
+        XCTAssertGreaterThan(quic.up.badTag + quic.down.badTag, 0)
+        XCTAssertEqual(quic.up.streamBytes + quic.down.streamBytes, 0)
+        XCTAssertEqual(quic.decrypted, 0)
+    }
+
+    /// Per side (client, server): packets sent, STREAM frames, their data bytes, and the bytes
+    /// that repeat a (stream, offset) the side had sent before, from each vantage point's
+    /// `packet_sent` events.
+    static func sentByEachSide(qlog text: String) throws -> [[Int]] {
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        var result = [[0, 0, 0, 0], [0, 0, 0, 0]]
+        for trace in root["traces"] as? [[String: Any]] ?? [] {
+            let type = (trace["vantage_point"] as? [String: Any])?["type"] as? String
+            let side = type == "client" ? 0 : 1
+            var seen: [Int: [Range<Int>]] = [:]
+            for event in trace["events"] as? [[String: Any]] ?? [] {
+                guard let name = event["name"] as? String, name.hasSuffix("packet_sent"),
+                    let data = event["data"] as? [String: Any]
+                else { continue }
+                result[side][0] += 1
+                for frame in data["frames"] as? [[String: Any]] ?? [] where frame["frame_type"] as? String == "stream" {
+                    guard let id = frame["stream_id"] as? Int, let offset = frame["offset"] as? Int,
+                        let length = frame["length"] as? Int
+                    else { continue }
+                    result[side][1] += 1
+                    result[side][2] += length
+                    let range = offset..<(offset + length)
+                    // `seen` holds each stream's sent bytes as disjoint ranges.
+                    var union = seen[id, default: []]
+                    result[side][3] += union.reduce(0) { $0 + ($1.overlaps(range) ? $1.clamped(to: range).count : 0) }
+                    union.append(range)
+                    union.sort { $0.lowerBound < $1.lowerBound }
+                    var merged: [Range<Int>] = []
+                    for next in union {
+                        if let last = merged.last, last.upperBound >= next.lowerBound {
+                            merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, next.upperBound)
+                        } else {
+                            merged.append(next)
+                        }
+                    }
+                    seen[id] = merged
+                }
+            }
+        }
+        return result
     }
 }
 
