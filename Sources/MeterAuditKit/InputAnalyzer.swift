@@ -142,7 +142,8 @@ public struct InputAnalyzer {
         let udp = UDPFlowTable(
             readers: options.protocols.udpReaders(
                 UDPReaderContext(
-                    input: input, keys: keys, limits: limits, sink: sink, closed: closed, diagnostics: collector)),
+                    input: input, keys: keys, limits: limits, sink: sink, closed: closed, diagnostics: collector,
+                    protocols: options.protocols)),
             maxFlows: limits.maxUDPFlows, idleTimeout: limits.udpIdleTimeout,
             nextNumber: { assembler.takeConnectionNumber() })
         var packets = InputDiagnostics.PacketCounts()

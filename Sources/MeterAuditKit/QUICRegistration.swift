@@ -9,23 +9,12 @@ import TLS
 /// QUIC (docs/METERING.md §2d): a UDP flow whose first datagram is a version 1 or 2 long header,
 /// or whose connection ID belongs to a connection already seen (a port change). One
 /// `QUICEndpoint` per input follows connections across flows by their IDs. The streams go to the
-/// `MultiplexedStreamHandler` of the registered application (HTTP/3: `applications`, by ALPN);
-/// without one, the stream bytes are counted and no record is made.
+/// `MultiplexedStreamHandler` of the application registered for the connection's ALPN
+/// (`ProtocolRegistration.quic(_:alpn:handler:)`; HTTP/3 registers "h3"); without one, the
+/// stream bytes are counted and no record is made.
 extension ProtocolRegistration {
     static let quic = ProtocolRegistration(
         name: "quic", entries: [.datagrams(reader: { QUICEndpoint($0) })])
-}
-
-/// The application protocols over QUIC, by ALPN. Empty until HTTP/3 registers here.
-enum QUICApplications {
-    static var handlers: [String: (QUICConnectionContext) -> MultiplexedStreamHandler] = [:]
-}
-
-/// What an application over QUIC is made with.
-struct QUICConnectionContext {
-    let info: ConnectionInfo
-    let sink: RecordSink
-    let limits: Limits
 }
 
 /// Every QUIC connection of one input, found by connection ID.
@@ -48,9 +37,16 @@ final class QUICEndpoint: UDPFlowReader {
             secrets: { keys.keyLog.secrets(forClientRandom: $0) }, maxHeldBytes: context.limits.maxQUICBufferedBytes)
         let state = QUICConnectionState(connection, info: flow, context: context)
         connection.learnedConnectionID = { [weak self, unowned state] id in self?.byID[id] = state }
-        let (sink, limits) = (context.sink, context.limits)
-        connection.chooseHandler = { alpn in
-            alpn.flatMap { QUICApplications.handlers[$0] }?(QUICConnectionContext(info: flow, sink: sink, limits: limits))
+        let context = self.context
+        connection.chooseHandler = { [unowned state] alpn in
+            guard let alpn, let make = context.protocols.quicApplication(alpn) else { return nil }
+            let sink = ConnectionRecordSink(
+                context: ConnectionContext(
+                    sink: context.sink, keys: context.keys, input: context.input, limits: context.limits,
+                    protocols: context.protocols, closed: context.closed),
+                transport: .quic)
+            state.recordSink = sink
+            return make(QUICApplicationRoute(info: flow, sink: sink, limits: context.limits))
         }
         state.onClose = { [weak self] closed in self?.forget(closed) }
         open.append(state)
@@ -91,6 +87,8 @@ final class QUICConnectionState {
     var accounting: ConnectionAccounting
     var openFlows = 0
     var closed = false
+    /// The application's sink, once the ALPN chose one: its records count in the row.
+    var recordSink: ConnectionRecordSink?
     var onClose: ((QUICConnectionState) -> Void)?
 
     init(_ connection: QUICConnection, info: ConnectionInfo, context: UDPReaderContext) {
@@ -143,6 +141,7 @@ final class QUICConnectionState {
         row.tlsVersion = connection.version.map { "QUIC v\($0.name)" } ?? ""
         if let suite = connection.serverHello?.cipherSuite { row.cipherSuite = TLSHello.suiteName(suite) }
         row.decrypted = connection.notDecrypted?.rawValue ?? "yes"
+        row.records = recordSink?.records ?? 0
         for (side, cost) in [(Direction.up, \ConnectionRow.clientCost), (.down, \ConnectionRow.serverCost)] {
             let figures = accounting[side]
             row[keyPath: cost].total.frame = figures.frameBytes
