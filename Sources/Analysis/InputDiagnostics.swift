@@ -78,7 +78,17 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             public var decrypted = 0
             public var up = Side()
             public var down = Side()
+            /// The connections not decrypted, by reason (no-key, bad-key, handshake-not-captured).
+            public var notDecrypted: [String: Int] = [:]
+            /// Their UDP payload bytes (both directions) by server name (`""`: no SNI).
+            public var undecryptedBytes: [String: Int] = [:]
             public init() {}
+
+            enum CodingKeys: String, CodingKey {
+                case connections, decrypted, up, down
+                case notDecrypted = "not_decrypted"
+                case undecryptedBytes = "undecrypted_bytes_by_server_name"
+            }
 
             /// One direction: packets (coalesced ones each), decrypted, without a key, whose tag
             /// did not verify (a wrong key); STREAM frames and their data bytes (repeated ones

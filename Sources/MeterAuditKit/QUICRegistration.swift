@@ -153,7 +153,13 @@ final class QUICConnectionState {
             accounting: accounting, protocolKind: .other, serverName: hello?.serverName, clientTally: StreamTally(),
             serverTally: StreamTally(), clientEndpoint: info.initiator)
         context.closed(row, summary)
-        context.diagnostics.addQUIC(decrypted: connection.notDecrypted == nil) { counts in
+        let notDecrypted = connection.notDecrypted
+        context.diagnostics.addQUIC(decrypted: notDecrypted == nil) { counts in
+            if let reason = notDecrypted {
+                counts.notDecrypted[reason.rawValue, default: 0] += 1
+                counts.undecryptedBytes[row.serverName, default: 0] += accounting.initiator.payloadBytes
+                    + accounting.responder.payloadBytes
+            }
             for (side, figures) in zip([Direction.up, .down], connection.figures) {
                 var out = side == .up ? counts.up : counts.down
                 out.packets += figures.packets.reduce(0, +)

@@ -60,6 +60,8 @@ final class QUICRunTests: XCTestCase {
         XCTAssertEqual(quic.up.decrypted, 2)
         XCTAssertEqual(quic.down.decrypted, 1)
         XCTAssertEqual(quic.up.cryptoBytes, 2 * 241)
+        XCTAssertEqual(quic.notDecrypted, ["no-key": 1])
+        XCTAssertEqual(quic.undecryptedBytes, ["example.com": 2400 + 135])
         // Every UDP payload byte in one place: here each datagram is one Initial packet.
         XCTAssertEqual(quic.up.packetBytes, ["handshake": 2400, "stream": 0, "ack_only": 0, "control": 0, "unread": 0])
         XCTAssertEqual(quic.down.packetBytes["handshake"], 135)
