@@ -309,7 +309,9 @@ public final class QUICConnection {
         _ id: UInt64, _ data: UnsafeRawBufferPointer, at offset: UInt64, fin: Bool, from direction: Direction, time: Int64
     ) {
         let key = StreamKey(id: id, direction: direction)
-        var stream = streams[key] ?? OrderedStream()
+        // Taken out while changed, so that its held runs are not copied (copy-on-write).
+        var stream = streams.removeValue(forKey: key) ?? OrderedStream()
+        defer { streams[key] = stream }
         guard !stream.ended else {
             figures[direction.rawValue].repeatedStreamBytes &+= data.count
             return
@@ -342,7 +344,6 @@ public final class QUICConnection {
             stream.ended = true
             handler?.end(stream: id, of: direction, reason: .fin, time: time)
         }
-        streams[key] = stream
     }
 
     private func cryptoData(_ data: UnsafeRawBufferPointer, at offset: UInt64, epoch: QUICEpoch, from direction: Direction) {
