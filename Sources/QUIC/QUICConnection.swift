@@ -324,26 +324,44 @@ public final class QUICConnection {
                 bytes, stream: id, from: direction,
                 at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
         }
-        // Over the bound, holes are given up (oldest first) until the stream holds little enough.
+        // Over the bound, this stream's holes are given up first, then other streams'.
         while heldBytes > maxHeldBytes, stream.hasHeld {
-            heldBytes &+= stream.skipHole(
-                gap: { length, at in
-                    figures[direction.rawValue].gapBytes &+= length
-                    handler?.gap(
-                        length, stream: id, from: direction,
-                        at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
-                },
-                deliver: { bytes, at in
-                    handler?.receive(
-                        bytes, stream: id, from: direction,
-                        at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
-                })
+            heldBytes &+= giveUpHole(of: &stream, key, time: time)
+        }
+        while heldBytes > maxHeldBytes, let other = streams.first(where: { $0.value.hasHeld })?.key {
+            var held = streams.removeValue(forKey: other)!
+            heldBytes &+= giveUpHole(of: &held, other, time: time)
+            streams[other] = held
         }
         figures[direction.rawValue].repeatedStreamBytes &+= stream.repeatedBytes &- repeatedBefore
         if let final = stream.finalSize, stream.delivered >= final {
             stream.ended = true
             handler?.end(stream: id, of: direction, reason: .fin, time: time)
         }
+    }
+
+    /// Gives up a stream's first hole: a gap to the handler, then what followed it. Returns the
+    /// change in held bytes.
+    private func giveUpHole(of stream: inout OrderedStream, _ key: StreamKey, time: Int64) -> Int {
+        let handler = self.handler
+        let change = stream.skipHole(
+            gap: { length, at in
+                figures[key.direction.rawValue].gapBytes &+= length
+                handler?.gap(
+                    length, stream: key.id, from: key.direction,
+                    at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
+            },
+            deliver: { bytes, at in
+                handler?.receive(
+                    bytes, stream: key.id, from: key.direction,
+                    at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
+            })
+        // The hole may have been all that stood before the FIN.
+        if !stream.ended, let final = stream.finalSize, stream.delivered >= final {
+            stream.ended = true
+            handler?.end(stream: key.id, of: key.direction, reason: .fin, time: time)
+        }
+        return change
     }
 
     private func cryptoData(_ data: UnsafeRawBufferPointer, at offset: UInt64, epoch: QUICEpoch, from direction: Direction) {
@@ -436,21 +454,10 @@ public final class QUICConnection {
 
     /// The connection is over: streams with held bytes give up their holes, then the handler closes.
     public func close(_ accounting: ConnectionAccounting) {
-        for (key, var stream) in streams.sorted(by: { ($0.key.id, $0.key.direction) < ($1.key.id, $1.key.direction) }) {
-            let time = accounting.lastPacketTime
+        for key in streams.keys.sorted(by: { ($0.id, $0.direction) < ($1.id, $1.direction) }) {
+            var stream = streams.removeValue(forKey: key)!
             while stream.hasHeld {
-                _ = stream.skipHole(
-                    gap: { length, at in
-                        figures[key.direction.rawValue].gapBytes &+= length
-                        handler?.gap(
-                            length, stream: key.id, from: key.direction,
-                            at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
-                    },
-                    deliver: { bytes, at in
-                        handler?.receive(
-                            bytes, stream: key.id, from: key.direction,
-                            at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
-                    })
+                heldBytes &+= giveUpHole(of: &stream, key, time: accounting.lastPacketTime)
             }
             streams[key] = stream
         }
