@@ -83,6 +83,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
+        // QUIC (RFC 9000, 9001, 9369): packets, header and packet protection (swift-crypto), frames,
+        // streams put in order for the application protocol (Flows' MultiplexedStreamHandler).
+        .target(
+            name: "QUIC",
+            dependencies: [
+                "Flows", "TLS",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .target(name: "ContentCoding", dependencies: ["CZlib", "CBrotli"]),
         // Meter logs: an app's own meter, read (JSON Lines or CSV) and joined to the wire (docs/METER-LOG.md).
         .target(name: "MeterLog", dependencies: ["CaptureIO"]),
@@ -105,7 +114,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "CostAccounting", "TCPReassembly", "HTTP1",
                 "Records", "HARMessages", "ContentCoding", "Estimation", "Analysis", "Reports", "TLS", "HTTP2", "HTTP3", "MeterLog",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "QUIC", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]),
         // What each fuzz target runs per input; the crasher-replay tests call it too (docs/FUZZING.md).
@@ -114,7 +123,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "HTTP3", "Records",
                 "HARMessages", "ContentCoding",
-                "TLS", "MeterLog",
+                "TLS", "MeterLog", "QUIC",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -164,6 +173,7 @@ let package = Package(
                 "TCPReassembly",
             ]),
         .testTarget(name: "MeterLogTests", dependencies: ["MeterLog", "CaptureIO"]),
+        .testTarget(name: "QUICTests", dependencies: ["QUIC", "Flows", "TLS", "TestSupport"]),
         .testTarget(name: "FuzzEntriesTests", dependencies: ["FuzzEntries"]),
         // A protocol of the test's own (a message per CRLF-terminated line on a port), registered
         // in one line: a protocol is a reader plus a registration (ARCHITECTURE.md, "Adding a protocol").
@@ -182,7 +192,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzHTTP3",
+    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzHTTP3", "FuzzQUIC",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

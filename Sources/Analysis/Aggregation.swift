@@ -417,8 +417,29 @@ public struct Aggregation: Sendable, Equatable {
 
     /// A connection's cost per side (its row in connections.csv), for the network figures.
     public mutating func add(_ row: ConnectionRow) {
+        if row.protocolKind == .h3 || row.protocolKind == .quic {
+            // QUIC's datagrams: a row of their own until their bytes are split by owner.
+            for (side, cost) in [(Direction.up, row.clientCost), (.down, row.serverCost)] {
+                var figures = network[side, default: NetworkFigures()]
+                figures.connections += 1
+                figures.quicIP = saturatingSum(figures.quicIP, cost.total.ip)
+                figures.quicFrame = saturatingSum(figures.quicFrame, cost.total.frame)
+                network[side] = figures
+            }
+            return
+        }
         network[.up, default: NetworkFigures()].add(row.clientCost)
         network[.down, default: NetworkFigures()].add(row.serverCost)
+    }
+
+    /// An input's UDP that no protocol read (diagnostics.json's `udp.other_up`/`other_down`).
+    public mutating func addOtherUDP(_ udp: InputDiagnostics.UDPCounts) {
+        for (side, counts) in [(Direction.up, udp.otherUp), (.down, udp.otherDown)] where counts.frameBytes > 0 {
+            var figures = network[side, default: NetworkFigures()]
+            figures.otherUDPIP = saturatingSum(figures.otherUDPIP, counts.ipBytes)
+            figures.otherUDPFrame = saturatingSum(figures.otherUDPFrame, counts.frameBytes)
+            network[side] = figures
+        }
     }
 
     /// Connection overhead shared out over records (`OverheadSharing.finish`): each share adds

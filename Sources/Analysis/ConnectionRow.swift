@@ -17,6 +17,10 @@ public struct ConnectionRow: Sendable, Equatable {
         case h3
         /// TLS that could not be decrypted (the reason is in `decrypted`).
         case tlsUndecrypted = "tls-undecrypted"
+        /// QUIC whose ALPN is h3 (docs/METERING.md §2d).
+        case h3
+        /// QUIC with another ALPN, or none known.
+        case quic
         /// Neither an HTTP/1.x message nor TLS was found.
         case other
     }

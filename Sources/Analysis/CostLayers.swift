@@ -165,6 +165,13 @@ public struct NetworkFigures: Sendable, Equatable {
     /// Connection overhead in IP bytes that no record could be given (a connection without a
     /// measured record with IP bytes: TLS not decrypted, not HTTP, or a capture cut short).
     public var unsharedIP = 0
+    /// UDP (docs/METERING.md §2d), apart from the TCP connections' layers: the QUIC connections'
+    /// datagrams (IP and frame bytes; their split by owner is not made yet) and the UDP no
+    /// protocol read. Rows of their own in `parts`, only when there are any.
+    public var quicIP = 0
+    public var quicFrame = 0
+    public var otherUDPIP = 0
+    public var otherUDPFrame = 0
 
     public init() {}
 
@@ -202,6 +209,10 @@ public struct NetworkFigures: Sendable, Equatable {
         connections += other.connections
         cost.add(other.cost)
         unsharedIP = saturatingSum(unsharedIP, other.unsharedIP)
+        quicIP = saturatingSum(quicIP, other.quicIP)
+        quicFrame = saturatingSum(quicFrame, other.quicFrame)
+        otherUDPIP = saturatingSum(otherUDPIP, other.otherUDPIP)
+        otherUDPFrame = saturatingSum(otherUDPFrame, other.otherUDPFrame)
     }
 
     /// The rows of report.md's "What the network carried", in order, partitioning `frameTotal`:
@@ -225,15 +236,19 @@ public struct NetworkFigures: Sendable, Equatable {
             if kind.part != .emptyPackets { overheadHeaders = saturatingSum(overheadHeaders, max(bytes.ip - bytes.tcp, 0)) }
             overheadLink = saturatingSum(overheadLink, max(bytes.frame - bytes.ip, 0))
         }
-        return [
+        var rows: [(name: String, bytes: Int)] = [
             ("HTTP bytes", http),
             ("TLS overhead", tls),
             ("retransmissions", retransmitted),
             ("TCP/IP headers", saturatingSum(headers, overheadHeaders)),
             ("handshakes and ACKs", emptyPackets),
             ("other connection overhead", other),
-            ("link-layer headers", saturatingSum(link, overheadLink)),
         ]
+        if quicFrame > 0 { rows.append(("QUIC connections (UDP/IP)", quicIP)) }
+        if otherUDPFrame > 0 { rows.append(("other UDP (UDP/IP)", otherUDPIP)) }
+        let udpLink = saturatingSum(max(quicFrame - quicIP, 0), max(otherUDPFrame - otherUDPIP, 0))
+        rows.append(("link-layer headers", saturatingSum(saturatingSum(link, overheadLink), udpLink)))
+        return rows
     }
 
     /// Σ of `parts`: every frame byte of the records and of the connection overhead.

@@ -37,6 +37,127 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     /// `up` client to server, `down` server to client; nil for HAR inputs. Not encoded with the
     /// input: diagnostics.json gives the run's sum.
     public var layers: LayerCounts?
+    /// A capture's UDP (docs/METERING.md §2d); nil when it held none, and then not written.
+    public var udp: UDPCounts?
+
+    /// What a capture's UDP carried: every datagram, those of flows a protocol read (QUIC),
+    /// and the others by port, at every layer.
+    public struct UDPCounts: Codable, Sendable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case datagrams, flows, other, quic
+            case otherUp = "other_up"
+            case otherDown = "other_down"
+            case readDatagrams = "read_datagrams"
+            case readFlows = "read_flows"
+            case evictedFlows = "evicted_flows"
+        }
+        /// Every UDP datagram decoded (tunnels opened: the inner ones).
+        public var datagrams = 0
+        /// UDP flows (4-tuples) seen.
+        public var flows = 0
+        /// Datagrams and flows a protocol took (QUIC): in its connections' rows.
+        public var readDatagrams = 0
+        public var readFlows = 0
+        /// Flows closed early to stay under `Limits.maxUDPFlows`.
+        public var evictedFlows = 0
+        /// The datagrams no protocol took, by the flow's service port (its first datagram's
+        /// destination port, unless only the source port is under 1024).
+        public var other: [String: PortCounts] = [:]
+        /// The same datagrams by direction (up: from the flow's first sender), over every port.
+        public var otherUp = PortCounts()
+        public var otherDown = PortCounts()
+        /// The QUIC connections' packets and frames, summed; nil when there was none.
+        public var quic: QUICCounts?
+
+        public init() {}
+
+        /// QUIC connections (docs/METERING.md §2d), and per direction their packets and frames.
+        public struct QUICCounts: Codable, Sendable, Equatable {
+            /// Connections, and those whose 1-RTT packets were decrypted.
+            public var connections = 0
+            public var decrypted = 0
+            public var up = Side()
+            public var down = Side()
+            /// The connections not decrypted, by reason (no-key, bad-key, handshake-not-captured).
+            public var notDecrypted: [String: Int] = [:]
+            /// Their UDP payload bytes (both directions) by server name (`""`: no SNI).
+            public var undecryptedBytes: [String: Int] = [:]
+            public init() {}
+
+            enum CodingKeys: String, CodingKey {
+                case connections, decrypted, up, down
+                case notDecrypted = "not_decrypted"
+                case undecryptedBytes = "undecrypted_bytes_by_server_name"
+            }
+
+            /// One direction: packets (coalesced ones each), decrypted, without a key, whose tag
+            /// did not verify (a wrong key); STREAM frames and their data bytes (repeated ones
+            /// included, and apart), CRYPTO data, PADDING, ACK frames, unknown frame types,
+            /// key updates, stream bytes never captured.
+            public struct Side: Codable, Sendable, Equatable {
+                enum CodingKeys: String, CodingKey {
+                    case packets, decrypted
+                    case withoutKey = "without_key"
+                    case badTag = "bad_tag"
+                    case streamFrames = "stream_frames"
+                    case streamBytes = "stream_bytes"
+                    case repeatedStreamBytes = "repeated_stream_bytes"
+                    case cryptoBytes = "crypto_bytes"
+                    case paddingBytes = "padding_bytes"
+                    case ackFrames = "ack_frames"
+                    case unknownFrames = "unknown_frames"
+                    case keyUpdates = "key_updates"
+                    case gapBytes = "gap_bytes"
+                    case packetBytes = "packet_bytes"
+                    case datagramPadding = "datagram_padding"
+                    case unreadableBytes = "unreadable_bytes"
+                    case streamFrameHeaderBytes = "stream_frame_header_bytes"
+                }
+                public var packets = 0
+                public var decrypted = 0
+                public var withoutKey = 0
+                public var badTag = 0
+                public var streamFrames = 0
+                public var streamBytes = 0
+                public var repeatedStreamBytes = 0
+                public var cryptoBytes = 0
+                public var paddingBytes = 0
+                public var ackFrames = 0
+                public var unknownFrames = 0
+                public var keyUpdates = 0
+                public var gapBytes = 0
+                /// The packets' bytes (header, payload, tag) by what they carried: handshake
+                /// (Initial, Handshake), stream, ack_only, control, unread. With the padding
+                /// after a datagram's last packet and the bytes that could not be read as a
+                /// packet, every UDP payload byte of the direction.
+                public var packetBytes: [String: Int] = [:]
+                public var datagramPadding = 0
+                public var unreadableBytes = 0
+                /// STREAM frames' type, id, offset and length bytes (their data apart).
+                public var streamFrameHeaderBytes = 0
+                public init() {}
+            }
+        }
+
+        /// One port's datagrams at each layer: the UDP payload, UDP (payload and 8-byte
+        /// headers), IP (whole IP datagrams) and frame bytes.
+        public struct PortCounts: Codable, Sendable, Equatable {
+            enum CodingKeys: String, CodingKey {
+                case datagrams, flows
+                case payloadBytes = "payload_bytes"
+                case udpBytes = "udp_bytes"
+                case ipBytes = "ip_bytes"
+                case frameBytes = "frame_bytes"
+            }
+            public var datagrams = 0
+            public var flows = 0
+            public var payloadBytes = 0
+            public var udpBytes = 0
+            public var ipBytes = 0
+            public var frameBytes = 0
+            public init() {}
+        }
+    }
 
     /// Per direction, every layer's total and the overhead no message owns, by kind.
     public struct LayerCounts: Codable, Sendable, Equatable {
@@ -64,7 +185,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
     // snake_case keys, like the CSV columns; diagnostics.json and report.json share them.
     enum CodingKeys: String, CodingKey {
         case source, path, format, readable, error, packets, connections, gaps, records, tls, notes, unestimated, har,
-            layers
+            layers, udp
         case unsupportedLinkTypes = "unsupported_link_types"
     }
 
@@ -86,6 +207,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         try container.encode(unestimated, forKey: .unestimated)
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(har, forKey: .har)
+        try container.encodeIfPresent(udp, forKey: .udp)
         var named = encoder.container(keyedBy: NamedKey.self)
         for (kind, totals) in counters { try named.encode(totals, forKey: NamedKey(kind.name)) }
         // `layers` is written once per run, summed (diagnostics.json's `layers`), not per input.

@@ -75,5 +75,7 @@ public enum LinkType {
     @inlinable public static var linuxSLL: Int32 { 113 }
     @inlinable public static var ipv4: Int32 { 228 }
     @inlinable public static var ipv6: Int32 { 229 }
+    /// Linux netfilter NFLOG (`nflog:` captures): a 4-byte header, then TLVs, one of them the packet.
+    @inlinable public static var nflog: Int32 { 239 }
     @inlinable public static var linuxSLL2: Int32 { 276 }
 }

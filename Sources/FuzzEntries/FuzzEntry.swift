@@ -17,6 +17,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case charlesReader = "FuzzCharlesReader"
     case meterLog = "FuzzMeterLog"
     case http3 = "FuzzHTTP3"
+    case quic = "FuzzQUIC"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -38,6 +39,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .charlesReader: CharlesReaderEntry.run(input)
         case .meterLog: MeterLogEntry.run(input)
         case .http3: HTTP3Entry.run(input)
+        case .quic: QUICEntry.run(input)
         }
     }
 

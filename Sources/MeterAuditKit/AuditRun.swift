@@ -144,6 +144,7 @@ public struct AuditRun {
                 if writesHTML { charts.add(record) }
             }
             if meters == nil { aggregation.add(sharing.finish()) } else { sharings.append(sharing) }
+            if let udp = inputDiagnostics.udp { aggregation.addOtherUDP(udp) }
             if let before, let change = before.change(to: FileIdentity(path: input)) {
                 inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
                     .compactMap { $0 }.joined(separator: "; ")

@@ -143,6 +143,24 @@ final class DiagnosticsCollector {
 
     func addKeyLogIssues(_ issues: [String]) { diagnostics.tls.keyLogIssues += issues }
 
+    /// The UDP flow table's counts, with the QUIC connections' figures already added.
+    func setUDP(_ counts: InputDiagnostics.UDPCounts) {
+        let quic = diagnostics.udp?.quic
+        diagnostics.udp = counts
+        diagnostics.udp?.quic = quic
+    }
+
+    /// One QUIC connection's figures, when its row is written.
+    func addQUIC(decrypted: Bool, _ body: (inout InputDiagnostics.UDPCounts.QUICCounts) -> Void) {
+        var udp = diagnostics.udp ?? InputDiagnostics.UDPCounts()
+        var quic = udp.quic ?? .init()
+        quic.connections += 1
+        if decrypted { quic.decrypted += 1 }
+        body(&quic)
+        udp.quic = quic
+        diagnostics.udp = udp
+    }
+
     func finishPackets(_ packets: InputDiagnostics.PacketCounts, unsupported: [InputDiagnostics.UnsupportedLinkType]) {
         diagnostics.packets = packets
         diagnostics.unsupportedLinkTypes = unsupported

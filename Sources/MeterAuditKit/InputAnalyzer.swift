@@ -2,6 +2,7 @@ import Analysis
 import CaptureIO
 import Foundation
 import HARMessages
+import MessageModel
 import PacketLayers
 import Records
 import TCPReassembly
@@ -129,14 +130,22 @@ public struct InputAnalyzer {
         let decoder = PacketDecoder(maxPendingFragmentBytes: limits.maxPendingFragmentBytes)
         let keys = KeyStore(options.keyLog)
         collector.addKeyLogIssues(options.keyLogIssues)
+        let closed = { (row: ConnectionRow, summary: HTTPConnectionSummary) in
+            collector.count(row, summary)
+            connection?(row)
+        }
         let assembler = TCPAssembler(
             limits: limits.reassembly,
             factory: ConnectionRouterFactory(
                 sink: sink, keys: keys, input: input, limits: limits, protocols: options.protocols,
-                closed: { row, summary in
-                    collector.count(row, summary)
-                    connection?(row)
-                }))
+                closed: closed))
+        let udp = UDPFlowTable(
+            readers: options.protocols.udpReaders(
+                UDPReaderContext(
+                    input: input, keys: keys, limits: limits, sink: sink, closed: closed, diagnostics: collector,
+                    protocols: options.protocols)),
+            maxFlows: limits.maxUDPFlows, idleTimeout: limits.udpIdleTimeout,
+            nextNumber: { assembler.takeConnectionNumber() })
         var packets = InputDiagnostics.PacketCounts()
         var unsupported: [InputDiagnostics.UnsupportedLinkType] = []
         do {
@@ -160,6 +169,8 @@ public struct InputAnalyzer {
                 case let .segment(segment):
                     packets.tcp += 1
                     assembler.process(segment)
+                case let .datagram(datagram):
+                    udp.process(datagram)
                 case .fragmentHeld:
                     packets.fragmentsHeld += 1
                 case let .skipped(reason):
@@ -175,6 +186,8 @@ public struct InputAnalyzer {
             collector.fail(String(describing: error), readable: true)
         }
         assembler.finish()
+        udp.finish()
+        if udp.sawDatagrams { collector.setUDP(udp.counts) }
         packets.strayControl = assembler.strayControlPackets
         packets.ignoredResets = assembler.ignoredResets
         packets.fragmentDatagramsEvicted = decoder.evictedFragmentDatagrams

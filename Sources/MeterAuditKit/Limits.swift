@@ -24,6 +24,12 @@ public struct Limits: Sendable {
     /// Runs of stream bytes by owner remembered per direction, so that a late copy finds the
     /// message it repeats; older copies are charged to the connection's overhead.
     public var maxCostHistoryRuns = 256
+    /// UDP flows (4-tuples) open at once; past this, the one idle longest is closed.
+    public var maxUDPFlows = 65_536
+    /// A UDP flow with no datagram for this long (capture time, ns) is closed.
+    public var udpIdleTimeout: Int64 = 120_000_000_000
+    /// QUIC: stream bytes held out of order per connection, over all its streams and CRYPTO.
+    public var maxQUICBufferedBytes = 4 << 20
 
     public init() {}
 

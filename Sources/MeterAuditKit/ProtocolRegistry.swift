@@ -56,6 +56,10 @@ public struct ProtocolRegistration: @unchecked Sendable {
             reader: (ReaderRoute) -> ConnectionReader)
         /// After an HTTP/1.1 `Upgrade: token` and its 101, the rest of the connection.
         case upgrade(String, reader: (ReaderRoute) -> ConnectionReader)
+        /// Over UDP: one reader per input is offered every new flow (`UDPFlowReader`).
+        case datagrams(reader: (UDPReaderContext) -> UDPFlowReader)
+        /// Over QUIC: the streams of a connection whose ALPN is this name (HTTP/3: "h3").
+        case quicApplication(String, handler: (QUICApplicationRoute) -> MultiplexedStreamHandler)
     }
 
     public let name: String
@@ -76,6 +80,17 @@ public struct ProtocolRegistration: @unchecked Sendable {
     /// A protocol read straight from a TCP stream, in cleartext: `probe` looks at one side's
     /// first bytes (up to `probeLength`; with that side and the connection, its ports), `reader`
     /// reads the connection; its row, cost layers and records come as for HTTP/1.x.
+    /// An application protocol over QUIC, chosen by the ALPN of the connection's handshake:
+    /// `handler` takes every stream's ordered bytes (`MultiplexedStreamHandler`).
+    public static func quic(
+        _ name: String, alpn: String, handler: @escaping (QUICApplicationRoute) -> MultiplexedStreamHandler,
+        overheadKinds: [OverheadKind] = [], counterKinds: [ConnectionCounterKind] = []
+    ) -> ProtocolRegistration {
+        ProtocolRegistration(
+            name: name, entries: [.quicApplication(alpn, handler: handler)], overheadKinds: overheadKinds,
+            counterKinds: counterKinds)
+    }
+
     public static func tcp(
         _ name: String, probeLength: Int = 0,
         probe:
@@ -100,8 +115,8 @@ public struct ProtocolRegistration: @unchecked Sendable {
 public struct ProtocolRegistry: Sendable {
     public private(set) var registrations: [ProtocolRegistration]
 
-    /// HTTP/2 (preface, frames mid-connection, ALPN h2, h2c), TLS, HTTP/1.x.
-    public static var standard: ProtocolRegistry { ProtocolRegistry(registrations: [.http2, .tls, .http1]) }
+    /// HTTP/2 (preface, frames mid-connection, ALPN h2, h2c), TLS, HTTP/1.x; QUIC over UDP.
+    public static var standard: ProtocolRegistry { ProtocolRegistry(registrations: [.http2, .tls, .quic, .http1]) }
 
     /// Adds a protocol, asked before the standard ones (HTTP/1.x, which takes anything, stays last).
     public mutating func register(_ registration: ProtocolRegistration) {
@@ -166,6 +181,27 @@ public struct ProtocolRegistry: Sendable {
         return last
     }
 
+    /// One reader per UDP protocol for an input, in registration order.
+    func udpReaders(_ context: UDPReaderContext) -> [UDPFlowReader] {
+        var readers: [UDPFlowReader] = []
+        for registration in registrations {
+            for case let .datagrams(make) in registration.entries { readers.append(make(context)) }
+        }
+        return readers
+    }
+
+    /// The handler of a QUIC connection's streams for an ALPN name, if a protocol registered it
+    /// (the first registered wins; a name ending in "-*" takes every name with that prefix, so
+    /// "h3-*" takes the drafts' "h3-29").
+    func quicApplication(_ alpn: String) -> ((QUICApplicationRoute) -> MultiplexedStreamHandler)? {
+        for registration in registrations {
+            for case let .quicApplication(name, handler) in registration.entries {
+                if name == alpn || (name.hasSuffix("-*") && alpn.hasPrefix(name.dropLast())) { return handler }
+            }
+        }
+        return nil
+    }
+
     /// The reader an `Upgrade` token names, if a protocol registered it.
     func upgrade(_ token: String) -> ((ReaderRoute) -> ConnectionReader)? {
         for registration in registrations {
@@ -203,4 +239,24 @@ struct Route {
 /// What closes a decided connection and writes its row.
 protocol ConnectionEnding: AnyObject {
     func close(_ accounting: ConnectionAccounting)
+}
+
+/// What a UDP protocol's reader is made with, once per input: the keys, the bounds, where its
+/// records go and where each connection's row goes when it closes.
+struct UDPReaderContext {
+    let input: String
+    let keys: KeyStore
+    let limits: Limits
+    let sink: RecordSink
+    let closed: (ConnectionRow, HTTPConnectionSummary) -> Void
+    let diagnostics: DiagnosticsCollector
+    let protocols: ProtocolRegistry
+}
+
+/// What an application over QUIC (HTTP/3) is made with: the connection (its first flow; `up`
+/// from the client), the sink its records and claims go to, and the run's bounds.
+public struct QUICApplicationRoute {
+    public let info: ConnectionInfo
+    public let sink: ConnectionRecordSink
+    public let limits: Limits
 }

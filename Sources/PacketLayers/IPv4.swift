@@ -19,6 +19,7 @@ struct IPv4Header {
 enum IPv4 {
     static let minimumHeaderLength = 20
     static let protocolTCP: UInt8 = 6
+    static let protocolUDP: UInt8 = 17
 
     /// Parses and validates the header at `offset`.
     ///

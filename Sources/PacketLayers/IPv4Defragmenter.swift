@@ -1,8 +1,10 @@
-/// Identifies the datagram an IPv4 fragment belongs to (RFC 791).
+/// Identifies the datagram a fragment belongs to: IPv4 (RFC 791: addresses, 16-bit
+/// identification, protocol) or IPv6 (RFC 8200: addresses, 32-bit identification; the
+/// fragment header's next header as protocol).
 struct FragmentKey: Hashable {
-    var source: UInt32
-    var destination: UInt32
-    var identification: UInt16
+    var source: IPAddress
+    var destination: IPAddress
+    var identification: UInt32
     var protocolNumber: UInt8
 }
 
@@ -59,7 +61,7 @@ final class PendingDatagram {
     }
 }
 
-/// Reassembles IPv4 datagrams from fragments (RFC 791 / RFC 815), holding their bytes in
+/// Reassembles IPv4 and IPv6 datagrams from fragments (RFC 791 / RFC 815 / RFC 8200), holding their bytes in
 /// storage it owns, bounded in total and expired by capture time. Allocation happens here, but
 /// only for fragments, which are rare.
 final class IPv4Defragmenter {

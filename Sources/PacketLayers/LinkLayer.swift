@@ -49,6 +49,8 @@ enum LinkLayer {
             return .ok((0, .ipv4))
         case LinkType.ipv6:
             return .ok((0, .ipv6))
+        case LinkType.nflog:
+            return nflog(r)
         default:
             return .skip(.unsupportedLinkType)
         }
@@ -112,6 +114,40 @@ enum LinkLayer {
         case 6: return .ok((offset, .ipv6))
         default: return .skip(.mplsNotIP)
         }
+    }
+
+    /// NFLOG (link type 239): family, version 0, resource id, then TLVs (length with the
+    /// 4-byte TLV header, type, value padded to 4 bytes), one of which, NFULA_PAYLOAD (9),
+    /// holds the packet from its IP header on. Length and type are in the capturing host's byte
+    /// order, which the file does not record: the first TLV's length (at least 4, and within the
+    /// frame) tells it, little-endian first as Wireshark does.
+    @inline(__always)
+    static func nflog(_ r: ByteReader) -> Parsed<(offset: Int, proto: NetworkProtocol)> {
+        guard let family = r.u8(at: 0), let version = r.u8(at: 1), r.has(8, at: 0) else {
+            return .skip(.truncatedHeader)
+        }
+        guard version == 0 else { return .skip(.notIP) }
+        let proto: NetworkProtocol
+        switch family {
+        case 2: proto = .ipv4
+        case 10: proto = .ipv6
+        default: proto = .byVersion
+        }
+        func plausible(_ length: UInt16, at offset: Int) -> Bool {
+            length >= 4 && Int(length) <= r.count &- offset
+        }
+        let firstBigEndian = r.u16(at: 4) ?? 0
+        let littleEndian = plausible(firstBigEndian.byteSwapped, at: 4) || !plausible(firstBigEndian, at: 4)
+        var offset = 4
+        // Every TLV advances by at least 4 bytes: the loop ends at the frame's end at the latest.
+        while let rawLength = r.u16(at: offset), let rawType = r.u16(at: offset + 2) {
+            let length = Int(littleEndian ? rawLength.byteSwapped : rawLength)
+            let type = (littleEndian ? rawType.byteSwapped : rawType) & 0x7FFF
+            guard length >= 4 else { return .skip(.truncatedHeader) }
+            if type == 9 { return .ok((offset + 4, proto)) }
+            offset &+= (length &+ 3) & ~3
+        }
+        return .skip(.notIP)
     }
 
     /// BSD address families: AF_INET is 2 everywhere; AF_INET6 is 24 (NetBSD/OpenBSD),

@@ -56,6 +56,46 @@ public struct TCPSegment {
     }
 }
 
+/// A decoded UDP datagram. `payload` is borrowed like a `TCPSegment`'s: valid until the next
+/// `decode` call. A datagram carried in a tunnel (VXLAN, Teredo) is the inner one: its
+/// `frameLength` is the outer frame's, so the tunnel's headers count as link bytes.
+public struct UDPDatagram {
+    public var source: TransportEndpoint
+    public var destination: TransportEndpoint
+    /// The payload bytes that were captured.
+    public var payload: UnsafeRawBufferPointer
+    /// The payload length as sent (the UDP length minus 8); more than `payload.count` when
+    /// snaplen cut the frame.
+    public var payloadLength: Int
+    /// The frame's original length on the wire (for a reassembled datagram: the sum of its fragments' frames).
+    public var frameLength: Int
+    /// The IP datagram's total length, header included.
+    public var ipLength: Int
+    /// Capture time in nanoseconds since the epoch.
+    public var timestamp: Int64
+    /// The frame number in its file (the last fragment's, for a reassembled datagram).
+    public var frameNumber: Int
+
+    public init(
+        source: TransportEndpoint, destination: TransportEndpoint, payload: UnsafeRawBufferPointer,
+        payloadLength: Int, frameLength: Int, ipLength: Int, timestamp: Int64, frameNumber: Int
+    ) {
+        self.source = source
+        self.destination = destination
+        self.payload = payload
+        self.payloadLength = payloadLength
+        self.frameLength = frameLength
+        self.ipLength = ipLength
+        self.timestamp = timestamp
+        self.frameNumber = frameNumber
+    }
+
+    /// IP and UDP header bytes (and any IP padding after the UDP length): the IP length minus the payload.
+    public var headerBytes: Int { ipLength &- payloadLength }
+    /// Link-layer bytes (and a tunnel's outer headers): the frame length minus the IP length.
+    public var linkBytes: Int { frameLength &- ipLength }
+}
+
 /// Why a frame yields no TCP segment. Raw values are the names used in diagnostics.
 public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
     /// The interface's link type is not one we decode.
@@ -70,7 +110,7 @@ public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepres
     case pppNotIP = "ppp-not-ip"
     /// An MPLS label stack over something that is neither IPv4 nor IPv6 by its first nibble.
     case mplsNotIP = "mpls-not-ip"
-    /// IP carrying another protocol (UDP, ICMP, ...).
+    /// IP carrying another protocol than TCP or UDP (ICMP, ESP, ...).
     case notTCP = "not-tcp"
     /// The frame ends before a header it announces (snaplen too small for headers, or corrupt).
     case truncatedHeader = "truncated-header"
@@ -80,6 +120,8 @@ public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepres
     case malformedIPv6 = "malformed-ipv6"
     /// A TCP header with an impossible data offset.
     case malformedTCP = "malformed-tcp"
+    /// A UDP header whose length is under 8 or past the IP length.
+    case malformedUDP = "malformed-udp"
     /// A fragment that could not be reassembled (overlap conflict, over the limit, timed out).
     case badFragment = "bad-fragment"
 }
@@ -88,7 +130,9 @@ public enum SkipReason: String, CaseIterable, Sendable, Codable, CodingKeyRepres
 public enum DecodeResult {
     /// A TCP segment (borrowed, see `TCPSegment`).
     case segment(TCPSegment)
-    /// An IPv4 fragment was stored; the datagram is not complete yet.
+    /// A UDP datagram (borrowed, see `UDPDatagram`).
+    case datagram(UDPDatagram)
+    /// An IPv4 or IPv6 fragment was stored; the datagram is not complete yet.
     case fragmentHeld
     /// The frame carries no TCP segment we can use.
     case skipped(SkipReason)

@@ -77,6 +77,8 @@ public enum Transport: String, Sendable {
     case tcp
     /// TLS records over TCP, decrypted.
     case tls
+    /// QUIC packets over UDP, decrypted (docs/METERING.md §2d).
+    case quic
 }
 
 /// A message's place in a capture.

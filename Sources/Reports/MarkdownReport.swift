@@ -124,6 +124,7 @@ public enum MarkdownReport: RunReporter {
         }
         lines.append("")
         lines += tlsLines(TLSSection(run.inputs))
+        lines += quicLines(run.inputs)
         if !section.errors.isEmpty {
             lines.append("Errors:")
             lines.append("")
@@ -167,6 +168,38 @@ public enum MarkdownReport: RunReporter {
             lines.append("")
             lines.append(
                 "Key log lines not used: " + issues.map { MarkdownText.inline($0) }.joined(separator: "; ") + ".")
+        }
+        return lines + [""]
+    }
+
+    /// QUIC connections (docs/METERING.md §2d): how many were decrypted, why the others were
+    /// not, and the UDP payload of those not decrypted by server name; nothing without QUIC.
+    static func quicLines(_ inputs: [InputDiagnostics]) -> [String] {
+        let counts = inputs.compactMap { $0.udp?.quic }
+        let connections = counts.reduce(0) { $0 + $1.connections }
+        guard connections > 0 else { return [] }
+        var reasons: [String: Int] = [:]
+        var bytesByName: [String: Int] = [:]
+        for count in counts {
+            for (reason, number) in count.notDecrypted { reasons[reason, default: 0] += number }
+            for (name, bytes) in count.undecryptedBytes { bytesByName[name, default: 0] += bytes }
+        }
+        var line =
+            "QUIC: \(TextFormat.count(connections, "connection")),"
+            + " \(TextFormat.bytes(counts.reduce(0) { $0 + $1.decrypted })) decrypted"
+        if !reasons.isEmpty {
+            line +=
+                "; not decrypted: "
+                + reasons.keys.sorted().map { "\(TextFormat.bytes(reasons[$0]!)) \(MarkdownText.inline($0))" }
+                .joined(separator: ", ")
+        }
+        var lines = [line + "."]
+        if !bytesByName.isEmpty {
+            lines += ["", "Bytes of the QUIC connections not decrypted (UDP payload, no record made of them), by server name:", ""]
+            for name in bytesByName.keys.sorted() {
+                let shown = name.isEmpty ? "(no SNI)" : MarkdownText.code(name)
+                lines.append("- \(shown): \(TextFormat.bytes(bytesByName[name]!)) B")
+            }
         }
         return lines + [""]
     }

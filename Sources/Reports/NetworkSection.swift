@@ -9,7 +9,9 @@ extension MarkdownReport {
         let section = NetworkSection(run.aggregation)
         let sides = section.sides
         let httpOnly = section.httpOnlyRecords
-        let captured = sides.contains { $0.figures.records > 0 || $0.figures.connections > 0 }
+        let captured = sides.contains {
+            $0.figures.records > 0 || $0.figures.connections > 0 || $0.figures.otherUDPFrame > 0
+        }
         guard captured else {
             lines.append("No layer under HTTP is known" + httpOnlyNote(httpOnly) + ".")
             return lines + [""]

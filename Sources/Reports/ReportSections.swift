@@ -266,6 +266,13 @@ struct NetworkSection {
                     frameTotal: parts.reduce(0) { saturatingSum($0, $1.bytes) })
             }
         }
+        // A UDP row one direction has (its parts are conditional) is 0 in the other: every side
+        // lists the same rows, in the order of the side with the most.
+        guard let names = sides.map({ $0.parts.map(\.name) }).max(by: { $0.count < $1.count }) else { return }
+        for index in sides.indices where sides[index].parts.count != names.count {
+            let bytes = Dictionary(sides[index].parts.map { ($0.name, $0.bytes) }, uniquingKeysWith: +)
+            sides[index].parts = names.map { ($0, bytes[$0] ?? 0) }
+        }
     }
 
     /// The directions with frame bytes (the chart's bars and report.html's table).

@@ -32,6 +32,13 @@ public final class TCPAssembler {
 
     /// Connections seen so far.
     public var connectionCount: Int { nextConnectionNumber }
+
+    /// Takes the next connection number for a flow of another transport (UDP), so that the
+    /// numbers of one input stay unique and in order of first packet.
+    public func takeConnectionNumber() -> Int {
+        defer { nextConnectionNumber += 1 }
+        return nextConnectionNumber
+    }
     /// Packets with no payload that belonged to no known connection (stray ACKs, late RSTs).
     public private(set) var strayControlPackets = 0
     /// RSTs that did not end their connection because the sender went on (over all connections).

@@ -61,6 +61,16 @@ public struct ServerHelloInfo: Sendable, Equatable {
     public var isHelloRetryRequest = false
 }
 
+/// The hello parsers for a handshake carried outside TLS records (QUIC's CRYPTO frames, RFC 9001 §4).
+public enum TLSHello {
+    /// A ClientHello's facts from its handshake message body (after the 4-byte type and length).
+    public static func clientHello(_ body: UnsafeRawBufferPointer) -> ClientHelloInfo? { HandshakeParser.clientHello(body) }
+    /// A ServerHello's facts from its handshake message body.
+    public static func serverHello(_ body: UnsafeRawBufferPointer) -> ServerHelloInfo? { HandshakeParser.serverHello(body) }
+    /// A cipher suite's name as connections.csv writes it ("TLS_AES_128_GCM_SHA256", or hex).
+    public static func suiteName(_ id: UInt16) -> String { CipherSuite.lookup(id)?.name ?? "0x" + hex16(id) }
+}
+
 enum HandshakeParser {
     /// SHA-256("HelloRetryRequest"): the random of a HelloRetryRequest (RFC 8446 §4.1.3).
     static let helloRetryRequestRandom: [UInt8] = [

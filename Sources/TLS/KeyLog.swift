@@ -13,6 +13,8 @@ public struct ConnectionSecrets: Sendable, Equatable {
     public var serverHandshakeTrafficSecret: [UInt8]?
     public var clientTrafficSecret0: [UInt8]?
     public var serverTrafficSecret0: [UInt8]?
+    /// TLS 1.3 0-RTT (QUIC 0-RTT packets).
+    public var clientEarlyTrafficSecret: [UInt8]?
 
     public init() {}
 }
@@ -91,6 +93,7 @@ public struct KeyLog: Sendable {
                 entry.serverHandshakeTrafficSecret ?? merged.serverHandshakeTrafficSecret
             merged.clientTrafficSecret0 = entry.clientTrafficSecret0 ?? merged.clientTrafficSecret0
             merged.serverTrafficSecret0 = entry.serverTrafficSecret0 ?? merged.serverTrafficSecret0
+            merged.clientEarlyTrafficSecret = entry.clientEarlyTrafficSecret ?? merged.clientEarlyTrafficSecret
             secrets[random] = merged
         }
         issues += other.issues
@@ -153,7 +156,7 @@ public struct KeyLog: Sendable {
         let label = String(decoding: labelField, as: UTF8.self)
         let known = [
             "CLIENT_RANDOM", "CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET",
-            "CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0",
+            "CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0", "CLIENT_EARLY_TRAFFIC_SECRET",
         ]
         // Other labels (early traffic, exporter secrets, RSA pre-master secrets...) are not used.
         guard known.contains(label) else {
@@ -184,6 +187,7 @@ public struct KeyLog: Sendable {
         case "CLIENT_HANDSHAKE_TRAFFIC_SECRET": entry.clientHandshakeTrafficSecret = secret
         case "SERVER_HANDSHAKE_TRAFFIC_SECRET": entry.serverHandshakeTrafficSecret = secret
         case "CLIENT_TRAFFIC_SECRET_0": entry.clientTrafficSecret0 = secret
+        case "CLIENT_EARLY_TRAFFIC_SECRET": entry.clientEarlyTrafficSecret = secret
         default: entry.serverTrafficSecret0 = secret
         }
         secrets[random] = entry

@@ -1,3 +1,4 @@
+import Foundation
 @testable import FuzzEntries
 import XCTest
 
@@ -58,5 +59,20 @@ final class EntryFormatTests: XCTestCase {
         let sink = input.withUnsafeBytes { HTTP1Entry.run($0) }
         XCTAssertEqual(sink.recordBytes + sink.tallyBytes, 67 + 10)
         XCTAssertEqual(sink.requests, 1, "the request is untouched by the server's gap")
+    }
+}
+
+/// FuzzQUIC's seed (RFC 9001 A.2 and A.3 as two datagrams) reads as the RFC says: both Initial
+/// packets decrypted, the ClientHello's SNI found.
+final class QUICEntryFormatTests: XCTestCase {
+    func testTheRFCSeedDecrypts() throws {
+        let seed = try [UInt8](
+            Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/fuzz/FuzzQUIC/rfc9001-initials")))
+        XCTAssertEqual(seed.count, 3 + 1200 + 3 + 135)
+        let (connection, checker) = seed.withUnsafeBytes { QUICEntry.run($0) }
+        XCTAssertEqual(connection.figures.map(\.decrypted), [1, 1])
+        XCTAssertEqual(connection.clientHello?.serverName, "example.com")
+        XCTAssertEqual(checker.bytes, 0) // Initial packets carry no STREAM frames
     }
 }

@@ -35,15 +35,36 @@ struct Decoded: Equatable {
     }
 }
 
+/// A decoded UDP datagram with its payload copied out.
+struct DecodedDatagram: Equatable {
+    var source: TransportEndpoint
+    var destination: TransportEndpoint
+    var payload: [UInt8]
+    var payloadLength: Int
+    var frameLength: Int
+    var ipLength: Int
+
+    init(_ datagram: UDPDatagram) {
+        source = datagram.source
+        destination = datagram.destination
+        payload = Array(datagram.payload)
+        payloadLength = datagram.payloadLength
+        frameLength = datagram.frameLength
+        ipLength = datagram.ipLength
+    }
+}
+
 /// `DecodeResult` with the segment copied out.
 enum Outcome: Equatable, CustomStringConvertible {
     case segment(Decoded)
+    case datagram(DecodedDatagram)
     case held
     case skipped(SkipReason)
 
     init(_ result: DecodeResult) {
         switch result {
         case .segment(let segment): self = .segment(Decoded(segment))
+        case .datagram(let datagram): self = .datagram(DecodedDatagram(datagram))
         case .fragmentHeld: self = .held
         case .skipped(let reason): self = .skipped(reason)
         }
@@ -54,9 +75,15 @@ enum Outcome: Equatable, CustomStringConvertible {
         return nil
     }
 
+    var datagram: DecodedDatagram? {
+        if case .datagram(let decoded) = self { return decoded }
+        return nil
+    }
+
     var description: String {
         switch self {
         case .segment(let s): return "segment(\(s.source) > \(s.destination) seq \(s.sequence) len \(s.payloadLength))"
+        case .datagram(let d): return "datagram(\(d.source) > \(d.destination) len \(d.payloadLength))"
         case .held: return "held"
         case .skipped(let reason): return "skipped(\(reason.rawValue))"
         }

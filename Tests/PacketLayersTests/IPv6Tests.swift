@@ -37,10 +37,10 @@ final class IPv6Tests: XCTestCase {
         XCTAssertEqual(segment.ipLength, 40 + 24 + 40 + 8 + 32 + 8 + 20 + data.count)
     }
 
-    func testRealFragmentsAreBadFragments() {
-        XCTAssertEqual(decodeOutcome(frame([.fragment(offset: 0, more: true)])), .skipped(.badFragment))
-        XCTAssertEqual(decodeOutcome(frame([.fragment(offset: 1448, more: false)])), .skipped(.badFragment))
-        XCTAssertEqual(decodeOutcome(frame([.hopByHop(), .fragment(offset: 8, more: true)])), .skipped(.badFragment))
+    func testRealFragmentsAreHeldForReassembly() {
+        XCTAssertEqual(decodeOutcome(frame([.fragment(offset: 0, more: true)])), .held)
+        XCTAssertEqual(decodeOutcome(frame([.fragment(offset: 1448, more: false)])), .held)
+        XCTAssertEqual(decodeOutcome(frame([.hopByHop(), .fragment(offset: 8, more: true)])), .held)
     }
 
     func testNotTCP() {
@@ -52,10 +52,11 @@ final class IPv6Tests: XCTestCase {
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(none)), .skipped(.notTCP))
         let empty = PacketBuilder.ipv6(source: a.address, destination: b.address, nextHeader: 59, payload: [])
         XCTAssertEqual(decodeOutcome(PacketBuilder.frame(empty)), .skipped(.notTCP))
+        // A UDP header whose length field (0 here) is not the jumbogram case: 8 bytes, so an empty datagram.
         let udp = PacketBuilder.ipv6(
             source: a.address, destination: b.address, nextHeader: 17,
-            payload: [UInt8](repeating: 0, count: 8), extensions: [.hopByHop()])
-        XCTAssertEqual(decodeOutcome(PacketBuilder.frame(udp)), .skipped(.notTCP))
+            payload: [0, 1, 0, 2, 0, 8, 0, 0], extensions: [.hopByHop()])
+        XCTAssertEqual(decodeOutcome(PacketBuilder.frame(udp)).datagram?.payloadLength, 0)
         let icmp = PacketBuilder.ipv6(
             source: a.address, destination: b.address, nextHeader: 58,
             payload: [128, 0, 0, 0, 0, 1, 0, 1])

@@ -13,8 +13,26 @@ enum CostLayersChart {
         ("other overhead", ChartColor.response), ("link layer", ChartColor.interim),
     ]
 
+    /// The parts only a capture with UDP has (`NetworkFigures.parts` lists them only then),
+    /// with theirs: the legend gains them only when a bar has them.
+    static let udpLegend: [String: (label: String, color: String)] = [
+        "QUIC connections (UDP/IP)": ("QUIC", "#0B3C5D"), "other UDP (UDP/IP)": ("other UDP", "#F0E442"),
+    ]
+
+    /// The standard parts by their position in `legend`, the UDP parts by name.
+    static func legendEntry(_ name: String, index: Int, count: Int) -> (label: String, color: String) {
+        if let entry = udpLegend[name] { return entry }
+        // "link-layer headers" is always last; the others keep their place.
+        return index == count - 1 ? legend[legend.count - 1] : legend[min(index, legend.count - 1)]
+    }
+
     static func chart(_ network: NetworkSection) -> Chart {
         let sides = network.sidesWithFrames
+        var legend = Self.legend
+        let udpNames = Set(sides.flatMap { $0.parts.filter { $0.bytes > 0 }.map(\.name) }).intersection(udpLegend.keys)
+        for name in udpLegend.keys.sorted() where udpNames.contains(name) {
+            legend.insert(udpLegend[name]!, at: legend.count - 1)
+        }
         let rowHeight = 34.0
         var frame = ChartFrame.endpointRows(2, rowHeight: rowHeight)
         frame.left = 150
@@ -42,7 +60,7 @@ enum CostLayersChart {
                 let x1 = scale.position(Double(end))
                 let share = TextFormat.fixed(100 * Double(part.bytes) / Double(entry.frameTotal), decimals: 2)
                 svg.rect(
-                    x: x0, y: y + 4, width: max(x1 - x0, 1), height: rowHeight - 8, fill: legend[index].color,
+                    x: x0, y: y + 4, width: max(x1 - x0, 1), height: rowHeight - 8, fill: legendEntry(part.name, index: index, count: entry.parts.count).color,
                     tooltip: "\(entry.side.label), \(part.name): \(TextFormat.bytes(part.bytes)) B (\(share)%)")
                 start = end
             }

@@ -1,0 +1,210 @@
+import Analysis
+import CostAccounting
+import Flows
+import MessageModel
+import PacketLayers
+import QUIC
+import TLS
+
+/// QUIC (docs/METERING.md §2d): a UDP flow whose first datagram is a version 1 or 2 long header,
+/// or whose connection ID belongs to a connection already seen (a port change). One
+/// `QUICEndpoint` per input follows connections across flows by their IDs. The streams go to the
+/// `MultiplexedStreamHandler` of the application registered for the connection's ALPN
+/// (`ProtocolRegistration.quic(_:alpn:handler:)`; HTTP/3 registers "h3"); without one, the
+/// stream bytes are counted and no record is made.
+extension ProtocolRegistration {
+    static let quic = ProtocolRegistration(
+        name: "quic", entries: [.datagrams(reader: { QUICEndpoint($0) })])
+}
+
+/// Every QUIC connection of one input, found by connection ID.
+final class QUICEndpoint: UDPFlowReader {
+    private let context: UDPReaderContext
+    private var byID: [QUICConnectionID: QUICConnectionState] = [:]
+    private var open: [QUICConnectionState] = []
+
+    init(_ context: UDPReaderContext) { self.context = context }
+
+    func take(_ flow: ConnectionInfo, first payload: UnsafeRawBufferPointer) -> DatagramHandler? {
+        // A known connection on a new flow: by the destination ID of a long or a short header.
+        if let state = known(payload) {
+            let clientInitiated = state.isClientSide(payload)
+            return QUICFlowHandler(state, clientInitiated: clientInitiated)
+        }
+        guard QUICPacketHeader.beginsLongHeader(payload) else { return nil }
+        let keys = context.keys
+        let connection = QUICConnection(
+            secrets: { keys.keyLog.secrets(forClientRandom: $0) }, maxHeldBytes: context.limits.maxQUICBufferedBytes)
+        let state = QUICConnectionState(connection, info: flow, context: context)
+        connection.learnedConnectionID = { [weak self, unowned state] id in self?.byID[id] = state }
+        let context = self.context
+        connection.chooseHandler = { [unowned state] alpn in
+            guard let alpn, let make = context.protocols.quicApplication(alpn) else { return nil }
+            let sink = ConnectionRecordSink(
+                context: ConnectionContext(
+                    sink: context.sink, keys: context.keys, input: context.input, limits: context.limits,
+                    protocols: context.protocols, closed: context.closed),
+                transport: .quic)
+            state.recordSink = sink
+            return make(QUICApplicationRoute(info: flow, sink: sink, limits: context.limits))
+        }
+        state.onClose = { [weak self] closed in self?.forget(closed) }
+        open.append(state)
+        return QUICFlowHandler(state, clientInitiated: true)
+    }
+
+    private func known(_ payload: UnsafeRawBufferPointer) -> QUICConnectionState? {
+        guard let first = payload.first else { return nil }
+        if first & 0x80 != 0 {
+            guard let header = QUICPacketHeader.read(payload, at: 0, shortDestinationLength: 0) else { return nil }
+            return byID[header.destination]
+        }
+        for length in Set(byID.keys.map(\.length)) where payload.count > length {
+            if let id = QUICConnectionID(UnsafeRawBufferPointer(rebasing: payload[1..<(1 + length)])), let state = byID[id] {
+                return state
+            }
+        }
+        return nil
+    }
+
+    private func forget(_ state: QUICConnectionState) {
+        open.removeAll { $0 === state }
+        byID = byID.filter { $0.value !== state }
+    }
+
+    func finish() {
+        for state in open { state.finish() }
+        open.removeAll()
+    }
+}
+
+/// One QUIC connection's flows and figures until its row is written.
+final class QUICConnectionState {
+    let connection: QUICConnection
+    let info: ConnectionInfo
+    let context: UDPReaderContext
+    /// Summed over the connection's flows, by the connection's directions (`up` from the client).
+    var accounting: ConnectionAccounting
+    var openFlows = 0
+    var closed = false
+    /// The application's sink, once the ALPN chose one: its records count in the row.
+    var recordSink: ConnectionRecordSink?
+    var onClose: ((QUICConnectionState) -> Void)?
+
+    init(_ connection: QUICConnection, info: ConnectionInfo, context: UDPReaderContext) {
+        self.connection = connection
+        self.info = info
+        self.context = context
+        accounting = ConnectionAccounting(info: info)
+    }
+
+    /// Whether a new flow's initiator is the client: unless its first packet goes to a connection
+    /// ID the client chose (then the server sent it), it goes to the server's or to the
+    /// client's original Destination Connection ID.
+    func isClientSide(_ payload: UnsafeRawBufferPointer) -> Bool {
+        guard let first = payload.first else { return true }
+        let offset = first & 0x80 != 0 ? 6 : 1
+        for id in connection.connectionIDs[Direction.up.rawValue] where payload.count >= offset + id.length {
+            if QUICConnectionID(UnsafeRawBufferPointer(rebasing: payload[offset..<(offset + id.length)])) == id {
+                return false
+            }
+        }
+        return true
+    }
+
+    func flowClosed(_ flow: ConnectionAccounting, clientInitiated: Bool) {
+        for side in Direction.allCases {
+            let theirs = flow[clientInitiated ? side : side.peer]
+            accounting[side].packets += theirs.packets
+            accounting[side].frameBytes += theirs.frameBytes
+            accounting[side].ipBytes += theirs.ipBytes
+            accounting[side].payloadBytes += theirs.payloadBytes
+        }
+        accounting.lastPacketTime = max(accounting.lastPacketTime, flow.lastPacketTime)
+        openFlows -= 1
+        if openFlows == 0 { finish() }
+    }
+
+    /// Writes the connection's row: SNI, ALPN, version, suite, whether decrypted, bytes per layer.
+    func finish() {
+        guard !closed else { return }
+        closed = true
+        connection.close(accounting)
+        let hello = connection.clientHello
+        let alpn = connection.selectedALPN
+        let isH3 = (alpn ?? hello?.offeredALPN.first).map { $0 == "h3" || $0.hasPrefix("h3-") } ?? false
+        var row = ConnectionRow(
+            input: context.input, connection: info.number, client: info.initiator.description,
+            server: info.responder.description, protocolKind: isH3 ? .h3 : .quic)
+        row.serverName = hello?.serverName ?? ""
+        row.alpn = alpn ?? hello?.offeredALPN.joined(separator: ",") ?? ""
+        row.tlsVersion = connection.version.map { "QUIC v\($0.name)" } ?? ""
+        if let suite = connection.serverHello?.cipherSuite { row.cipherSuite = TLSHello.suiteName(suite) }
+        row.decrypted = connection.notDecrypted?.rawValue ?? "yes"
+        row.records = recordSink?.records ?? 0
+        for (side, cost) in [(Direction.up, \ConnectionRow.clientCost), (.down, \ConnectionRow.serverCost)] {
+            let figures = accounting[side]
+            row[keyPath: cost].total.frame = figures.frameBytes
+            row[keyPath: cost].total.ip = figures.ipBytes
+        }
+        row.clientTCPBytes = accounting.initiator.payloadBytes
+        row.serverTCPBytes = accounting.responder.payloadBytes
+        let summary = HTTPConnectionSummary(
+            accounting: accounting, protocolKind: .other, serverName: hello?.serverName, clientTally: StreamTally(),
+            serverTally: StreamTally(), clientEndpoint: info.initiator)
+        context.closed(row, summary)
+        let notDecrypted = connection.notDecrypted
+        context.diagnostics.addQUIC(decrypted: notDecrypted == nil) { counts in
+            if let reason = notDecrypted {
+                counts.notDecrypted[reason.rawValue, default: 0] += 1
+                counts.undecryptedBytes[row.serverName, default: 0] += accounting.initiator.payloadBytes
+                    + accounting.responder.payloadBytes
+            }
+            for (side, figures) in zip([Direction.up, .down], connection.figures) {
+                var out = side == .up ? counts.up : counts.down
+                out.packets += figures.packets.reduce(0, +)
+                out.decrypted += figures.decrypted
+                out.withoutKey += figures.withoutKey
+                out.badTag += figures.badTag
+                out.streamFrames += figures.streamFrames
+                out.streamBytes += figures.streamBytes
+                out.repeatedStreamBytes += figures.repeatedStreamBytes
+                out.cryptoBytes += figures.cryptoBytes
+                out.paddingBytes += figures.paddingBytes
+                out.ackFrames += figures.ackFrames
+                out.unknownFrames += figures.unknownFrames
+                out.keyUpdates += figures.keyUpdates
+                out.gapBytes += figures.gapBytes
+                for kind in QUICPacketClass.allCases {
+                    out.packetBytes[kind.name, default: 0] += figures.packetBytes[kind.rawValue]
+                }
+                out.datagramPadding += figures.datagramPadding
+                out.unreadableBytes += figures.unreadableBytes
+                out.streamFrameHeaderBytes += figures.streamFrameHeaderBytes
+                if side == .up { counts.up = out } else { counts.down = out }
+            }
+        }
+        onClose?(self)
+    }
+}
+
+/// One UDP flow of a QUIC connection: datagrams turned to the connection's directions.
+final class QUICFlowHandler: DatagramHandler {
+    private let state: QUICConnectionState
+    private let clientInitiated: Bool
+
+    init(_ state: QUICConnectionState, clientInitiated: Bool) {
+        self.state = state
+        self.clientInitiated = clientInitiated
+        state.openFlows += 1
+    }
+
+    func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost) {
+        guard !state.closed else { return }
+        state.connection.datagram(payload, from: clientInitiated ? direction : direction.peer, time: time)
+    }
+
+    func close(_ accounting: ConnectionAccounting) {
+        state.flowClosed(accounting, clientInitiated: clientInitiated)
+    }
+}

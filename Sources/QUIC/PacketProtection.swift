@@ -1,0 +1,146 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// The AEAD a QUIC connection uses (the TLS 1.3 suite the ServerHello chose; Initial packets
+/// always AES-128-GCM): its key length and the hash of its key schedule.
+public enum QUICCipher: Sendable, Equatable {
+    case aes128GCM, aes256GCM, chaCha20Poly1305
+
+    /// The suite's cipher, for the suites QUIC allows (RFC 9001 §5.3); nil for another.
+    public init?(tlsSuite: UInt16) {
+        switch tlsSuite {
+        case 0x1301: self = .aes128GCM
+        case 0x1302: self = .aes256GCM
+        case 0x1303: self = .chaCha20Poly1305
+        default: return nil
+        }
+    }
+
+    var keyLength: Int { self == .aes128GCM ? 16 : 32 }
+    /// SHA-384 for TLS_AES_256_GCM_SHA384, SHA-256 otherwise.
+    var hashLength: Int { self == .aes256GCM ? 48 : 32 }
+}
+
+/// HKDF over swift-crypto, with TLS 1.3's HKDF-Expand-Label (RFC 8446 §7.1), as QUIC uses it.
+enum QUICKeySchedule {
+    static func expandLabel(secret: [UInt8], label: String, length: Int, hashLength: Int) -> [UInt8] {
+        let fullLabel = Array("tls13 ".utf8) + Array(label.utf8)
+        var info: [UInt8] = [UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        info.append(UInt8(truncatingIfNeeded: fullLabel.count))
+        info += fullLabel
+        info.append(0) // empty context
+        let key: SymmetricKey
+        if hashLength == 48 {
+            key = HKDF<SHA384>.expand(pseudoRandomKey: secret, info: info, outputByteCount: length)
+        } else {
+            key = HKDF<SHA256>.expand(pseudoRandomKey: secret, info: info, outputByteCount: length)
+        }
+        return key.withUnsafeBytes { Array($0) }
+    }
+
+    /// The client's and the server's Initial secrets from the client's first Destination
+    /// Connection ID (RFC 9001 §5.2).
+    static func initialSecrets(connectionID: [UInt8], version: QUICVersion) -> (client: [UInt8], server: [UInt8]) {
+        let prk = HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: connectionID), salt: version.initialSalt)
+        let initial = prk.withUnsafeBytes { Array($0) }
+        return (
+            expandLabel(secret: initial, label: "client in", length: 32, hashLength: 32),
+            expandLabel(secret: initial, label: "server in", length: 32, hashLength: 32)
+        )
+    }
+}
+
+/// One direction's keys for one epoch (and key phase): the AEAD key and IV, the header
+/// protection key, and the secret a key update derives the next ones from (RFC 9001 §5.1, §6).
+public struct QUICPacketKeys: @unchecked Sendable {
+    // @unchecked: SymmetricKey is immutable.
+    public let cipher: QUICCipher
+    public let version: QUICVersion
+    let secret: [UInt8]
+    let key: SymmetricKey
+    public let iv: [UInt8]
+    let headerKey: SymmetricKey
+
+    /// The keys of a traffic secret (`quic key`, `quic iv`, `quic hp`; `quicv2 ...` in v2).
+    public init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion) {
+        self.init(secret: secret, cipher: cipher, version: version, headerKey: nil)
+    }
+
+    private init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion, headerKey: SymmetricKey?) {
+        self.cipher = cipher
+        self.version = version
+        self.secret = secret
+        let prefix = version.labelPrefix
+        let hash = cipher.hashLength
+        key = SymmetricKey(
+            data: QUICKeySchedule.expandLabel(secret: secret, label: prefix + "key", length: cipher.keyLength, hashLength: hash))
+        iv = QUICKeySchedule.expandLabel(secret: secret, label: prefix + "iv", length: 12, hashLength: hash)
+        self.headerKey =
+            headerKey
+            ?? SymmetricKey(
+                data: QUICKeySchedule.expandLabel(
+                    secret: secret, label: prefix + "hp", length: cipher.keyLength, hashLength: hash))
+    }
+
+    /// The Initial keys of both sides for a connection whose client first sent `connectionID`.
+    public static func initial(connectionID: [UInt8], version: QUICVersion) -> (client: QUICPacketKeys, server: QUICPacketKeys) {
+        let secrets = QUICKeySchedule.initialSecrets(connectionID: connectionID, version: version)
+        return (
+            QUICPacketKeys(secret: secrets.client, cipher: .aes128GCM, version: version),
+            QUICPacketKeys(secret: secrets.server, cipher: .aes128GCM, version: version)
+        )
+    }
+
+    /// The next key phase's keys (`quic ku`, RFC 9001 §6.1): new AEAD key and IV, same header key.
+    public func updated() -> QUICPacketKeys {
+        let next = QUICKeySchedule.expandLabel(
+            secret: secret, label: version.labelPrefix + "ku", length: cipher.hashLength, hashLength: cipher.hashLength)
+        return QUICPacketKeys(secret: next, cipher: cipher, version: version, headerKey: headerKey)
+    }
+
+    /// The header protection key's bytes (for tests against RFC 9001's appendix).
+    public var headerKeyBytes: [UInt8] { headerKey.withUnsafeBytes { Array($0) } }
+    public var keyBytes: [UInt8] { key.withUnsafeBytes { Array($0) } }
+
+    /// The 5-byte header protection mask of a 16-byte sample (RFC 9001 §5.4.3, §5.4.4): AES on
+    /// one block, or ChaCha20 with the sample's first 4 bytes as counter and the rest as nonce.
+    public func mask(sample: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard sample.count == 16 else { return nil }
+        switch cipher {
+        case .aes128GCM, .aes256GCM:
+            var block = [UInt8](sample)
+            guard (try? AES.permute(&block, key: headerKey)) != nil else { return nil }
+            return Array(block.prefix(5))
+        case .chaCha20Poly1305:
+            guard let counter = try? Insecure.ChaCha20CTR.Counter(data: sample[0..<4]),
+                let nonce = try? Insecure.ChaCha20CTR.Nonce(data: sample[4..<16]),
+                let output = try? Insecure.ChaCha20CTR.encrypt(
+                    [UInt8](repeating: 0, count: 5), using: headerKey, counter: counter, nonce: nonce)
+            else { return nil }
+            return Array(output)
+        }
+    }
+
+    /// The payload of a packet, or nil when its tag does not verify (RFC 9001 §5.3): the nonce is
+    /// the IV XOR the packet number, the header is the associated data.
+    public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard sealed.count >= 16 else { return nil }
+        var nonce = iv
+        for index in 0..<8 { nonce[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+        let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[0..<(sealed.count - 16)])
+        let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - 16)...])
+        do {
+            switch cipher {
+            case .aes128GCM, .aes256GCM:
+                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+                return Array(try AES.GCM.open(box, using: key, authenticating: header))
+            case .chaCha20Poly1305:
+                let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+                return Array(try ChaChaPoly.open(box, using: key, authenticating: header))
+            }
+        } catch {
+            return nil
+        }
+    }
+}
