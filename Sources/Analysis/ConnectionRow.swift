@@ -13,11 +13,9 @@ public struct ConnectionRow: Sendable, Equatable {
         /// HTTP/2 (docs/METERING.md §2a): h2c (preface or Upgrade) or decrypted TLS whose ALPN
         /// (or connection preface) says so.
         case h2
-        /// HTTP/3 (docs/METERING.md §2d): a QUIC connection whose ALPN says h3, its streams read.
-        case h3
         /// TLS that could not be decrypted (the reason is in `decrypted`).
         case tlsUndecrypted = "tls-undecrypted"
-        /// QUIC whose ALPN is h3 (docs/METERING.md §2d).
+        /// HTTP/3 (docs/METERING.md §2d): a QUIC connection whose ALPN says h3.
         case h3
         /// QUIC with another ALPN, or none known.
         case quic
