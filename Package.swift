@@ -106,7 +106,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "Records",
                 "HARMessages", "ContentCoding",
-                "TLS", "MeterLog",
+                "TLS", "MeterLog", "Analysis", "Reports",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -171,7 +171,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog",
+    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzPartFigures",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

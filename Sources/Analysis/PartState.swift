@@ -86,7 +86,20 @@ public struct StateDecoder {
         return value
     }
 
-    public mutating func int() throws -> Int { Int(Int64(bitPattern: try uint64())) }
+    /// The largest magnitude of a count or sum read with `int()`: 2^46 (70 TB), beyond any
+    /// run's figures. Adding up to `maxParts` of them cannot overflow, so merging figures from
+    /// files needs no checked arithmetic.
+    public static let maxMagnitude = 1 << 46
+    /// How many parts one merge may add: `maxParts × maxMagnitude` = 2^62.
+    public static let maxParts = 1 << 16
+
+    public mutating func int() throws -> Int {
+        let value = Int(Int64(bitPattern: try uint64()))
+        guard value.magnitude <= Self.maxMagnitude else {
+            throw Malformed(reason: "a figure of \(value) at byte \(position - 8), more than a part holds (2^46)")
+        }
+        return value
+    }
 
     public mutating func int64() throws -> Int64 { Int64(bitPattern: try uint64()) }
 
@@ -217,29 +230,46 @@ extension Aggregation {
             throw StateDecoder.Malformed(reason: "\(modelCount) models of \(names.count) estimators")
         }
         let ranking = try decoder.int()
+        guard ranking < names.count else { throw StateDecoder.Malformed(reason: "ranking estimator \(ranking) of \(names.count)") }
         self.init(
             estimatorNames: Array(names[..<modelCount]), rankingEstimator: ranking < 0 ? nil : ranking,
             meters: Array(names[modelCount...]))
+        // Every group has a figure per estimator (the reports index them by estimator).
+        let count = names.count
+        func group(_ decoder: inout StateDecoder) throws -> GroupFigures {
+            let figures = try GroupFigures(state: &decoder)
+            guard figures.estimators.count == count else {
+                throw StateDecoder.Malformed(reason: "a group of \(figures.estimators.count) estimators, not \(count)")
+            }
+            return figures
+        }
+        func compression(_ decoder: inout StateDecoder) throws -> HeaderCompressionFigures {
+            let figures = try HeaderCompressionFigures(state: &decoder)
+            guard figures.estimatedHeaders.count == modelCount else {
+                throw StateDecoder.Malformed(reason: "header figures of \(figures.estimatedHeaders.count) estimators")
+            }
+            return figures
+        }
         for _ in 0..<(try decoder.count(minimumBytes: 16)) {
             let key = try GroupKey(state: &decoder)
-            groups[key] = try GroupFigures(state: &decoder)
+            groups[key] = try group(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let key = try RecordClass(state: &decoder)
-            totals[key] = try GroupFigures(state: &decoder)
+            totals[key] = try group(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 16)) {
             let key = ProtocolKey(
                 wireProtocol: try HTTPProtocol(state: &decoder), direction: try RecordClass(state: &decoder))
-            protocolTotals[key] = try GroupFigures(state: &decoder)
+            protocolTotals[key] = try group(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 16)) {
             let key = try GroupKey(state: &decoder)
-            headerCompression[key] = try HeaderCompressionFigures(state: &decoder)
+            headerCompression[key] = try compression(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let key = try RecordClass(state: &decoder)
-            headerCompressionTotals[key] = try HeaderCompressionFigures(state: &decoder)
+            headerCompressionTotals[key] = try compression(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let raw = try decoder.int()
@@ -277,7 +307,9 @@ extension GroupFigures {
 
     init(state decoder: inout StateDecoder) throws {
         let counts = try decoder.ints()
-        guard counts.count == 5 else { throw StateDecoder.Malformed(reason: "a group of \(counts.count) counts") }
+        guard counts.count == 5, counts.allSatisfy({ $0 >= 0 }) else {
+            throw StateDecoder.Malformed(reason: "a group's counts \(counts)")
+        }
         let protocolCounts = try decoder.ints()
         guard protocolCounts.count == HTTPProtocol.allCases.count else {
             throw StateDecoder.Malformed(reason: "\(protocolCounts.count) protocol counts")
@@ -315,7 +347,9 @@ extension EstimatorFigures {
     init(state decoder: inout StateDecoder) throws {
         self.init()
         let counts = try decoder.ints()
-        guard counts.count == 8 else { throw StateDecoder.Malformed(reason: "an estimator of \(counts.count) counts") }
+        guard counts.count == 8, counts[0] >= 0, counts[1] >= 0, counts[4] >= 0 else {
+            throw StateDecoder.Malformed(reason: "an estimator's counts \(counts)")
+        }
         (count, unestimated, wire, estimated) = (counts[0], counts[1], counts[2], counts[3])
         (splitCount, lineError, headersError, bodyError) = (counts[4], counts[5], counts[6], counts[7])
         absoluteRelativeErrors = try decoder.doubles()
@@ -470,7 +504,11 @@ extension InputDiagnostics.CounterTotals {
         }
         self.init(kind: kind)
         connections = try decoder.int()
-        counts = try decoder.ints()
+        let values = try decoder.ints()
+        guard values.count == kind.counts.count else {
+            throw StateDecoder.Malformed(reason: "\(values.count) counts of \(name), not \(kind.counts.count)")
+        }
+        counts = values
         for side in 0..<2 {
             var units: [String: FrameTypeCount] = [:]
             for _ in 0..<(try decoder.count(minimumBytes: 8)) {

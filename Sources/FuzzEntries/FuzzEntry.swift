@@ -16,6 +16,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case http2 = "FuzzHTTP2"
     case charlesReader = "FuzzCharlesReader"
     case meterLog = "FuzzMeterLog"
+    case partFigures = "FuzzPartFigures"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -36,6 +37,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .http2: HTTP2Entry.run(input)
         case .charlesReader: CharlesReaderEntry.run(input)
         case .meterLog: MeterLogEntry.run(input)
+        case .partFigures: PartFiguresEntry.run(input)
         }
     }
 

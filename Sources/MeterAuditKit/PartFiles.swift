@@ -151,12 +151,12 @@ struct PartFigures {
             encoder.int(counters.count)
             for totals in counters { totals.encode(to: &encoder) }
         }
-        encoder.int(Self.end)
+        encoder.uint64(Self.end)
         return Self.magic + encoder.bytes
     }
 
     /// The end's mark: a file cut short lacks it.
-    static let end = 0x6D65_7465_7261_7564 // "meteraud"
+    static let end: UInt64 = 0x6D65_7465_7261_7564 // "meteraud"
 
     init(aggregation: Aggregation, charts: ChartSamples, inputs: [InputDiagnostics]) {
         self.aggregation = aggregation
@@ -187,7 +187,7 @@ struct PartFigures {
             }
             inputs.append(input)
         }
-        guard try decoder.int() == Self.end, decoder.atEnd else {
+        guard try decoder.uint64() == Self.end, decoder.atEnd else {
             throw StateDecoder.Malformed(reason: "does not end as a figures file")
         }
     }

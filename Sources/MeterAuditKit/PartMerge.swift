@@ -50,6 +50,10 @@ public struct PartMerge {
 
     public func run() throws -> Result {
         ProtocolRegistry.standard.registerOverheadKinds()
+        // Each figure read is at most 2^46, so adding this many cannot overflow.
+        guard parts.count <= StateDecoder.maxParts else {
+            throw Error.output("\(parts.count) parts: merge at most \(StateDecoder.maxParts) at once, then merge the merges")
+        }
         let checked = try parts.map(check)
         guard let first = checked.first else { throw Error.output("no part to merge") }
         for part in checked.dropFirst() where part.manifest.options != first.manifest.options {
@@ -191,6 +195,17 @@ public struct PartMerge {
             }
             guard figures.aggregation.estimatorNames == options.estimators else {
                 throw Error.refused(part: part.path, reason: "\(PartFiles.figures) holds other estimators than its manifest")
+            }
+            // The points file holds one point per measured record: the reservoir's replay runs
+            // over that count, so it is checked against the file before.
+            if formats.contains(HTMLReport.name) {
+                let size = ChartPoint.byteCount(estimators: options.estimators.count)
+                let (expected, overflow) = figures.charts.measuredCount.multipliedReportingOverflow(by: size)
+                guard !overflow, part.manifest.files[PartFiles.points] == expected else {
+                    throw Error.refused(
+                        part: part.path,
+                        reason: "\(PartFiles.points) does not hold the \(figures.charts.measuredCount) points its figures count")
+                }
             }
             pointOffsets.append(merged?.charts.offeredCount ?? 0)
             if merged == nil {

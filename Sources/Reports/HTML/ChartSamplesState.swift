@@ -34,6 +34,9 @@ extension ChartSamples {
     /// Samples read back without points (`points` empty; `measuredRecords` as written).
     public init(summary decoder: inout StateDecoder) throws {
         let capacity = try decoder.int()
+        guard capacity == Self.defaultPointCapacity else {
+            throw StateDecoder.Malformed(reason: "a scatter of \(capacity) points, not \(Self.defaultPointCapacity)")
+        }
         var names: [String] = []
         for _ in 0..<(try decoder.count(minimumBytes: 8)) { names.append(try decoder.string()) }
         self.init(estimatorNames: names, pointCapacity: capacity)
@@ -41,6 +44,9 @@ extension ChartSamples {
         measuredRecords = try decoder.int()
         untimedRecords = try decoder.int()
         timedInputs = try decoder.int()
+        guard offered >= measuredRecords, measuredRecords >= 0, untimedRecords >= 0, timedInputs >= 0 else {
+            throw StateDecoder.Malformed(reason: "the samples' counts")
+        }
         for estimator in histogram.indices {
             for side in histogram[estimator].indices {
                 let bins = try decoder.ints()
@@ -50,12 +56,29 @@ extension ChartSamples {
                 histogram[estimator][side] = bins
             }
         }
-        timeline.binNanoseconds = try decoder.int64()
-        guard timeline.binNanoseconds > 0 else { throw StateDecoder.Malformed(reason: "a timeline bin of 0 ns") }
+        // A width the doubling reaches, and bins within the span of offsets an Int64 holds, so
+        // that merging timelines neither overflows nor loops long.
+        let width = try decoder.int64()
+        let multiple = width / Self.baseBinNanoseconds
+        guard width > 0, width % Self.baseBinNanoseconds == 0, multiple & (multiple - 1) == 0 else {
+            throw StateDecoder.Malformed(reason: "a timeline bin of \(width) ns")
+        }
+        timeline.binNanoseconds = width
+        let limit = Int64.max / Self.baseBinNanoseconds
         timeline.low = try decoder.optionalInt64()
         timeline.high = try decoder.optionalInt64()
+        if let low = timeline.low, let high = timeline.high {
+            guard low <= high, low.magnitude <= limit, high.magnitude <= limit,
+                high - low < Int64(Self.timeBins)
+            else { throw StateDecoder.Malformed(reason: "a timeline from bin \(low) to \(high)") }
+        } else if timeline.low != nil || timeline.high != nil {
+            throw StateDecoder.Malformed(reason: "a timeline with one end")
+        }
         for _ in 0..<(try decoder.count(minimumBytes: 24)) {
             let key = try decoder.int64()
+            guard let low = timeline.low, let high = timeline.high, (low...high).contains(key) else {
+                throw StateDecoder.Malformed(reason: "a timeline bin \(key) outside its span")
+            }
             timeline.bins[key] = Timeline.Sums(up: try decoder.int(), down: try decoder.int())
         }
     }
