@@ -73,8 +73,10 @@ public struct AuditRun {
         public init() {}
     }
 
-    /// Runs every input in order, then writes the reports. Throws only when the output
-    /// directory cannot be made or messages.csv cannot be created there (before reading
+    /// Runs every input in order, then writes the reports, and last the part files that let
+    /// `merge` add this folder to others (docs/SCALE.md; only when every other file was
+    /// written). Throws only when the output directory cannot be made or the streamed files
+    /// (messages.csv, connections.csv, part.points) cannot be created there (before reading
     /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
     /// are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
@@ -84,6 +86,8 @@ public struct AuditRun {
         } catch {
             throw Error.cannotCreateOutput(outputDirectory, error.localizedDescription)
         }
+        // An earlier run's manifest goes first: until this run writes its own, the folder is no part.
+        unlink(outputDirectory + "/" + PartFiles.manifest)
         let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []

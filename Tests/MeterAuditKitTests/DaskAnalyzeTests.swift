@@ -51,4 +51,49 @@ final class DaskAnalyzeTests: XCTestCase {
                 "\(name) differs from one analyze's")
         }
     }
+
+    /// An input whose analyze fails every time (a stand-in binary that crashes on it) is tried
+    /// in its batch twice, then alone twice, then named and left out; the others are merged as
+    /// one analyze over them would have them, and the exit status is 1.
+    func testAnInputFailingTwiceIsLeftOutAndTheRestGoOn() throws {
+        let scratch = NSTemporaryDirectory() + "meteraudit-dask-fail-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let folder = scratch + "/inputs"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var good: [String] = []
+        for (index, name) in ["nginx-curl.pcap", "python-pipeline.pcap", "h2c-curl.pcap", "python-chunked.pcap"]
+            .enumerated()
+        {
+            let path = folder + "/\(index)-" + name
+            try FileManager.default.copyItem(atPath: Fixtures.sample(name), toPath: path)
+            good.append(path)
+        }
+        let bad = folder + "/1b-crashes.pcap"
+        try FileManager.default.copyItem(atPath: Fixtures.sample("python-close.pcap"), toPath: bad)
+        let binary = try BuiltExecutable.meteraudit().path
+        let wrapper = scratch + "/crashing-meteraudit"
+        try """
+            #!/bin/bash
+            for argument in "$@"; do [[ $argument == *crashes* ]] && { echo "crashed on $argument" >&2; exit 134; }; done
+            exec "\(binary)" "$@"
+            """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(wrapper, 0o755), 0)
+
+        let whole = scratch + "/whole"
+        let one = try BuiltExecutable.run(URL(fileURLWithPath: binary), ["analyze"] + good + ["--out", whole, "--quiet"])
+        XCTAssertEqual(one.status, 0, one.stderr)
+        let out = scratch + "/cluster"
+        let script = Fixtures.root.appendingPathComponent("scripts/cluster/dask-analyze").path
+        let cluster = try BuiltExecutable.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", script, folder + "/*.pcap", "--out", out, "--batch-mb", "0.1", "--meteraudit", wrapper])
+        XCTAssertEqual(cluster.status, 1, cluster.stderr)
+        XCTAssertTrue(cluster.stderr.contains("one input at a time"), cluster.stderr)
+        XCTAssertTrue(cluster.stderr.contains("  \(bad): analyze exited 134: crashed on \(bad)"), cluster.stderr)
+        for name in MergeTests.outputs {
+            XCTAssertTrue(
+                FileManager.default.contents(atPath: out + "/" + name)
+                    == FileManager.default.contents(atPath: whole + "/" + name), "\(name) differs")
+        }
+    }
 }
