@@ -123,7 +123,7 @@ let package = Package(
             dependencies: [
                 "CaptureIO", "PacketLayers", "Flows", "MessageModel", "TCPReassembly", "HTTP1", "HTTP2", "HTTP3", "Records",
                 "HARMessages", "ContentCoding",
-                "TLS", "MeterLog", "QUIC",
+                "TLS", "MeterLog", "QUIC", "Analysis", "Reports",
             ]),
         .executableTarget(
             name: "meteraudit",
@@ -192,7 +192,7 @@ let package = Package(
 // code (-parse-as-library): the entry point is the `@_cdecl` function SwiftPM binds `main` to.
 let fuzzTargets = [
     "FuzzCaptureReader", "FuzzPacketDecoder", "FuzzTCPAssembler", "FuzzHTTP1", "FuzzHARReader", "FuzzContentDecoder",
-    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzHTTP3", "FuzzQUIC",
+    "FuzzTLS", "FuzzHTTP2", "FuzzCharlesReader", "FuzzMeterLog", "FuzzHTTP3", "FuzzQUIC", "FuzzPartFigures",
 ]
 if ProcessInfo.processInfo.environment["METERAUDIT_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzDriver", dependencies: ["FuzzEntries"], path: "Fuzz/FuzzDriver"))

@@ -29,7 +29,7 @@ public struct EstimatorFigures: Sendable, Equatable {
         Dictionary(uniqueKeysWithValues: causeTallies.all)
     }
     /// `causes`: the shipped estimators' in slots, any other by name.
-    private var causeTallies = CauseTallies()
+    var causeTallies = CauseTallies()
     /// The error against each cost layer (docs/FIGURES.md, Cost layers).
     public var layers = LayerErrors()
 
@@ -260,8 +260,8 @@ struct RecordCause {
 /// other by name. Equal when the tallies by name are.
 struct CauseTallies: Sendable, Equatable {
     /// By `KnownCause.rawValue`; a slot of no records is no cause. Empty until one is counted.
-    private var known: [EstimatorFigures.CauseTally] = []
-    private var others: [CauseName: EstimatorFigures.CauseTally] = [:]
+    var known: [EstimatorFigures.CauseTally] = []
+    var others: [CauseName: EstimatorFigures.CauseTally] = [:]
 
     mutating func add(_ cause: RecordCause) {
         if let known = cause.known {
@@ -369,10 +369,10 @@ public struct Aggregation: Sendable, Equatable {
     /// The totals split by protocol (docs/FIGURES.md, Protocols).
     public internal(set) var protocolTotals: [ProtocolKey: GroupFigures] = [:]
     /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
-    public private(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
-    public private(set) var headerCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
+    public internal(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
+    public internal(set) var headerCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
-    public private(set) var network: [Direction: NetworkFigures] = [:]
+    public internal(set) var network: [Direction: NetworkFigures] = [:]
 
     /// How many of `estimatorNames` are models that estimate each record as it comes (the
     /// `EstimatorSet`); the rest are app meters (`--meter-log`), whose estimates are joined to

@@ -34,7 +34,7 @@ extension WireProtocol {
 
 /// Records per protocol.
 public struct ProtocolCounts: Sendable, Equatable {
-    private var counts = [Int](repeating: 0, count: HTTPProtocol.allCases.count)
+    var counts = [Int](repeating: 0, count: HTTPProtocol.allCases.count)
 
     public init() {}
 

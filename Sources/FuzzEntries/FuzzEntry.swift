@@ -18,6 +18,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case meterLog = "FuzzMeterLog"
     case http3 = "FuzzHTTP3"
     case quic = "FuzzQUIC"
+    case partFigures = "FuzzPartFigures"
 
     /// The target named like its executable and its corpus folder.
     public init?(targetName: String) {
@@ -40,6 +41,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .meterLog: MeterLogEntry.run(input)
         case .http3: HTTP3Entry.run(input)
         case .quic: QUICEntry.run(input)
+        case .partFigures: PartFiguresEntry.run(input)
         }
     }
 

@@ -73,8 +73,10 @@ public struct AuditRun {
         public init() {}
     }
 
-    /// Runs every input in order, then writes the reports. Throws only when the output
-    /// directory cannot be made or messages.csv cannot be created there (before reading
+    /// Runs every input in order, then writes the reports, and last the part files that let
+    /// `merge` add this folder to others (docs/SCALE.md; only when every other file was
+    /// written). Throws only when the output directory cannot be made or the streamed files
+    /// (messages.csv, connections.csv, part.points) cannot be created there (before reading
     /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
     /// are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
@@ -84,6 +86,8 @@ public struct AuditRun {
         } catch {
             throw Error.cannotCreateOutput(outputDirectory, error.localizedDescription)
         }
+        // An earlier run's manifest goes first: until this run writes its own, the folder is no part.
+        unlink(outputDirectory + "/" + PartFiles.manifest)
         let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []
@@ -121,12 +125,17 @@ public struct AuditRun {
         // body workers have little to do yet), instead of at the end.
         if writesHTML { DispatchQueue.global().async { HTMLReport.prepare() } }
         var charts = ChartSamples(estimatorNames: aggregation.estimatorNames)
+        // Every measured record's point, for a later merge's scatter (docs/SCALE.md); a run with
+        // meter logs cannot be merged and writes none.
+        let points =
+            writesHTML && meters == nil ? try PartPointsWriter(path: outputDirectory + "/" + PartFiles.points) : nil
         var diagnostics: [InputDiagnostics] = []
         // With meters, each input's overhead sharing waits for the join (the meters that count
         // a record are known only then).
         var sharings: [OverheadSharing] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
+            charts.beginInput()
             let before = FileIdentity(path: input)
             // Each connection's overhead, shared out over its records once the input is read.
             var sharing = OverheadSharing()
@@ -141,7 +150,7 @@ public struct AuditRun {
                 messages?.write(record)
                 aggregation.add(record)
                 if meters?.observe(record, input: index) != true { sharing.add(record) }
-                if writesHTML { charts.add(record) }
+                if writesHTML, let point = charts.add(record) { points?.write(point) }
             }
             if meters == nil { aggregation.add(sharing.finish()) } else { sharings.append(sharing) }
             if let udp = inputDiagnostics.udp { aggregation.addOtherUDP(udp) }
@@ -236,6 +245,14 @@ public struct AuditRun {
             } else {
                 files.append(outcome.path)
                 if let seconds = outcome.seconds { fileSeconds.append((outcome.path, seconds)) }
+            }
+        }
+        // The part's files last, once every other file is in place: only a complete folder is a part.
+        if outputErrors.isEmpty {
+            do {
+                files += try writePart(report: report, charts: charts, points: points, meters: meters != nil, written: files)
+            } catch {
+                outputErrors.append(String(describing: error))
             }
         }
         var result = Result(

@@ -12,7 +12,8 @@ struct MeterAudit: ParsableCommand {
         abstract:
             "Measure the exact wire size of every HTTP message in a capture or HAR file, and how wrong in-app meters are.",
         discussion: ExitStatus.help,
-        subcommands: [Analyze.self])
+        version: ToolVersion.current,
+        subcommands: [Analyze.self, Merge.self])
 }
 
 /// Exit codes, documented in README.md and `--help`.
@@ -20,11 +21,13 @@ enum ExitStatus {
     static let someInputsUnreadable: Int32 = 1
     static let outputFailed: Int32 = 2
     static let usage: Int32 = 64 // ArgumentParser's validation failures, EX_USAGE
+    static let partRefused: Int32 = 3
     static let help = """
         Exit codes: 0 every input was read (an input cut short, or changed while it was read, \
         still counts as read; its error is reported and the records before the cut are kept); \
         1 some input could not be read at all (the others are still analyzed); 2 an output file \
-        could not be written (it is named, and no partial file is left; wins over 1); 64 usage error.
+        could not be written (it is named, and no partial file is left; wins over 1); 3 (merge) a part \
+        was refused (it is named; nothing is written); 64 usage error.
         """
 }
 
@@ -256,6 +259,40 @@ extension Analyze {
         }
         return "report-times: read \(seconds(result.readSeconds)) s, reports \(seconds(result.reportSeconds)) s ("
             + files.joined(separator: ", ") + ")"
+    }
+}
+
+struct Merge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Merge the output folders of earlier runs (parts) into what one analyze over all their inputs, in this order, would write.",
+        discussion: "Each PART is the output folder of `meteraudit analyze` or `merge`, made by this version with the same options. docs/SCALE.md. "
+            + ExitStatus.help)
+
+    @Argument(help: "Output folders of earlier `analyze` or `merge` runs, in input order.")
+    var parts: [String]
+
+    @Option(name: .long, help: "Directory for the merged output files (created when missing).")
+    var out: String
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() throws {
+        let result: PartMerge.Result
+        do {
+            result = try PartMerge(parts: parts, outputDirectory: out).run()
+        } catch let error as PartMerge.Error {
+            printError("meteraudit: merge: \(error)")
+            if case .refused = error { endProcess(ExitStatus.partRefused) }
+            endProcess(ExitStatus.outputFailed)
+        }
+        if !quiet {
+            print(
+                "merged \(parts.count) parts, \(result.report.inputs.count) inputs; written: "
+                    + result.files.joined(separator: ", "))
+        }
+        endProcess(0)
     }
 }
 

@@ -15,7 +15,7 @@ final class DeterminismTests: XCTestCase {
                 result.files.map { ($0 as NSString).lastPathComponent },
                 [
                     "messages.csv", "connections.csv", "endpoints.csv", "report.md", "report.json", "report.html",
-                    "diagnostics.json",
+                    "diagnostics.json", "part.figures", "part.points", "part.json",
                 ])
             var files: [String: Data] = [:]
             for path in result.files {
@@ -54,7 +54,7 @@ final class DeterminismTests: XCTestCase {
         let out = NSTemporaryDirectory() + "meteraudit-formats-\(UUID().uuidString)"
         let captures = try SampleTruthTests.samplePairs().map(\.0)
         let result = try AuditRun(inputs: Array(captures.prefix(2)), outputDirectory: out, formats: ["markdown"]).run()
-        XCTAssertEqual(result.files.map { ($0 as NSString).lastPathComponent }, ["report.md", "diagnostics.json"])
+        XCTAssertEqual(result.files.map { ($0 as NSString).lastPathComponent }, ["report.md", "diagnostics.json", "part.figures", "part.json"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/messages.csv"))
     }
 }

@@ -27,24 +27,24 @@ public struct ChartSamples: Sendable {
     }
 
     /// The sample, in arrival order of the records kept.
-    private(set) var points: [Point] = []
+    internal(set) var points: [Point] = []
     /// Measured records offered to the scatter (the sample's population).
-    private(set) var measuredRecords = 0
-    private var random = SampleRandom(seed: 0x4D65_7465_7241_7564) // "MeterAud"
+    internal(set) var measuredRecords = 0
+    var random = SampleRandom(seed: 0x4D65_7465_7241_7564) // "MeterAud"
 
     /// Signed relative error `(estimate − wire) / wire` in 10 % bins from −100 % to +100 %, and
     /// one bin for everything above: per estimator, per direction (request, response).
     static let histogramBins = 21
-    private(set) var histogram: [[[Int]]]
+    internal(set) var histogram: [[[Int]]]
 
     /// Wire bytes per time bin and direction, by time since the first record of its input.
-    private(set) var timeline = Timeline()
+    internal(set) var timeline = Timeline()
     /// Records without a usable time (a HAR entry without `startedDateTime`).
-    private(set) var untimedRecords = 0
-    private var currentInput: String?
-    private var inputOrigin: Int64?
+    internal(set) var untimedRecords = 0
+    var currentInput: String?
+    var inputOrigin: Int64?
     /// Inputs whose records are on the timeline.
-    private(set) var timedInputs = 0
+    internal(set) var timedInputs = 0
 
     public init(estimatorNames: [String], pointCapacity: Int = ChartSamples.defaultPointCapacity) {
         self.estimatorNames = estimatorNames
@@ -55,19 +55,23 @@ public struct ChartSamples: Sendable {
     }
 
     /// Records offered so far (`add` calls): the next record's ordinal.
-    private(set) var offered = 0
+    internal(set) var offered = 0
 
-    public mutating func add(_ record: MessageRecord) {
+    /// Returns the record's point (nil when it is not measured), kept or not, for a part's
+    /// file of every point (`ChartPoint`).
+    @discardableResult
+    public mutating func add(_ record: MessageRecord) -> ChartPoint? {
         let ordinal = offered
         offered += 1
-        guard record.measured, let wire = record.wire.total else { return }
+        guard record.measured, let wire = record.wire.total else { return nil }
         let estimates: [Int?] = estimatorNames.indices.map { index in
             guard index < record.estimates.count, case let .success(estimate) = record.estimates[index] else {
                 return nil
             }
             return estimate.total
         }
-        addPoint(Point(direction: record.direction, wire: wire, estimates: estimates, ordinal: ordinal))
+        let point = Point(direction: record.direction, wire: wire, estimates: estimates, ordinal: ordinal)
+        addPoint(point)
         if record.direction != .interim, wire > 0 {
             let side = record.direction == .request ? 0 : 1
             for (index, estimate) in estimates.enumerated() {
@@ -76,6 +80,7 @@ public struct ChartSamples: Sendable {
             }
         }
         addTime(record, wire: wire)
+        return ChartPoint(point: point)
     }
 
     /// An app meter's estimates, joined to the records once they were all offered: `estimates`
@@ -117,6 +122,13 @@ public struct ChartSamples: Sendable {
         return min(max(tenths + 10, 0), histogramBins - 1)
     }
 
+    /// The records that follow come from the next input: the timeline measures them from that
+    /// input's own first record, even when two inputs in a row have the same file name.
+    public mutating func beginInput() {
+        currentInput = nil
+        inputOrigin = nil
+    }
+
     private mutating func addTime(_ record: MessageRecord, wire: Int) {
         if record.input != currentInput {
             currentInput = record.input
@@ -143,9 +155,9 @@ public struct ChartSamples: Sendable {
 /// span more than `ChartSamples.timeBins` bins: the bins are then those the final width would
 /// have given from the start, whatever the order the offsets came in.
 struct Timeline: Sendable, Equatable {
-    private(set) var binNanoseconds = ChartSamples.baseBinNanoseconds
+    internal(set) var binNanoseconds = ChartSamples.baseBinNanoseconds
     /// Bin index (floor of offset / width) → bytes up, bytes down.
-    private(set) var bins: [Int64: Sums] = [:]
+    internal(set) var bins: [Int64: Sums] = [:]
 
     struct Sums: Sendable, Equatable {
         var up = 0
@@ -153,8 +165,8 @@ struct Timeline: Sendable, Equatable {
     }
 
     /// The lowest and highest bin index holding bytes.
-    private var low: Int64?
-    private var high: Int64?
+    var low: Int64?
+    var high: Int64?
 
     mutating func add(offset: Int64, bytes: Int, direction: RecordClass) {
         var index = Self.floorDivide(offset, binNanoseconds)
@@ -197,7 +209,7 @@ struct Timeline: Sendable, Equatable {
 
 /// A small fixed-seed generator (SampleRandom): the scatter's sample is the same on every run.
 struct SampleRandom: Sendable {
-    private var state: UInt64
+    var state: UInt64
 
     init(seed: UInt64) { state = seed }
 
