@@ -9,10 +9,12 @@ import MessageModel
 /// and hands them to the reader `HTTP3Hook.reader` makes, a `MultiplexedStreamHandler` feeding
 /// the connection's `ConnectionRecordSink` as HTTP/2's reader does: records, claims per
 /// (direction, stream), the summary at close. Its control, QPACK and unknown streams are
-/// `h3_control`. No TCP entry: HTTP/3 never runs over TCP.
+/// `h3_control`. No TCP entry: HTTP/3 never runs over TCP; QUIC asks for it by ALPN.
 extension ProtocolRegistration {
-    static let http3 = ProtocolRegistration(
-        name: "h3", entries: [], overheadKinds: [.h3Control], counterKinds: [.h3Frames])
+    static let http3 = ProtocolRegistration.quic(
+        "h3", alpn: HTTP3Hook.alpn,
+        handler: { route in HTTP3Hook.reader(info: route.info, sink: route.sink, limits: route.limits) },
+        overheadKinds: [.h3Control], counterKinds: [.h3Frames])
 }
 
 extension ConnectionCounterKind {

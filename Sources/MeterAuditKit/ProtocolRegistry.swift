@@ -115,8 +115,9 @@ public struct ProtocolRegistration: @unchecked Sendable {
 public struct ProtocolRegistry: Sendable {
     public private(set) var registrations: [ProtocolRegistration]
 
-    /// HTTP/2 (preface, frames mid-connection, ALPN h2, h2c), TLS, HTTP/1.x; QUIC over UDP.
-    public static var standard: ProtocolRegistry { ProtocolRegistry(registrations: [.http2, .tls, .quic, .http1]) }
+    /// HTTP/2 (preface, frames mid-connection, ALPN h2, h2c), TLS, HTTP/1.x; QUIC over UDP and
+    /// HTTP/3 over QUIC (ALPN h3).
+    public static var standard: ProtocolRegistry { ProtocolRegistry(registrations: [.http2, .tls, .quic, .http3, .http1]) }
 
     /// Adds a protocol, asked before the standard ones (HTTP/1.x, which takes anything, stays last).
     public mutating func register(_ registration: ProtocolRegistration) {

@@ -46,7 +46,9 @@ final class QUICEndpoint: UDPFlowReader {
                     protocols: context.protocols, closed: context.closed),
                 transport: .quic)
             state.recordSink = sink
-            return make(QUICApplicationRoute(info: flow, sink: sink, limits: context.limits))
+            let application = make(QUICApplicationRoute(info: flow, sink: sink, limits: context.limits))
+            state.application = application
+            return application
         }
         state.onClose = { [weak self] closed in self?.forget(closed) }
         open.append(state)
@@ -89,6 +91,8 @@ final class QUICConnectionState {
     var closed = false
     /// The application's sink, once the ALPN chose one: its records count in the row.
     var recordSink: ConnectionRecordSink?
+    /// The application's reader, once the ALPN chose one: it adds its own columns to the row.
+    var application: MultiplexedStreamHandler?
     var onClose: ((QUICConnectionState) -> Void)?
 
     init(_ connection: QUICConnection, info: ConnectionInfo, context: UDPReaderContext) {
@@ -149,6 +153,7 @@ final class QUICConnectionState {
         }
         row.clientTCPBytes = accounting.initiator.payloadBytes
         row.serverTCPBytes = accounting.responder.payloadBytes
+        (application as? MultiplexedConnectionReader)?.describe(&row)
         let summary = HTTPConnectionSummary(
             accounting: accounting, protocolKind: .other, serverName: hello?.serverName, clientTally: StreamTally(),
             serverTally: StreamTally(), clientEndpoint: info.initiator)

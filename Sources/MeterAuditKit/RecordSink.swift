@@ -76,8 +76,8 @@ final class RecordSink: MessageSink {
                     decodedExactly: true, bytesMissing: message.missingBytes > 0,
                     gzippedTransferDecoded: 0, gzippedDecoded: 0))
         var wire = WireSize(captured: captured)
-        // Over TLS, the record bytes the message owns come with its layers (its slot's).
-        if transport == .tls { wire.tls = nil }
+        // Over TLS, the record bytes the message owns come with its layers (its slot's); QUIC has no TLS records.
+        if transport != .tcp { wire.tls = nil }
         let source = RecordSource.capture(
             CaptureFlow(
                 connection: captured.connection, client: captured.client,
