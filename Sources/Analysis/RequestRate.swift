@@ -286,9 +286,9 @@ extension Aggregation {
     }
 
     /// The IP bytes of every captured connection, both ways (connections.csv's `up_ip` +
-    /// `down_ip`); 0 without connections (HAR only).
+    /// `down_ip`), QUIC's included; 0 without connections (HAR only).
     public var wholeIPBytes: Int {
-        network.values.reduce(0) { saturatingSum($0, $1.cost.total.ip) }
+        network.values.reduce(0) { saturatingSum($0, saturatingSum($1.cost.total.ip, $1.quicIP)) }
     }
 
     /// Every endpoint's cost, in no particular order.
