@@ -53,6 +53,12 @@ public enum JSONToken: Equatable, Sendable {
     case null
 }
 
+/// A member whose array length is used: the length, or the value when it is not an array.
+enum JSONCount {
+    case count(Int)
+    case other(JSONValue)
+}
+
 /// Which members of an object to materialize: `all` keeps a value whole; a filter with members
 /// keeps those (each with its own filter) and skips every other member unread; `count` keeps an
 /// array's length only (its elements become `null`, each skipped unread).
@@ -274,6 +280,91 @@ public final class JSONStreamReader {
         case .string, .number, .bool, .null: return
         case .endObject, .endArray, .key:
             throw JSONStreamError.misuse("skipValue() where \(token) comes next, not a value")
+        }
+    }
+
+    // MARK: Direct decoding (HAR entries, Charles transactions)
+
+    /// The next token inside a value (end of file there is an error, as for `readValue`).
+    /// `materialize` false: a string comes back empty (skipped unread).
+    @inline(__always)
+    func token(materialize: Bool = true) throws -> JSONToken {
+        guard let token = try nextToken(materialize: materialize) else { throw invalid("unexpected end of file") }
+        return token
+    }
+
+    /// Inside an object: reads the next member's key into the key scratch (no String made) and
+    /// returns true, or consumes the closing brace and returns false.
+    @inline(__always)
+    func nextMemberKey() throws -> Bool {
+        guard let token = try nextToken(materialize: false, keyToScratch: true) else {
+            throw invalid("unexpected end of file")
+        }
+        if token == .endObject { return false }
+        guard case .key = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
+        return true
+    }
+
+    /// Whether the key `nextMemberKey()` read is `name`, compared as bytes.
+    @inline(__always)
+    func keyIs(_ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard keyBytes.count == count else { return false }
+        return keyBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.utf8Start, count) == 0 }
+    }
+
+    /// The value a member holds where only a scalar, or the kind of a container, is used: a
+    /// scalar as read; an object or an array is skipped unread and stands as an empty one (its
+    /// kind, for messages).
+    func scalarOrKind(startingWith token: JSONToken) throws -> JSONValue {
+        switch token {
+        case .beginObject:
+            try skipValue(startingWith: token)
+            return .object([])
+        case .beginArray:
+            try skipValue(startingWith: token)
+            return .array([])
+        case let .string(text): return .string(text)
+        case let .number(number): return .number(number)
+        case let .bool(flag): return .bool(flag)
+        case .null: return .null
+        case .endObject, .endArray, .key:
+            throw JSONStreamError.misuse("a value expected where \(token) comes next")
+        }
+    }
+
+    /// The next member's value as `scalarOrKind`.
+    @inline(__always)
+    func scalarOrKind() throws -> JSONValue {
+        try scalarOrKind(startingWith: try token())
+    }
+
+    /// The next value as a length when it is an array (its elements skipped unread), else as
+    /// `scalarOrKind`.
+    func countOrKind() throws -> JSONCount {
+        let first = try token(materialize: false)
+        guard first == .beginArray else {
+            return .other(try scalarOrKind(startingWith: first))
+        }
+        var count = 0
+        while true {
+            let element = try token(materialize: false)
+            if element == .endArray { return .count(count) }
+            try skipValue(startingWith: element)
+            count += 1
+        }
+    }
+
+    /// "an object", "a string", ... of the value a token begins.
+    static func kindName(_ token: JSONToken) -> String {
+        switch token {
+        case .beginObject: return "an object"
+        case .beginArray: return "an array"
+        case .string: return "a string"
+        case .number: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        case .endObject, .endArray, .key: return "\(token)"
         }
     }
 
