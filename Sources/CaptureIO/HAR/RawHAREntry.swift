@@ -255,6 +255,11 @@ struct RawHAREntry {
         var failure: HAREntryDecoder.Broken?
         var offset = 0
         while true {
+            if failure == nil, let (name, value) = stream.nameValueElementInBuffer() {
+                headers.append(HARHeader(name: name, value: value))
+                offset += 1
+                continue
+            }
             let element = try stream.token(materialize: false)
             if element == .endArray { break }
             defer { offset += 1 }
@@ -317,6 +322,10 @@ struct RawHAREntry {
         var params: [HARHeader] = []
         var noted: String?
         while true {
+            if noted == nil, let (name, value) = stream.nameValueElementInBuffer() {
+                params.append(HARHeader(name: name, value: value))
+                continue
+            }
             let element = try stream.token(materialize: false)
             if element == .endArray { break }
             if noted != nil {
