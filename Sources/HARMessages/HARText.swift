@@ -9,6 +9,21 @@ struct HARURL {
     let scheme: String
 
     init(_ url: String) {
+        // ASCII, as most URLs are: bytes are characters, so the byte scans below find what the
+        // character scans would, without grapheme breaking.
+        let utf8 = url.utf8
+        if let ascii = utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy { $0 < 0x80 } }), ascii {
+            let fragment = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+            target = Array(utf8[..<fragment])
+            parts = RequestTarget(target)
+            if parts.authorityBytes == nil {
+                scheme = ""
+            } else {
+                let colon = target.firstIndex(of: UInt8(ascii: ":")) ?? target.endIndex
+                scheme = String(decoding: target[..<colon], as: UTF8.self).lowercased()
+            }
+            return
+        }
         let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         target = Array(withoutFragment.utf8)
         parts = RequestTarget(target)

@@ -385,6 +385,37 @@ public final class JSONStreamReader {
     // JSON; anything else (an escape it does not take, the buffer's end, a fault) leaves the
     // bytes to the token path, which reads them with the same results and the same errors.
 
+    /// From `start`, the first byte in the buffer that ends a plain run of string bytes (`"`,
+    /// `\`, a control byte; `end` when none), and how many of the bytes before it begin a UTF-8
+    /// character (the columns they take). Eight bytes at a time while none of them ends the run.
+    @inline(__always)
+    private func plainRun(from start: Int) -> (stop: Int, scalars: Int) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = start
+        var scalars = 0
+        while index &+ 8 <= end {
+            let word = UnsafeRawPointer(buffer + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A zero byte in `quote` or `backslash`, or a byte under 0x20 in `word` (exact as a
+            // test of the whole word; the byte loop below finds which).
+            let stops = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if stops & highs != 0 { break }
+            // Continuation bytes (10xxxxxx) take no column.
+            let continuations = word & ~(word << 1) & highs
+            scalars &+= 8 &- continuations.nonzeroBitCount
+            index &+= 8
+        }
+        while index < end {
+            let byte = buffer[index]
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
+            scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
+            index &+= 1
+        }
+        return (index, scalars)
+    }
+
     /// A scan's place: index in the buffer, and the line and column there.
     private struct Cursor {
         var index: Int
@@ -435,14 +466,7 @@ public final class JSONStreamReader {
     private func plainString(_ cursor: inout Cursor) -> UnsafeBufferPointer<UInt8>? {
         guard cursor.index < end, buffer[cursor.index] == 0x22 else { return nil }
         let start = cursor.index &+ 1
-        var index = start
-        var scalars = 0
-        while index < end {
-            let byte = buffer[index]
-            if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-            scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-            index &+= 1
-        }
+        let (index, scalars) = plainRun(from: start)
         guard index < end, buffer[index] == 0x22 else { return nil }
         cursor.column &+= scalars &+ 2
         cursor.index = index &+ 1
@@ -497,6 +521,10 @@ public final class JSONStreamReader {
         var index = cursor.index &+ 1
         var column = cursor.column &+ 1
         while index < end {
+            let (stop, scalars) = plainRun(from: index)
+            index = stop
+            column &+= scalars
+            guard index < end else { return false }
             let byte = buffer[index]
             if byte == 0x22 {
                 cursor.index = index &+ 1
@@ -521,8 +549,7 @@ public final class JSONStreamReader {
                 }
                 continue
             }
-            column &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-            index &+= 1
+            return false  // a control byte
         }
         return false
     }
@@ -916,14 +943,7 @@ public final class JSONStreamReader {
     private func readString(materialize: Bool, toScratch: Bool = false) throws -> String {
         // Fast path: the whole string is plain bytes inside the buffer.
         do {
-            var index = position
-            var scalars = 0
-            while index < end {
-                let byte = buffer[index]
-                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-                index += 1
-            }
+            let (index, scalars) = plainRun(from: position)
             if index < end, buffer[index] == 0x22 {
                 let run = UnsafeBufferPointer(start: buffer + position, count: index - position)
                 column += scalars + 1
@@ -953,14 +973,7 @@ public final class JSONStreamReader {
         while true {
             if position == end, !(try refill()) { throw invalid("unterminated string") }
             // Fast path: a run of plain bytes.
-            var index = position
-            var scalars = 0
-            while index < end {
-                let byte = buffer[index]
-                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-                index += 1
-            }
+            let (index, scalars) = plainRun(from: position)
             if index > position {
                 flushPending()
                 if materialize {
