@@ -53,6 +53,20 @@ struct HARURL {
     }
 
     private var port: String {
+        // ASCII authority (as nearly all are): the same scans over bytes, without Character
+        // comparisons.
+        if let authority = parts.authority, authority.utf8.allSatisfy({ $0 < 0x80 }) {
+            var hostPort = Array(authority.utf8)[...]
+            if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
+            if let close = hostPort.lastIndex(of: UInt8(ascii: "]")) { hostPort = hostPort[(close + 1)...] }
+            if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")) {
+                let digits = hostPort[(colon + 1)...]
+                if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                    return String(decoding: digits, as: UTF8.self)
+                }
+            }
+            return scheme == "https" || scheme == "wss" ? "443" : "80"
+        }
         if var hostPort = parts.authority.map({ Substring($0) }) {
             if let at = hostPort.lastIndex(of: "@") { hostPort = hostPort[hostPort.index(after: at)...] }
             if let close = hostPort.lastIndex(of: "]") { hostPort = hostPort[hostPort.index(after: close)...] }
