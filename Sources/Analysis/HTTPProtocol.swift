@@ -13,6 +13,14 @@ extension WireProtocol {
     /// A HAR's `httpVersion` as exporters write it: `HTTP/1.1`, `1.1`, `http/2.0`, `HTTP/2`, `h2`,
     /// `h3`, `h3-29`...; anything else (the empty string included) is unknown.
     public init(harVersion: String) {
+        // The spellings exporters write, without lowercasing: this runs several times per record.
+        switch harVersion {
+        case "HTTP/1.1", "http/1.1": self = .http1; return
+        case "http/2.0", "HTTP/2.0", "h2", "HTTP/2": self = .h2; return
+        case "h3", "HTTP/3", "http/3": self = .h3; return
+        case "": self = .unknown; return
+        default: break
+        }
         var text = Substring(harVersion.lowercased())
         while text.first == " " { text.removeFirst() }
         while text.last == " " { text.removeLast() }

@@ -9,6 +9,21 @@ struct HARURL {
     let scheme: String
 
     init(_ url: String) {
+        // ASCII, as most URLs are: bytes are characters, so the byte scans below find what the
+        // character scans would, without grapheme breaking.
+        let utf8 = url.utf8
+        if let ascii = utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy { $0 < 0x80 } }), ascii {
+            let fragment = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+            target = Array(utf8[..<fragment])
+            parts = RequestTarget(target)
+            if parts.authorityBytes == nil {
+                scheme = ""
+            } else {
+                let colon = target.firstIndex(of: UInt8(ascii: ":")) ?? target.endIndex
+                scheme = String(decoding: target[..<colon], as: UTF8.self).lowercased()
+            }
+            return
+        }
         let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         target = Array(withoutFragment.utf8)
         parts = RequestTarget(target)
@@ -38,6 +53,20 @@ struct HARURL {
     }
 
     private var port: String {
+        // ASCII authority (as nearly all are): the same scans over bytes, without Character
+        // comparisons.
+        if let authority = parts.authority, authority.utf8.allSatisfy({ $0 < 0x80 }) {
+            var hostPort = Array(authority.utf8)[...]
+            if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
+            if let close = hostPort.lastIndex(of: UInt8(ascii: "]")) { hostPort = hostPort[(close + 1)...] }
+            if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")) {
+                let digits = hostPort[(colon + 1)...]
+                if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                    return String(decoding: digits, as: UTF8.self)
+                }
+            }
+            return scheme == "https" || scheme == "wss" ? "443" : "80"
+        }
         if var hostPort = parts.authority.map({ Substring($0) }) {
             if let at = hostPort.lastIndex(of: "@") { hostPort = hostPort[hostPort.index(after: at)...] }
             if let close = hostPort.lastIndex(of: "]") { hostPort = hostPort[hostPort.index(after: close)...] }

@@ -7,86 +7,89 @@ struct CharlesDecoder {
     /// XML: scalars are text.
     let textScalars: Bool
 
-    func transaction(_ value: JSONValue, index: Int) throws -> CharlesTransaction {
-        guard case .object = value else { throw Broken(reason: "the transaction is \(value.kindName), not an object") }
+    func transaction(_ raw: RawCharlesTransaction, index: Int) throws -> CharlesTransaction {
+        guard let value = raw.members else { throw Broken(reason: "the transaction is \(raw.kindName), not an object") }
         var notes: [String] = []
-        let method = try requiredString(value["method"], "method")
-        let requestValue = try object(value["request"], "request") ?? .object([])
+        let method = try requiredString(value.method, "method")
+        let requestValue = try object(value.request, "request") ?? RawCharlesTransaction.Part()
         var transaction = CharlesTransaction(index: index, method: method, request: try part(requestValue, "request", response: false))
-        transaction.tunnel = bool(value["tunnel"], "tunnel", &notes) ?? false
-        if let response = try object(value["response"], "response") {
+        transaction.tunnel = bool(value.tunnel, "tunnel", &notes) ?? false
+        if let response = try object(value.response, "response") {
             let part = try self.part(response, "response", response: true)
             // A tunnel's response is kept for its sizes, with or without a status.
             if part.status != nil || transaction.tunnel { transaction.response = part }
         }
-        transaction.status = optionalString(value["status"], "status", &notes)
-        transaction.protocolVersion = optionalString(value["protocolVersion"], "protocolVersion", &notes)
-        transaction.scheme = try string(value["scheme"], "scheme") ?? string(value["protocol"], "protocol")
-        transaction.host = try string(value["host"], "host")
-        transaction.actualPort = size(value["actualPort"], "actualPort", &notes) ?? size(value["port"], "port", &notes)
-        transaction.path = try string(value["path"], "path")
-        transaction.query = try string(value["query"], "query")
-        if let times = value["times"] {
-            if case .object = times {
-                transaction.startTime = optionalString(times["start"], "times.start", &notes)
-                transaction.responseTime = optionalString(times["responseBegin"], "times.responseBegin", &notes)
-            } else if !times.isNull {
-                note("times", &notes)
-            }
+        transaction.status = optionalString(value.status, "status", &notes)
+        transaction.protocolVersion = optionalString(value.protocolVersion, "protocolVersion", &notes)
+        transaction.scheme = try string(value.scheme, "scheme") ?? string(value.schemeAsProtocol, "protocol")
+        transaction.host = try string(value.host, "host")
+        transaction.actualPort = size(value.actualPort, "actualPort", &notes) ?? size(value.port, "port", &notes)
+        transaction.path = try string(value.path, "path")
+        transaction.query = try string(value.query, "query")
+        switch value.times {
+        case let .object(times)?:
+            transaction.startTime = optionalString(times.start, "times.start", &notes)
+            transaction.responseTime = optionalString(times.responseBegin, "times.responseBegin", &notes)
+        case nil, .other(.null)?: break
+        case .other?: note("times", &notes)
         }
-        transaction.totalSize = size(value["totalSize"], "totalSize", &notes)
-        if let address = optionalString(value["clientAddress"], "clientAddress", &notes) {
+        transaction.totalSize = size(value.totalSize, "totalSize", &notes)
+        if let address = optionalString(value.clientAddress, "clientAddress", &notes) {
             transaction.clientAddress = String(address.drop { $0 == "/" })
         }
-        transaction.clientPort = size(value["clientPort"], "clientPort", &notes)
-        if let remote = optionalString(value["remoteAddress"], "remoteAddress", &notes) {
+        transaction.clientPort = size(value.clientPort, "clientPort", &notes)
+        if let remote = optionalString(value.remoteAddress, "remoteAddress", &notes) {
             let address = remote.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? remote
             transaction.remoteAddress = address.isEmpty ? nil : address
         }
-        switch value["ssl"] {
-        case let ssl? where ssl.isObject:
-            transaction.tlsProtocol = optionalString(ssl["protocol"], "ssl.protocol", &notes)
-            transaction.cipherSuite = optionalString(ssl["cipherSuite"], "ssl.cipherSuite", &notes)
-        case nil, .null?: break
-        case _?: note("ssl", &notes)
+        switch value.ssl {
+        case let .object(ssl)?:
+            transaction.tlsProtocol = optionalString(ssl.tlsProtocol, "ssl.protocol", &notes)
+            transaction.cipherSuite = optionalString(ssl.cipherSuite, "ssl.cipherSuite", &notes)
+        case nil, .other(.null)?: break
+        case .other?: note("ssl", &notes)
         }
-        switch value["alpn"] {
-        case let alpn? where alpn.isObject: transaction.alpn = optionalString(alpn["protocol"], "alpn.protocol", &notes)
-        case let .string(text)?: transaction.alpn = text
-        case nil, .null?: break
-        case _?: note("alpn", &notes)
+        switch value.alpn {
+        case let .object(alpn)?: transaction.alpn = optionalString(alpn.alpnProtocol, "alpn.protocol", &notes)
+        case let .other(.string(text))?: transaction.alpn = text
+        case nil, .other(.null)?: break
+        case .other?: note("alpn", &notes)
         }
         transaction.unexpectedTypes = notes
         return transaction
     }
 
-    private func part(_ value: JSONValue, _ path: String, response: Bool) throws -> CharlesMessagePart {
+    private func part(_ value: RawCharlesTransaction.Part, _ path: String, response: Bool) throws -> CharlesMessagePart {
         var notes: [String] = []
         var part = CharlesMessagePart()
-        switch value["sizes"] {
-        case let sizes? where sizes.isObject:
-            part.handshakeSize = size(sizes["handshake"], "\(path).sizes.handshake", &notes)
-            part.headersSize = size(sizes["headers"], "\(path).sizes.headers", &notes)
-            part.bodySize = size(sizes["body"], "\(path).sizes.body", &notes)
-        case nil, .null?: break
-        case _?: note("\(path).sizes", &notes)
+        switch value.sizes {
+        case let .object(sizes)?:
+            part.handshakeSize = size(sizes.handshake, "\(path).sizes.handshake", &notes)
+            part.headersSize = size(sizes.headers, "\(path).sizes.headers", &notes)
+            part.bodySize = size(sizes.body, "\(path).sizes.body", &notes)
+        case nil, .other(.null)?: break
+        case .other?: note("\(path).sizes", &notes)
         }
-        if let header = try object(value["header"], "\(path).header") {
-            part.firstLine = try string(header["firstLine"], "\(path).header.firstLine")
-            part.headers = try HAREntryDecoder.headers(header["headers"], "\(path).header.headers")
+        if let header = try object(value.header, "\(path).header") {
+            part.firstLine = try string(header.firstLine, "\(path).header.firstLine")
+            switch header.headers {
+            case nil: break
+            case let .success(headers)?: part.headers = headers
+            case let .failure(broken)?: throw Broken(reason: broken.reason)
+            }
         }
-        if let body = try object(value["body"], "\(path).body") {
-            if let text = try string(body["text"], "\(path).body.text") {
+        if let body = try object(value.body, "\(path).body") {
+            if let text = try string(body.text, "\(path).body.text") {
                 part.body = Array(text.utf8)
                 part.bodyIsText = true
-            } else if let encoded = try string(body["encoded"], "\(path).body.encoded") {
+            } else if let encoded = try string(body.encoded, "\(path).body.encoded") {
                 guard let bytes = HARBase64.decode(encoded) else { throw Broken(reason: "\(path).body.encoded is not valid base64") }
                 part.body = bytes
             }
-            part.bodyDecoded = bool(body["decoded"], "\(path).body.decoded", &notes)
+            part.bodyDecoded = bool(body.decoded, "\(path).body.decoded", &notes)
         }
         if response {
-            if let statusValue = value["status"], !statusValue.isNull {
+            if let statusValue = value.status, !statusValue.isNull {
                 guard let status = integer(statusValue) else {
                     throw Broken(reason: "response.status is \(statusValue.kindName) (\(statusValue)), not an integer")
                 }
@@ -134,12 +137,11 @@ struct CharlesDecoder {
         }
     }
 
-    func object(_ value: JSONValue?, _ path: String) throws -> JSONValue? {
-        switch value {
-        case nil, .null?: return nil
-        case let value?:
-            guard value.isObject else { throw Broken(reason: "\(path) is \(value.kindName), not an object") }
-            return value
+    func object<Members>(_ slot: RawCharlesTransaction.Slot<Members>?, _ path: String) throws -> Members? {
+        switch slot {
+        case nil, .other(.null)?: return nil
+        case let .other(value)?: throw Broken(reason: "\(path) is \(value.kindName), not an object")
+        case let .object(members)?: return members
         }
     }
 

@@ -38,19 +38,24 @@ public final class CharlesJSONReader: CharlesSessionReader {
                 finished = true
                 return nil
             }
-            let value = try stream.readValue(startingWith: token, keeping: CharlesKeys.transaction)
+            let raw = try RawCharlesTransaction.read(stream, startingWith: token)
             let index = transactionCount
             transactionCount += 1
-            return Self.decode(value, index: index, decoder: decoder)
+            return Self.decode(raw, index: index, decoder: decoder)
         } catch let error as JSONStreamError {
             failure = CharlesError(error)
             throw failure!
         }
     }
 
+    /// A transaction the XML reader built as a value.
     static func decode(_ value: JSONValue, index: Int, decoder: CharlesDecoder) -> CharlesResult {
+        decode(RawCharlesTransaction(value: value), index: index, decoder: decoder)
+    }
+
+    static func decode(_ raw: RawCharlesTransaction, index: Int, decoder: CharlesDecoder) -> CharlesResult {
         do {
-            return .transaction(try decoder.transaction(value, index: index))
+            return .transaction(try decoder.transaction(raw, index: index))
         } catch let broken as CharlesDecoder.Broken {
             return .broken(index: index, reason: broken.reason)
         } catch let broken as HAREntryDecoder.Broken {
@@ -59,22 +64,4 @@ public final class CharlesJSONReader: CharlesSessionReader {
             return .broken(index: index, reason: "\(error)")
         }
     }
-}
-
-/// The members a Charles transaction's records use; everything else is skipped unread
-/// (`durations`, `speeds`, `mimeType`, ...).
-enum CharlesKeys {
-    static let part = JSONKeyFilter([
-        "sizes": .all,
-        "header": JSONKeyFilter(["firstLine": .all, "headers": .all]),
-        "body": JSONKeyFilter(["text": .all, "encoded": .all, "decoded": .all]),
-        "status": .all,
-    ])
-    static let transaction = JSONKeyFilter([
-        "status": .all, "method": .all, "protocolVersion": .all, "scheme": .all, "protocol": .all, "host": .all,
-        "actualPort": .all, "port": .all, "path": .all, "query": .all, "tunnel": .all,
-        "times": JSONKeyFilter(["start": .all, "responseBegin": .all]), "totalSize": .all,
-        "clientAddress": .all, "clientPort": .all, "remoteAddress": .all, "ssl": .all, "alpn": .all,
-        "request": part, "response": part,
-    ])
 }

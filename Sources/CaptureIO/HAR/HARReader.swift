@@ -60,11 +60,11 @@ public final class HARReader {
                 finished = true
                 return nil
             }
-            let value = try stream.readValue(startingWith: token, keeping: HARKeys.entry)
+            let raw = try RawHAREntry.read(stream, startingWith: token)
             let index = entryCount
             entryCount += 1
             do {
-                return .entry(try HAREntryDecoder.entry(value, index: index))
+                return .entry(try HAREntryDecoder.entry(raw, index: index))
             } catch let broken as HAREntryDecoder.Broken {
                 return .broken(index: index, reason: broken.reason)
             }
@@ -143,13 +143,13 @@ public final class HARReader {
 enum HAREntryDecoder {
     struct Broken: Error { let reason: String }
 
-    static func entry(_ value: JSONValue, index: Int) throws -> HAREntry {
-        guard case .object = value else { throw Broken(reason: "the entry is \(value.kindName), not an object") }
-        let request = try self.request(try object(value["request"], "request", required: true)!)
+    static func entry(_ raw: RawHAREntry, index: Int) throws -> HAREntry {
+        guard let members = raw.members else { throw Broken(reason: "the entry is \(raw.kindName), not an object") }
+        let request = try self.request(try object(members.request, "request", required: true)!)
         var response: HARResponse?
         var responseStatus: Int?
         var responseError: String?
-        if let object = try object(value["response"], "response", required: false) {
+        if let object = try object(members.response, "response", required: false) {
             let decoded = try self.response(object)
             responseStatus = decoded.status
             if decoded.status == 0 {
@@ -159,89 +159,126 @@ enum HAREntryDecoder {
             }
         }
         var connection: String?
-        switch value["connection"] {
+        switch members.connection {
         case let .string(text)?: connection = text
         case let .number(number)?: connection = number.raw
         default: break
         }
         var fromCache = false
-        switch value["_fromCache"] {
+        switch members.fromCache {
         case let .string(text)?: fromCache = !text.isEmpty
         case let .bool(flag)?: fromCache = flag
         default: break
         }
-        if let cache = value["cache"] {
+        if let cache = members.cache {
             for key in ["beforeRequest", "afterRequest"] {
                 if let member = cache[key], !member.isNull, member != .object([]) { fromCache = true }
             }
         }
+        var webSocketMessageCount = 0
+        if case let .count(count)? = members.webSocketMessages { webSocketMessageCount = count }
         return HAREntry(
             index: index,
-            startedDateTime: value["startedDateTime"]?.stringValue,
+            startedDateTime: members.startedDateTime?.stringValue,
             connection: connection,
-            serverIPAddress: value["serverIPAddress"]?.stringValue,
+            serverIPAddress: members.serverIPAddress?.stringValue,
             request: request,
             response: response,
             responseStatus: responseStatus,
             responseError: responseError,
             fromCache: fromCache,
-            webSocketMessageCount: value["_webSocketMessages"]?.arrayValue?.count ?? 0)
+            webSocketMessageCount: webSocketMessageCount)
     }
 
-    static func request(_ value: JSONValue) throws -> HARRequest {
+    static func request(_ value: RawHAREntry.Request) throws -> HARRequest {
         var unexpectedTypes: [String] = []
         var postData: HARPostData?
-        if let object = try object(value["postData"], "request.postData", required: false) {
-            let encoding = try string(object["encoding"], "request.postData.encoding")
+        if let object = try object(value.postData, "request.postData", required: false) {
+            let encoding = try string(object.encoding, "request.postData.encoding")
             postData = HARPostData(
-                mimeType: optionalString(object["mimeType"], "request.postData.mimeType", &unexpectedTypes),
-                text: try body(object["text"], encoding: encoding, "request.postData.text"),
+                mimeType: optionalString(object.mimeType, "request.postData.mimeType", &unexpectedTypes),
+                text: try body(object.text, encoding: encoding, "request.postData.text"),
                 encoding: encoding,
-                params: params(object["params"], "request.postData.params", &unexpectedTypes))
+                params: params(object.params, &unexpectedTypes))
         }
         var request = HARRequest(
-            method: try requiredString(value["method"], "request.method"),
-            url: try requiredString(value["url"], "request.url"),
+            method: try requiredString(value.method, "request.method"),
+            url: try requiredString(value.url, "request.url"),
             // The request line is measured as HTTP/1.1 whatever the HAR says (docs/HAR.md).
-            httpVersion: optionalString(value["httpVersion"], "request.httpVersion", &unexpectedTypes) ?? "",
-            headers: try headers(value["headers"], "request.headers"),
-            cookieCount: cookieCount(value["cookies"], "request.cookies", &unexpectedTypes),
-            headersSize: size(value["headersSize"]),
-            bodySize: size(value["bodySize"]),
+            httpVersion: optionalString(value.httpVersion, "request.httpVersion", &unexpectedTypes) ?? "",
+            headers: try value.headers?.get() ?? [],
+            cookieCount: cookieCount(value.cookies, "request.cookies", &unexpectedTypes),
+            headersSize: size(value.headersSize),
+            bodySize: size(value.bodySize),
             postData: postData)
         request.unexpectedTypes = unexpectedTypes
         return request
     }
 
-    static func response(_ value: JSONValue) throws -> HARResponse {
-        guard let statusValue = value["status"] else { throw Broken(reason: "response.status is missing") }
+    static func response(_ value: RawHAREntry.Response) throws -> HARResponse {
+        guard let statusValue = value.status else { throw Broken(reason: "response.status is missing") }
         guard let status = statusValue.intValue else {
             throw Broken(reason: "response.status is \(statusValue.kindName) (\(statusValue)), not an integer")
         }
         var unexpectedTypes: [String] = []
         var content = HARContent()
-        if let object = try object(value["content"], "response.content", required: false) {
-            let encoding = try string(object["encoding"], "response.content.encoding")
+        if let object = try object(value.content, "response.content", required: false) {
+            let encoding = try string(object.encoding, "response.content.encoding")
             content = HARContent(
-                size: size(object["size"]),
-                mimeType: optionalString(object["mimeType"], "response.content.mimeType", &unexpectedTypes),
-                text: try body(object["text"], encoding: encoding, "response.content.text"),
+                size: size(object.size),
+                mimeType: optionalString(object.mimeType, "response.content.mimeType", &unexpectedTypes),
+                text: try body(object.text, encoding: encoding, "response.content.text"),
                 encoding: encoding,
-                compression: size(object["compression"]))
+                compression: size(object.compression))
         }
         var response = HARResponse(
             status: status,
-            statusText: try string(value["statusText"], "response.statusText") ?? "",
-            httpVersion: try string(value["httpVersion"], "response.httpVersion") ?? "",
-            headers: try headers(value["headers"], "response.headers"),
-            cookieCount: cookieCount(value["cookies"], "response.cookies", &unexpectedTypes),
-            headersSize: size(value["headersSize"]),
-            bodySize: size(value["bodySize"]),
+            statusText: try string(value.statusText, "response.statusText") ?? "",
+            httpVersion: try string(value.httpVersion, "response.httpVersion") ?? "",
+            headers: try value.headers?.get() ?? [],
+            cookieCount: cookieCount(value.cookies, "response.cookies", &unexpectedTypes),
+            headersSize: size(value.headersSize),
+            bodySize: size(value.bodySize),
             content: content,
-            transferSize: size(value["_transferSize"]),
-            error: optionalString(value["_error"], "response._error", &unexpectedTypes))
+            transferSize: size(value.transferSize),
+            error: optionalString(value.error, "response._error", &unexpectedTypes))
         response.unexpectedTypes = unexpectedTypes
         return response
+    }
+
+    /// A member that must be an object when present: its members, or the value (null, or
+    /// another kind) it held instead.
+    static func object<Members>(_ slot: RawHAREntry.Slot<Members>?, _ path: String, required: Bool) throws -> Members? {
+        switch slot {
+        case nil, .other(.null)?:
+            if required { throw Broken(reason: "\(path) is missing") }
+            return nil
+        case let .other(value)?: throw Broken(reason: "\(path) is \(value.kindName), not an object")
+        case let .object(members)?: return members
+        }
+    }
+
+    /// `cookies[]` counted; only its length is used, so another type is a note.
+    static func cookieCount(_ value: JSONCount?, _ path: String, _ unexpectedTypes: inout [String]) -> Int {
+        switch value {
+        case nil, .other(.null)?: return 0
+        case let .count(count)?: return count
+        case .other?:
+            note(path, &unexpectedTypes)
+            return 0
+        }
+    }
+
+    /// `postData.params[]` as read (see `RawHAREntry.readParams`): the params, or the note
+    /// that drops them.
+    static func params(_ value: RawHAREntry.Params?, _ unexpectedTypes: inout [String]) -> [HARHeader] {
+        switch value {
+        case nil: return []
+        case let .list(params)?: return params
+        case let .note(path)?:
+            note(path, &unexpectedTypes)
+            return []
+        }
     }
 
     // MARK: Fields
@@ -289,49 +326,6 @@ enum HAREntryDecoder {
         if !unexpectedTypes.contains(path) { unexpectedTypes.append(path) }
     }
 
-    /// `cookies[]` counted; only its length is used, so another type is a note.
-    static func cookieCount(_ value: JSONValue?, _ path: String, _ unexpectedTypes: inout [String]) -> Int {
-        switch value {
-        case nil, .null?: return 0
-        case let .array(elements)?: return elements.count
-        case _?:
-            note(path, &unexpectedTypes)
-            return 0
-        }
-    }
-
-    /// `postData.params[]`: used only to rebuild a form body that `text` lacks, so a param of
-    /// an unexpected shape (chrome-har writes objects as values) is a note, and the params are
-    /// then dropped as a whole: a body rebuilt without one of them would be wrong.
-    static func params(_ value: JSONValue?, _ path: String, _ unexpectedTypes: inout [String]) -> [HARHeader] {
-        switch value {
-        case nil, .null?: return []
-        case let .array(elements)?:
-            var params: [HARHeader] = []
-            for element in elements {
-                guard case .object = element else {
-                    note(path, &unexpectedTypes)
-                    return []
-                }
-                guard case let .string(name)? = element["name"] else {
-                    note("\(path).name", &unexpectedTypes)
-                    return []
-                }
-                switch element["value"] {
-                case nil, .null?: params.append(HARHeader(name: name, value: ""))
-                case let .string(text)?: params.append(HARHeader(name: name, value: text))
-                case _?:
-                    note("\(path).value", &unexpectedTypes)
-                    return []
-                }
-            }
-            return params
-        case _?:
-            note(path, &unexpectedTypes)
-            return []
-        }
-    }
-
     static func requiredString(_ value: JSONValue?, _ path: String) throws -> String {
         guard let text = try string(value, path) else { throw Broken(reason: "\(path) is missing") }
         return text
@@ -360,27 +354,4 @@ enum HAREntryDecoder {
         case let value?: throw Broken(reason: "\(path) is \(value.kindName), not an array")
         }
     }
-}
-
-/// The members of an entry that `HAREntryDecoder` reads; everything else (`timings`,
-/// Chrome's `_initiator` stacks, `queryString`, ...) is skipped unread, and arrays of which
-/// only the length counts (`cookies`, `_webSocketMessages`) are not materialized.
-enum HARKeys {
-    static let request = JSONKeyFilter([
-        "method": .all, "url": .all, "httpVersion": .all, "headers": .all, "cookies": .count,
-        "headersSize": .all, "bodySize": .all,
-        "postData": JSONKeyFilter(["mimeType": .all, "text": .all, "encoding": .all, "params": .all]),
-    ])
-    static let response = JSONKeyFilter([
-        "status": .all, "statusText": .all, "httpVersion": .all, "headers": .all, "cookies": .count,
-        "headersSize": .all, "bodySize": .all, "_transferSize": .all, "_error": .all,
-        "content": JSONKeyFilter([
-            "size": .all, "mimeType": .all, "text": .all, "encoding": .all, "compression": .all,
-        ]),
-    ])
-    static let entry = JSONKeyFilter([
-        "startedDateTime": .all, "connection": .all, "serverIPAddress": .all, "request": request,
-        "response": response, "_fromCache": .all, "_webSocketMessages": .count,
-        "cache": JSONKeyFilter(["beforeRequest": .all, "afterRequest": .all]),
-    ])
 }

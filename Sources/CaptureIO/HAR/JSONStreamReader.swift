@@ -40,6 +40,15 @@ public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible
         intValue = integral ? Int(raw) : nil
     }
 
+    /// A number `readNumber` already checked and converted.
+    init(raw: String, intValue: Int?) {
+        self.raw = raw
+        self.intValue = intValue
+    }
+
+    /// What a skipped number stands as (its value unread).
+    static let skipped = JSONNumber(raw: "0", intValue: 0)
+
     public var description: String { raw }
 }
 
@@ -51,6 +60,12 @@ public enum JSONToken: Equatable, Sendable {
     case number(JSONNumber)
     case bool(Bool)
     case null
+}
+
+/// A member whose array length is used: the length, or the value when it is not an array.
+enum JSONCount {
+    case count(Int)
+    case other(JSONValue)
 }
 
 /// Which members of an object to materialize: `all` keeps a value whole; a filter with members
@@ -267,6 +282,7 @@ public final class JSONStreamReader {
     public func skipValue(startingWith token: JSONToken) throws {
         switch token {
         case .beginObject, .beginArray:
+            if skipContainerInBuffer() { return }
             let target = stack.count - 1
             while stack.count > target {
                 guard try nextToken(materialize: false) != nil else { throw invalid("unexpected end of file") }
@@ -274,6 +290,422 @@ public final class JSONStreamReader {
         case .string, .number, .bool, .null: return
         case .endObject, .endArray, .key:
             throw JSONStreamError.misuse("skipValue() where \(token) comes next, not a value")
+        }
+    }
+
+    // MARK: Direct decoding (HAR entries, Charles transactions)
+
+    /// The next token inside a value (end of file there is an error, as for `readValue`).
+    /// `materialize` false: a string comes back empty (skipped unread).
+    @inline(__always)
+    func token(materialize: Bool = true) throws -> JSONToken {
+        guard let token = try nextToken(materialize: materialize) else { throw invalid("unexpected end of file") }
+        return token
+    }
+
+    /// Inside an object: reads the next member's key into the key scratch (no String made) and
+    /// returns true, or consumes the closing brace and returns false.
+    @inline(__always)
+    func nextMemberKey() throws -> Bool {
+        guard let token = try nextToken(materialize: false, keyToScratch: true) else {
+            throw invalid("unexpected end of file")
+        }
+        if token == .endObject { return false }
+        guard case .key = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
+        return true
+    }
+
+    /// Whether the key `nextMemberKey()` read is `name`, compared as bytes.
+    @inline(__always)
+    func keyIs(_ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard keyBytes.count == count else { return false }
+        return keyBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.utf8Start, count) == 0 }
+    }
+
+    /// The value a member holds where only a scalar, or the kind of a container, is used: a
+    /// scalar as read; an object or an array is skipped unread and stands as an empty one (its
+    /// kind, for messages).
+    func scalarOrKind(startingWith token: JSONToken) throws -> JSONValue {
+        switch token {
+        case .beginObject:
+            try skipValue(startingWith: token)
+            return .object([])
+        case .beginArray:
+            try skipValue(startingWith: token)
+            return .array([])
+        case let .string(text): return .string(text)
+        case let .number(number): return .number(number)
+        case let .bool(flag): return .bool(flag)
+        case .null: return .null
+        case .endObject, .endArray, .key:
+            throw JSONStreamError.misuse("a value expected where \(token) comes next")
+        }
+    }
+
+    /// The next member's value as `scalarOrKind`.
+    @inline(__always)
+    func scalarOrKind() throws -> JSONValue {
+        try scalarOrKind(startingWith: try token())
+    }
+
+    /// The next value as a length when it is an array (its elements skipped unread), else as
+    /// `scalarOrKind`.
+    func countOrKind() throws -> JSONCount {
+        let first = try token(materialize: false)
+        guard first == .beginArray else {
+            return .other(try scalarOrKind(startingWith: first))
+        }
+        var count = 0
+        while true {
+            let element = try token(materialize: false)
+            if element == .endArray { return .count(count) }
+            try skipValue(startingWith: element)
+            count += 1
+        }
+    }
+
+    /// "an object", "a string", ... of the value a token begins.
+    static func kindName(_ token: JSONToken) -> String {
+        switch token {
+        case .beginObject: return "an object"
+        case .beginArray: return "an array"
+        case .string: return "a string"
+        case .number: return "a number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        case .endObject, .endArray, .key: return "\(token)"
+        }
+    }
+
+    // MARK: Fast paths over the buffer
+    //
+    // Each scans bytes already in the buffer without changing the reader's state, and commits
+    // (position, line, column, state, stack) only when what it scanned is complete and valid
+    // JSON; anything else (an escape it does not take, the buffer's end, a fault) leaves the
+    // bytes to the token path, which reads them with the same results and the same errors.
+
+    /// From `start`, the first byte in the buffer that ends a plain run of string bytes (`"`,
+    /// `\`, a control byte; `end` when none), and how many of the bytes before it begin a UTF-8
+    /// character (the columns they take). Eight bytes at a time while none of them ends the run.
+    @inline(__always)
+    private func plainRun(from start: Int) -> (stop: Int, scalars: Int) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = start
+        var scalars = 0
+        while index &+ 8 <= end {
+            let word = UnsafeRawPointer(buffer + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A zero byte in `quote` or `backslash`, or a byte under 0x20 in `word` (exact as a
+            // test of the whole word; the byte loop below finds which).
+            let stops = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if stops & highs != 0 { break }
+            // Continuation bytes (10xxxxxx) take no column.
+            let continuations = word & ~(word << 1) & highs
+            scalars &+= 8 &- continuations.nonzeroBitCount
+            index &+= 8
+        }
+        while index < end {
+            let byte = buffer[index]
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
+            scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
+            index &+= 1
+        }
+        return (index, scalars)
+    }
+
+    /// A scan's place: index in the buffer, and the line and column there.
+    private struct Cursor {
+        var index: Int
+        var line: Int
+        var column: Int
+    }
+
+    @inline(__always)
+    private func cursor() -> Cursor { Cursor(index: position, line: line, column: column) }
+
+    @inline(__always)
+    private func commit(_ cursor: Cursor) {
+        position = cursor.index
+        line = cursor.line
+        column = cursor.column
+    }
+
+    @inline(__always)
+    private func skipSpace(_ cursor: inout Cursor) {
+        var index = cursor.index
+        while index < end {
+            let byte = buffer[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0D {
+                cursor.column &+= 1
+            } else if byte == 0x0A {
+                cursor.line &+= 1
+                cursor.column = 1
+            } else {
+                break
+            }
+            index &+= 1
+        }
+        cursor.index = index
+    }
+
+    /// One ASCII byte.
+    @inline(__always)
+    private func take(_ cursor: inout Cursor, _ byte: UInt8) -> Bool {
+        guard cursor.index < end, buffer[cursor.index] == byte else { return false }
+        cursor.index &+= 1
+        cursor.column &+= 1
+        return true
+    }
+
+    /// A string without escapes or control bytes, from its opening quote: the bytes between the
+    /// quotes, the cursor after the closing one.
+    @inline(__always)
+    private func plainString(_ cursor: inout Cursor) -> UnsafeBufferPointer<UInt8>? {
+        guard cursor.index < end, buffer[cursor.index] == 0x22 else { return nil }
+        let start = cursor.index &+ 1
+        let (index, scalars) = plainRun(from: start)
+        guard index < end, buffer[index] == 0x22 else { return nil }
+        cursor.column &+= scalars &+ 2
+        cursor.index = index &+ 1
+        return UnsafeBufferPointer(start: buffer + start, count: index - start)
+    }
+
+    /// `"name"`, white space, `:`, white space (`name` is ASCII).
+    @inline(__always)
+    private func memberKey(_ cursor: inout Cursor, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        let index = cursor.index
+        guard index &+ count &+ 2 <= end, buffer[index] == 0x22, buffer[index &+ count &+ 1] == 0x22,
+            memcmp(buffer + (index &+ 1), name.utf8Start, count) == 0
+        else { return false }
+        cursor.index = index &+ count &+ 2
+        cursor.column &+= count &+ 2
+        skipSpace(&cursor)
+        guard take(&cursor, UInt8(ascii: ":")) else { return false }
+        skipSpace(&cursor)
+        return true
+    }
+
+    /// The next element of an open array when it is exactly `{"name": "…", "value": "…"}` (white
+    /// space anywhere, plain strings): both strings, the element read. Nil otherwise, nothing read.
+    func nameValueElementInBuffer() -> (name: String, value: String)? {
+        guard state == .arrayValueOrEnd || state == .commaOrEnd, stack.last == UInt8(ascii: "["),
+            stack.count < Self.maximumDepth
+        else { return nil }
+        var cursor = cursor()
+        skipSpace(&cursor)
+        if state == .commaOrEnd {
+            guard take(&cursor, UInt8(ascii: ",")) else { return nil }
+            skipSpace(&cursor)
+        }
+        guard take(&cursor, UInt8(ascii: "{")) else { return nil }
+        skipSpace(&cursor)
+        guard memberKey(&cursor, "name"), let name = plainString(&cursor) else { return nil }
+        skipSpace(&cursor)
+        guard take(&cursor, UInt8(ascii: ",")) else { return nil }
+        skipSpace(&cursor)
+        guard memberKey(&cursor, "value"), let value = plainString(&cursor) else { return nil }
+        skipSpace(&cursor)
+        guard take(&cursor, UInt8(ascii: "}")) else { return nil }
+        commit(cursor)
+        state = .commaOrEnd
+        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    }
+
+    /// A whole string from its opening quote, escapes checked, nothing decoded.
+    @inline(__always)
+    private func skipStringInBuffer(_ cursor: inout Cursor) -> Bool {
+        var index = cursor.index &+ 1
+        var column = cursor.column &+ 1
+        while index < end {
+            let (stop, scalars) = plainRun(from: index)
+            index = stop
+            column &+= scalars
+            guard index < end else { return false }
+            let byte = buffer[index]
+            if byte == 0x22 {
+                cursor.index = index &+ 1
+                cursor.column = column &+ 1
+                return true
+            }
+            if byte < 0x20 { return false }
+            if byte == 0x5C {
+                guard index &+ 1 < end else { return false }
+                switch buffer[index &+ 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index &+= 2
+                    column &+= 2
+                case UInt8(ascii: "u"):
+                    guard index &+ 6 <= end else { return false }
+                    for offset in 2..<6 where !Self.isHex(buffer[index &+ offset]) { return false }
+                    index &+= 6
+                    column &+= 6
+                default:
+                    return false
+                }
+                continue
+            }
+            return false  // a control byte
+        }
+        return false
+    }
+
+    @inline(__always)
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+    }
+
+    @inline(__always)
+    private static func isDigitByte(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    /// The end of a number that starts at `start` and is valid and complete inside the buffer
+    /// (a byte other than the number's follows it), else nil; `integral`: no fraction or exponent.
+    @inline(__always)
+    private func numberEnd(from start: Int, integral: inout Bool) -> Int? {
+        var index = start
+        if index < end, buffer[index] == UInt8(ascii: "-") { index &+= 1 }
+        guard index < end else { return nil }
+        if buffer[index] == UInt8(ascii: "0") {
+            index &+= 1
+            if index < end, Self.isDigitByte(buffer[index]) { return nil }
+        } else if Self.isDigitByte(buffer[index]) {
+            while index < end, Self.isDigitByte(buffer[index]) { index &+= 1 }
+        } else {
+            return nil
+        }
+        integral = true
+        if index < end, buffer[index] == UInt8(ascii: ".") {
+            integral = false
+            index &+= 1
+            guard index < end, Self.isDigitByte(buffer[index]) else { return nil }
+            while index < end, Self.isDigitByte(buffer[index]) { index &+= 1 }
+        }
+        if index < end, buffer[index] | 0x20 == UInt8(ascii: "e") {
+            integral = false
+            index &+= 1
+            if index < end, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") { index &+= 1 }
+            guard index < end, Self.isDigitByte(buffer[index]) else { return nil }
+            while index < end, Self.isDigitByte(buffer[index]) { index &+= 1 }
+        }
+        return index < end ? index : nil
+    }
+
+    /// A number wholly inside the buffer, read without copying (nil: the token path reads it).
+    @inline(__always)
+    private func readNumberInBuffer(materialize: Bool) -> JSONNumber? {
+        var integral = false
+        guard let stop = numberEnd(from: position, integral: &integral) else { return nil }
+        let start = position
+        column &+= stop &- start
+        position = stop
+        guard materialize else { return .skipped }
+        let run = UnsafeBufferPointer(start: buffer + start, count: stop &- start)
+        let raw = String(decoding: run, as: UTF8.self)
+        guard integral else { return JSONNumber(raw: raw, intValue: nil) }
+        let negative = run[0] == UInt8(ascii: "-")
+        let digits = run.count - (negative ? 1 : 0)
+        guard digits <= 18 else { return JSONNumber(raw: raw, intValue: Int(raw)) }
+        var value = 0
+        for byte in run[(negative ? 1 : 0)...] { value = value &* 10 &+ Int(byte &- 0x30) }
+        return JSONNumber(raw: raw, intValue: negative ? -value : value)
+    }
+
+    /// Skips the rest of the container just opened (its opening token taken, nothing of its
+    /// content) when all of it is in the buffer and valid JSON: true, and it is closed.
+    private func skipContainerInBuffer() -> Bool {
+        guard let top = stack.last,
+            (top == UInt8(ascii: "{") && state == .objectKeyOrEnd) || (top == UInt8(ascii: "[") && state == .arrayValueOrEnd)
+        else { return false }
+        // Containers it may open: the token path refuses a push at `maximumDepth`; the local
+        // stack is one bit per level (1: object).
+        let room = min(Self.maximumDepth - stack.count, 63)
+        var objects: UInt64 = top == UInt8(ascii: "{") ? 1 : 0
+        var depth = 0
+        enum Expect { case keyOrEnd, key, valueOrEnd, value, commaOrEnd }
+        var expect: Expect = top == UInt8(ascii: "{") ? .keyOrEnd : .valueOrEnd
+        var cursor = cursor()
+        while true {
+            skipSpace(&cursor)
+            guard cursor.index < end else { return false }
+            let byte = buffer[cursor.index]
+            var closes = false
+            switch expect {
+            case .keyOrEnd, .key:
+                if byte == UInt8(ascii: "}"), expect == .keyOrEnd {
+                    closes = true
+                } else {
+                    guard byte == 0x22, skipStringInBuffer(&cursor) else { return false }
+                    skipSpace(&cursor)
+                    guard take(&cursor, UInt8(ascii: ":")) else { return false }
+                    expect = .value
+                    continue
+                }
+            case .valueOrEnd, .value:
+                if byte == UInt8(ascii: "]"), expect == .valueOrEnd {
+                    closes = true
+                    break
+                }
+                switch byte {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    guard depth &+ 1 <= room else { return false }
+                    depth &+= 1
+                    if byte == UInt8(ascii: "{") {
+                        objects |= 1 << UInt64(depth)
+                        expect = .keyOrEnd
+                    } else {
+                        objects &= ~(1 << UInt64(depth))
+                        expect = .valueOrEnd
+                    }
+                    cursor.index &+= 1
+                    cursor.column &+= 1
+                    continue
+                case 0x22:
+                    guard skipStringInBuffer(&cursor) else { return false }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    var integral = false
+                    guard let stop = numberEnd(from: cursor.index, integral: &integral) else { return false }
+                    cursor.column &+= stop &- cursor.index
+                    cursor.index = stop
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    let word: StaticString = byte == UInt8(ascii: "t") ? "true" : byte == UInt8(ascii: "f") ? "false" : "null"
+                    let count = word.utf8CodeUnitCount
+                    guard cursor.index &+ count <= end, memcmp(buffer + cursor.index, word.utf8Start, count) == 0 else {
+                        return false
+                    }
+                    cursor.index &+= count
+                    cursor.column &+= count
+                default:
+                    return false
+                }
+                expect = .commaOrEnd
+                continue
+            case .commaOrEnd:
+                let inObject = (objects >> UInt64(depth)) & 1 == 1
+                if byte == UInt8(ascii: ",") {
+                    cursor.index &+= 1
+                    cursor.column &+= 1
+                    expect = inObject ? .key : .value
+                    continue
+                }
+                guard byte == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { return false }
+                closes = true
+            }
+            // `byte` closes the container at `depth`.
+            guard closes else { return false }
+            cursor.index &+= 1
+            cursor.column &+= 1
+            if depth == 0 {
+                commit(cursor)
+                stack.removeLast()
+                afterValue()
+                return true
+            }
+            depth &-= 1
+            expect = .commaOrEnd
         }
     }
 
@@ -441,7 +873,7 @@ public final class JSONStreamReader {
             afterValue()
             return .string(text)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            let number = try readNumber()
+            let number = try readNumberInBuffer(materialize: materialize) ?? readNumber()
             afterValue()
             return .number(number)
         case UInt8(ascii: "t"):
@@ -510,15 +942,8 @@ public final class JSONStreamReader {
     /// bytes go to `keyBytes` and "" is returned.
     private func readString(materialize: Bool, toScratch: Bool = false) throws -> String {
         // Fast path: the whole string is plain bytes inside the buffer.
-        if materialize || toScratch {
-            var index = position
-            var scalars = 0
-            while index < end {
-                let byte = buffer[index]
-                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-                index += 1
-            }
+        do {
+            let (index, scalars) = plainRun(from: position)
             if index < end, buffer[index] == 0x22 {
                 let run = UnsafeBufferPointer(start: buffer + position, count: index - position)
                 column += scalars + 1
@@ -528,7 +953,7 @@ public final class JSONStreamReader {
                     keyBytes.append(contentsOf: run)
                     return ""
                 }
-                return String(decoding: run, as: UTF8.self)
+                return materialize ? String(decoding: run, as: UTF8.self) : ""
             }
         }
         let materialize = materialize || toScratch
@@ -548,14 +973,7 @@ public final class JSONStreamReader {
         while true {
             if position == end, !(try refill()) { throw invalid("unterminated string") }
             // Fast path: a run of plain bytes.
-            var index = position
-            var scalars = 0
-            while index < end {
-                let byte = buffer[index]
-                if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
-                scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
-                index += 1
-            }
+            let (index, scalars) = plainRun(from: position)
             if index > position {
                 flushPending()
                 if materialize {
