@@ -417,17 +417,7 @@ public struct Aggregation: Sendable, Equatable {
 
     /// A connection's cost per side (its row in connections.csv), for the network figures.
     public mutating func add(_ row: ConnectionRow) {
-        if row.protocolKind == .h3 || row.protocolKind == .quic {
-            // QUIC's datagrams: a row of their own until their bytes are split by owner.
-            for (side, cost) in [(Direction.up, row.clientCost), (.down, row.serverCost)] {
-                var figures = network[side, default: NetworkFigures()]
-                figures.connections += 1
-                figures.quicIP = saturatingSum(figures.quicIP, cost.total.ip)
-                figures.quicFrame = saturatingSum(figures.quicFrame, cost.total.frame)
-                network[side] = figures
-            }
-            return
-        }
+        // QUIC rows too: their datagrams are split by owner like TCP's packets (docs/METERING.md §2d).
         network[.up, default: NetworkFigures()].add(row.clientCost)
         network[.down, default: NetworkFigures()].add(row.serverCost)
     }

@@ -165,9 +165,10 @@ public struct NetworkFigures: Sendable, Equatable {
     /// Connection overhead in IP bytes that no record could be given (a connection without a
     /// measured record with IP bytes: TLS not decrypted, not HTTP, or a capture cut short).
     public var unsharedIP = 0
-    /// UDP (docs/METERING.md §2d), apart from the TCP connections' layers: the QUIC connections'
-    /// datagrams (IP and frame bytes; their split by owner is not made yet) and the UDP no
-    /// protocol read. Rows of their own in `parts`, only when there are any.
+    /// UDP (docs/METERING.md §2d) apart from the connections' layers: the UDP no protocol read,
+    /// a row of its own in `parts` when there is any. QUIC connections' datagrams are split by
+    /// owner like TCP's packets (records and `cost`), so `quicIP`/`quicFrame` stay 0 in a run;
+    /// they are kept so that parts written before (part.figures) still merge.
     public var quicIP = 0
     public var quicFrame = 0
     public var otherUDPIP = 0

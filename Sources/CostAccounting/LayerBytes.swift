@@ -31,6 +31,7 @@ public struct LayerBytes: Sendable, Equatable, Codable {
 public struct OverheadFigures: Sendable, Equatable {
     private var k0 = LayerBytes(), k1 = LayerBytes(), k2 = LayerBytes(), k3 = LayerBytes()
     private var k4 = LayerBytes(), k5 = LayerBytes(), k6 = LayerBytes(), k7 = LayerBytes()
+    private var k8 = LayerBytes(), k9 = LayerBytes(), k10 = LayerBytes(), k11 = LayerBytes()
 
     public init() {}
 
@@ -44,7 +45,11 @@ public struct OverheadFigures: Sendable, Equatable {
             case 4: return k4
             case 5: return k5
             case 6: return k6
-            default: return k7
+            case 7: return k7
+            case 8: return k8
+            case 9: return k9
+            case 10: return k10
+            default: return k11
             }
         }
         @inline(__always) _modify {
@@ -56,7 +61,11 @@ public struct OverheadFigures: Sendable, Equatable {
             case 4: yield &k4
             case 5: yield &k5
             case 6: yield &k6
-            default: yield &k7
+            case 7: yield &k7
+            case 8: yield &k8
+            case 9: yield &k9
+            case 10: yield &k10
+            default: yield &k11
             }
         }
     }
@@ -96,6 +105,11 @@ public struct DirectionCost: Sendable, Equatable, Codable {
     /// Packets charged before the owner of their bytes was known (the waiting queue was full):
     /// their unplaced bytes went to `unclaimed`.
     public var forcedPackets = 0
+    /// Over QUIC (docs/METERING.md §2d): the direction's UDP bytes (payload + 8 per datagram),
+    /// and those of its overhead (Σ over the kinds). 0 over TCP; in no output of their own
+    /// (connections.csv's kinds print IP and frame bytes), so not encoded.
+    public var udp = 0
+    public var overheadUDP = 0
 
     public init() {}
 
@@ -117,6 +131,8 @@ public struct DirectionCost: Sendable, Equatable, Codable {
         retransmittedBytes = saturatingSum(retransmittedBytes, other.retransmittedBytes)
         lateCopies = saturatingSum(lateCopies, other.lateCopies)
         forcedPackets = saturatingSum(forcedPackets, other.forcedPackets)
+        udp = saturatingSum(udp, other.udp)
+        overheadUDP = saturatingSum(overheadUDP, other.overheadUDP)
     }
 
     /// The keys of diagnostics.json: the counts', then each overhead kind's name.
@@ -178,6 +194,10 @@ public struct LowerLayers: Sendable, Equatable {
     public var packets: Int
     /// True when part of the message was never captured (a gap): each layer is a lower bound.
     public var lowerBound: Bool
+    /// Over QUIC (docs/METERING.md §2d): `tcp` holds the QUIC packet bytes the message owns
+    /// (`wire_quic`), and this `wire_udp`: those plus the UDP headers of the datagrams whose
+    /// first packet's head it owns. nil over TCP.
+    public var udp: Int?
 
     public init(tcp: Int, ip: Int, frame: Int, retransmitted: Int = 0, packets: Int = 0, lowerBound: Bool = false) {
         self.tcp = tcp
@@ -186,5 +206,6 @@ public struct LowerLayers: Sendable, Equatable {
         self.retransmitted = retransmitted
         self.packets = packets
         self.lowerBound = lowerBound
+        udp = nil
     }
 }

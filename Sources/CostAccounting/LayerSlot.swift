@@ -61,6 +61,13 @@ public final class LayerSlot {
         self.carried = saturatingSum(self.carried, carried)
     }
 
+    /// Counts bytes of QUIC packets (`bytes.tcp` their QUIC bytes) and the UDP headers of the
+    /// datagrams whose head the message owns (QUICCostLayer).
+    func addQUIC(_ bytes: LayerBytes, udpHeaders: Int, repeated: Int, carried: Int, packets: Int) {
+        add(bytes, repeated: repeated, carried: carried, packets: packets)
+        layers.udp = saturatingSum(layers.udp ?? 0, saturatingSum(bytes.tcp, udpHeaders))
+    }
+
     private static func add(_ bytes: LayerBytes, repeated: Int, packets: Int, to layers: inout LowerLayers) {
         layers.tcp = saturatingSum(layers.tcp, bytes.tcp)
         layers.ip = saturatingSum(layers.ip, bytes.ip)

@@ -16,7 +16,7 @@ public struct OverheadKind: Hashable, Sendable {
     @inlinable init(index: UInt8) { self.index = index }
 
     /// Kinds a run can hold: the storage of every `DirectionCost` is this wide.
-    public static let capacity = 8
+    public static let capacity = 12
 
     /// Packets without payload: SYN, SYN/ACK, pure ACKs, FIN, RST (first column).
     @inlinable public static var emptyPackets: OverheadKind { OverheadKind(index: 0) }

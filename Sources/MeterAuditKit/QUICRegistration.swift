@@ -14,7 +14,31 @@ import TLS
 /// stream bytes are counted and no record is made.
 extension ProtocolRegistration {
     static let quic = ProtocolRegistration(
-        name: "quic", entries: [.datagrams(reader: { QUICEndpoint($0) })])
+        name: "quic", entries: [.datagrams(reader: { QUICEndpoint($0) })],
+        overheadKinds: [.quicHandshake, .quicAck, .quicControl, .quicPadding])
+}
+
+/// QUIC's connection overhead (docs/METERING.md §2d): Initial and Handshake packets, packets of
+/// ACK (and PADDING) frames alone, packets of other frames without stream data, and zeros after
+/// a datagram's last packet. Stream bytes no message owns are the reader's kinds (`h3_control`)
+/// or `unclaimed`, as are packets that could not be read.
+extension OverheadKind {
+    static let quicHandshake = OverheadKind.register("quic_handshake", part: .emptyPackets, order: 50)
+    static let quicAck = OverheadKind.register("quic_ack", part: .emptyPackets, order: 50)
+    static let quicControl = OverheadKind.register("quic_control", part: .other, order: 50)
+    static let quicPadding = OverheadKind.register("quic_padding", part: .other, order: 50)
+}
+
+extension QUICCostLayer.PacketKind {
+    init(_ packetClass: QUICPacketClass) {
+        switch packetClass {
+        case .handshake: self = .handshake
+        case .stream: self = .stream
+        case .ackOnly: self = .ackOnly
+        case .control: self = .control
+        case .unread: self = .unread
+        }
+    }
 }
 
 /// Every QUIC connection of one input, found by connection ID.
@@ -36,6 +60,14 @@ final class QUICEndpoint: UDPFlowReader {
         let connection = QUICConnection(
             secrets: { keys.keyLog.secrets(forClientRandom: $0) }, maxHeldBytes: context.limits.maxQUICBufferedBytes)
         let state = QUICConnectionState(connection, info: flow, context: context)
+        let costs = state.costs
+        connection.packetRead = { side, carried, bytes, first in
+            costs.packet(from: side, QUICCostLayer.PacketKind(carried), bytes: bytes, firstInDatagram: first)
+        }
+        connection.streamFrameRead = { stream, side, offset, dataBytes, frameBytes, repeated in
+            costs.streamFrame(
+                stream, from: side, offset: offset, dataBytes: dataBytes, frameBytes: frameBytes, repeated: repeated)
+        }
         connection.learnedConnectionID = { [weak self, unowned state] id in self?.byID[id] = state }
         let context = self.context
         connection.chooseHandler = { [unowned state] alpn in
@@ -45,6 +77,8 @@ final class QUICEndpoint: UDPFlowReader {
                     sink: context.sink, keys: context.keys, input: context.input, limits: context.limits,
                     protocols: context.protocols, closed: context.closed),
                 transport: .quic)
+            sink.claims = state.costs
+            sink.claimsInitiator = flow.initiator
             state.recordSink = sink
             let application = make(QUICApplicationRoute(info: flow, sink: sink, limits: context.limits))
             state.application = application
@@ -87,6 +121,8 @@ final class QUICConnectionState {
     let context: UDPReaderContext
     /// Summed over the connection's flows, by the connection's directions (`up` from the client).
     var accounting: ConnectionAccounting
+    /// Where every byte of its datagrams lands (docs/METERING.md §2d); `up` is the client.
+    let costs: QUICCostLayer
     var openFlows = 0
     var closed = false
     /// The application's sink, once the ALPN chose one: its records count in the row.
@@ -100,6 +136,11 @@ final class QUICConnectionState {
         self.info = info
         self.context = context
         accounting = ConnectionAccounting(info: info)
+        costs = QUICCostLayer(
+            costs: ConnectionCostLedger(limits: context.limits.costs),
+            kinds: QUICCostLayer.Kinds(
+                handshake: .quicHandshake, ack: .quicAck, control: .quicControl, padding: .quicPadding),
+            limits: context.limits.costs)
     }
 
     /// Whether a new flow's initiator is the client: unless its first packet goes to a connection
@@ -134,6 +175,7 @@ final class QUICConnectionState {
         guard !closed else { return }
         closed = true
         connection.close(accounting)
+        costs.close()
         let hello = connection.clientHello
         let alpn = connection.selectedALPN
         let isH3 = (alpn ?? hello?.offeredALPN.first).map { $0 == "h3" || $0.hasPrefix("h3-") } ?? false
@@ -147,9 +189,8 @@ final class QUICConnectionState {
         row.decrypted = connection.notDecrypted?.rawValue ?? "yes"
         row.records = recordSink?.records ?? 0
         for (side, cost) in [(Direction.up, \ConnectionRow.clientCost), (.down, \ConnectionRow.serverCost)] {
-            let figures = accounting[side]
-            row[keyPath: cost].total.frame = figures.frameBytes
-            row[keyPath: cost].total.ip = figures.ipBytes
+            // Every datagram went through the cost layer: its totals are the flows' own.
+            row[keyPath: cost] = costs.cost[side.rawValue]
         }
         row.clientTCPBytes = accounting.initiator.payloadBytes
         row.serverTCPBytes = accounting.responder.payloadBytes
@@ -206,7 +247,13 @@ final class QUICFlowHandler: DatagramHandler {
 
     func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost) {
         guard !state.closed else { return }
-        state.connection.datagram(payload, from: clientInitiated ? direction : direction.peer, time: time)
+        let side = clientInitiated ? direction : direction.peer
+        let figures = state.connection.figures[side.rawValue]
+        let zerosBefore = figures.datagramPadding
+        state.costs.beginDatagram(from: side, cost)
+        state.connection.datagram(payload, from: side, time: time)
+        state.costs.endDatagram(
+            from: side, padding: state.connection.figures[side.rawValue].datagramPadding &- zerosBefore)
     }
 
     func close(_ accounting: ConnectionAccounting) {

@@ -98,10 +98,11 @@ public final class QUICConnection {
     /// Cost hooks (docs/METERING.md §2d), called in capture order: each packet's class and bytes
     /// (header, payload, tag), and whether it is its datagram's first (the one the datagram's
     /// UDP, IP and link bytes go with); then, for a packet of class `stream`, each STREAM frame
-    /// read from it (stream, direction, offset, data bytes, the frame's bytes) comes before it.
-    /// The cost ledgers' QUIC settlement will hang here; nothing uses them yet.
+    /// read from it (stream, direction, offset, data bytes, the frame's bytes, how many of its
+    /// data bytes repeat bytes seen before) comes before it, once its data went to the stream.
+    /// The run's `QUICCostLayer` settles the cost layers from them.
     public var packetRead: ((_ direction: Direction, _ carried: QUICPacketClass, _ bytes: Int, _ firstInDatagram: Bool) -> Void)?
-    public var streamFrameRead: ((_ stream: UInt64, _ direction: Direction, _ offset: UInt64, _ dataBytes: Int, _ frameBytes: Int) -> Void)?
+    public var streamFrameRead: ((_ stream: UInt64, _ direction: Direction, _ offset: UInt64, _ dataBytes: Int, _ frameBytes: Int, _ repeatedBytes: Int) -> Void)?
     /// Called once the handshake tells the application protocol (ALPN), to choose the handler.
     public var chooseHandler: ((_ alpn: String?) -> MultiplexedStreamHandler?)?
 
@@ -275,8 +276,11 @@ public final class QUICConnection {
                 figures[side].streamFrames &+= 1
                 figures[side].streamBytes &+= data.count
                 figures[side].streamFrameHeaderBytes &+= length &- data.count
-                streamFrameRead?(id, direction, UInt64(offset), data.count, length)
+                let repeatedBefore = figures[side].repeatedStreamBytes
                 streamData(id, data, at: offset, fin: fin, from: direction, time: time)
+                streamFrameRead?(
+                    id, direction, UInt64(offset), data.count, length,
+                    figures[side].repeatedStreamBytes &- repeatedBefore)
             case .resetStream(let id, let finalSize):
                 figures[side].otherFrames &+= 1
                 let key = StreamKey(id: id, direction: direction)

@@ -30,8 +30,9 @@ public final class MessagesCSV {
         "stream", "frames", "header_list",
     ]
 
-    /// The cost layers under the message (docs/METERING.md §2c), after every other column.
-    public static let layerColumns = ["wire_tcp", "wire_ip", "wire_frame", "retransmitted"]
+    /// The cost layers under the message (docs/METERING.md §2c), after every other column;
+    /// QUIC's two (§2d) last, empty for a message TCP carried.
+    public static let layerColumns = ["wire_tcp", "wire_ip", "wire_frame", "retransmitted", "wire_quic", "wire_udp"]
 
     /// Every column for estimators named `estimators` (in the run's order).
     public static func columns(estimators: [String]) -> [String] {
@@ -200,10 +201,14 @@ public final class MessagesCSV {
             row.append(estimate?.body)
         }
         let lower = wire.lower
-        row.append(lower?.tcp)
+        // Over QUIC, `tcp` holds the QUIC layer's bytes (LowerLayers.udp says which).
+        let overQUIC = lower?.udp != nil
+        row.append(overQUIC ? nil : lower?.tcp)
         row.append(lower?.ip)
         row.append(lower?.frame)
         row.append(lower?.retransmitted)
+        row.append(overQUIC ? lower?.tcp : nil)
+        row.append(lower?.udp)
     }
 
     /// Header bytes as `String(httpBytes:)` reads them: ASCII (nearly always) as it is;
