@@ -167,17 +167,20 @@ public final class QUICCostLayer: MessageClaims {
         let datagram = datagrams[d]
         let rest = max(0, datagram.payload - datagram.packetBytes)
         let zeros = min(max(0, padding), rest)
+        // A datagram without a packet read gives its headers to its first bytes' kind.
         var headers = !datagram.headersGiven
-        for (owner, length) in [(kinds.padding, zeros), (OverheadKind.unclaimed, rest - zeros)]
-        where length > 0 || headers {
-            let udp = headers ? datagram.udpHeader : 0
-            let ip = headers ? datagram.ipHeader : 0
-            let link = headers ? datagram.link : 0
-            headers = false
-            let bytes = LayerBytes(tcp: length, ip: length + udp + ip, frame: length + udp + ip + link)
-            add(bytes, udpHeader: udp, repeated: 0, carried: 0, packets: 0, to: .overhead(owner), d)
-        }
+        if zeros > 0 { chargeRest(zeros, of: datagram, headers: &headers, to: kinds.padding, d) }
+        if rest > zeros || headers { chargeRest(rest - zeros, of: datagram, headers: &headers, to: .unclaimed, d) }
         datagrams[d] = Datagram()
+    }
+
+    private func chargeRest(_ length: Int, of datagram: Datagram, headers: inout Bool, to kind: OverheadKind, _ d: Int) {
+        let udp = headers ? datagram.udpHeader : 0
+        let ip = headers ? datagram.ipHeader : 0
+        let link = headers ? datagram.link : 0
+        headers = false
+        let bytes = LayerBytes(tcp: length, ip: length + udp + ip, frame: length + udp + ip + link)
+        add(bytes, udpHeader: udp, repeated: 0, carried: 0, packets: 0, to: .overhead(kind), d)
     }
 
     /// STREAM frames of a packet that turned out not to be a `stream` one (none, normally).
