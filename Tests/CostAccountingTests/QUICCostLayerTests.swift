@@ -6,12 +6,12 @@ import XCTest
 /// hand, with hand-counted expectations. Every datagram has 20 B of IP header and 8 B of UDP
 /// header (`headerBytes` 28); the link layer is given per datagram.
 final class QUICCostLayerTests: XCTestCase {
+    // Kinds by index, not registered: the registry is the test process's, and a report test
+    // reads every registered kind (`OverheadKind.all`). The layer charges only these and `unclaimed`.
     private let kinds = QUICCostLayer.Kinds(
-        handshake: .register("quic_handshake", part: .emptyPackets, order: 50),
-        ack: .register("quic_ack", part: .emptyPackets, order: 50),
-        control: .register("quic_control", part: .other, order: 50),
-        padding: .register("quic_padding", part: .other, order: 50))
-    private let h3Control = OverheadKind.register("h3_control", part: .other, order: 210)
+        handshake: OverheadKind(index: 7), ack: OverheadKind(index: 8), control: OverheadKind(index: 9),
+        padding: OverheadKind(index: 10))
+    private let h3Control = OverheadKind(index: 11)
 
     private func datagram(_ payload: Int, link: Int) -> PacketCost {
         PacketCost(time: 0, offset: 0, payloadLength: payload, headerBytes: 28, linkBytes: link)
