@@ -149,6 +149,11 @@ final class MeterStage {
                 }
                 let m = meterIndex!
                 if !meters[m].files.contains(source.path) { meters[m].files.append(source.path) }
+                if fields.count == 1 {
+                    // Made at their size, not doubled on the way (a doubling holds both buffers).
+                    meters[m].entries.reserveCapacity(meters[m].entries.count + log.entries.count)
+                    meters[m].references.reserveCapacity(meters[m].references.count + log.entries.count)
+                }
                 for var entry in log.joinEntries(meter: field) {
                     let stored = log.entries[entry.index]
                     meters[m].references.append((Int32(logIndex), Int32(entry.index)))
@@ -167,6 +172,10 @@ final class MeterStage {
         self.options = options
         self.normalizer = normalizer
         pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
+        // About one record per entry joins: the candidates' array made at that size up front
+        // holds what the log's entries need, where growing it by doubling would, for a moment,
+        // hold the old buffer and one twice its size (a candidate is about 400 B).
+        candidates.reserveCapacity(meters.map(\.entries.count).max() ?? 0)
     }
 
     var names: [String] { meters.map(\.name) }
