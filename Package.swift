@@ -157,7 +157,7 @@ let package = Package(
             name: "ReportsTests",
             dependencies: [
                 "Reports", "Analysis", "Estimation", "Records", "MessageModel", "CostAccounting", "ContentCoding",
-                "PacketLayers", "Flows", "TLS", "HTTP2", "TestSupport",
+                "PacketLayers", "Flows", "TLS", "HTTP2", "HTTP3", "TestSupport",
             ]),
         .testTarget(
             name: "MeterAuditKitTests",

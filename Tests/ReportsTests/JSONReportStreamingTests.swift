@@ -2,6 +2,7 @@ import Analysis
 import CostAccounting
 import Foundation
 import HTTP2
+import HTTP3
 @testable import Reports
 import TLS
 import XCTest
@@ -637,7 +638,7 @@ enum JSONReportOracle {
             try container.encode(
                 [
                     "empty_packets": cost[.emptyPackets], "h2_control": cost[.h2Control],
-                    "tls_control": cost[.tlsControl], "unclaimed": cost[.unclaimed],
+                    "h3_control": cost[.h3Control], "tls_control": cost[.tlsControl], "unclaimed": cost[.unclaimed],
                 ], forKey: .overhead)
             try container.encode(figures.parts.map { Part(name: $0.name, bytes: $0.bytes) }, forKey: .parts)
             try container.encode(figures.records, forKey: .records)
