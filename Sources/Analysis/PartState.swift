@@ -214,6 +214,18 @@ extension Aggregation {
             encoder.int(key.order)
             headerCompressionTotals[key]!.encode(to: &encoder)
         }
+        let qpackKeys = qpackCompression.keys.sorted()
+        encoder.int(qpackKeys.count)
+        for key in qpackKeys {
+            key.encode(to: &encoder)
+            qpackCompression[key]!.encode(to: &encoder)
+        }
+        let qpackTotalKeys = qpackCompressionTotals.keys.sorted()
+        encoder.int(qpackTotalKeys.count)
+        for key in qpackTotalKeys {
+            encoder.int(key.order)
+            qpackCompressionTotals[key]!.encode(to: &encoder)
+        }
         let sides = network.keys.sorted()
         encoder.int(sides.count)
         for side in sides {
@@ -270,6 +282,14 @@ extension Aggregation {
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let key = try RecordClass(state: &decoder)
             headerCompressionTotals[key] = try compression(&decoder)
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 16)) {
+            let key = try GroupKey(state: &decoder)
+            qpackCompression[key] = try compression(&decoder)
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 8)) {
+            let key = try RecordClass(state: &decoder)
+            qpackCompressionTotals[key] = try compression(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let raw = try decoder.int()
