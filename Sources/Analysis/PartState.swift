@@ -214,18 +214,6 @@ extension Aggregation {
             encoder.int(key.order)
             headerCompressionTotals[key]!.encode(to: &encoder)
         }
-        let qpackKeys = qpackCompression.keys.sorted()
-        encoder.int(qpackKeys.count)
-        for key in qpackKeys {
-            key.encode(to: &encoder)
-            qpackCompression[key]!.encode(to: &encoder)
-        }
-        let qpackTotalKeys = qpackCompressionTotals.keys.sorted()
-        encoder.int(qpackTotalKeys.count)
-        for key in qpackTotalKeys {
-            encoder.int(key.order)
-            qpackCompressionTotals[key]!.encode(to: &encoder)
-        }
         let sides = network.keys.sorted()
         encoder.int(sides.count)
         for side in sides {
@@ -282,14 +270,6 @@ extension Aggregation {
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let key = try RecordClass(state: &decoder)
             headerCompressionTotals[key] = try compression(&decoder)
-        }
-        for _ in 0..<(try decoder.count(minimumBytes: 16)) {
-            let key = try GroupKey(state: &decoder)
-            qpackCompression[key] = try compression(&decoder)
-        }
-        for _ in 0..<(try decoder.count(minimumBytes: 8)) {
-            let key = try RecordClass(state: &decoder)
-            qpackCompressionTotals[key] = try compression(&decoder)
         }
         for _ in 0..<(try decoder.count(minimumBytes: 8)) {
             let raw = try decoder.int()
@@ -419,6 +399,47 @@ extension LayerErrors {
         self.init()
         (tlsCount, tlsEstimated, tls, lowerCount, lowerEstimated) = (values[0], values[1], values[2], values[3], values[4])
         (tcp, ip, frame, ipShare) = (values[5], values[6], values[7], values[8])
+    }
+}
+
+extension Aggregation {
+    /// Whether there are HTTP/3 headers figures (QPACK) to encode: they are a section of their
+    /// own, written only when present, so that a part without HTTP/3 records is as before.
+    public var hasQPACKFigures: Bool { !qpackCompression.isEmpty || !qpackCompressionTotals.isEmpty }
+
+    /// The HTTP/3 headers figures, exactly, in key order.
+    public func encodeQPACKFigures(to encoder: inout StateEncoder) {
+        let keys = qpackCompression.keys.sorted()
+        encoder.int(keys.count)
+        for key in keys {
+            key.encode(to: &encoder)
+            qpackCompression[key]!.encode(to: &encoder)
+        }
+        let totalKeys = qpackCompressionTotals.keys.sorted()
+        encoder.int(totalKeys.count)
+        for key in totalKeys {
+            encoder.int(key.order)
+            qpackCompressionTotals[key]!.encode(to: &encoder)
+        }
+    }
+
+    /// Reads back what `encodeQPACKFigures` wrote into this aggregation.
+    public mutating func decodeQPACKFigures(_ decoder: inout StateDecoder) throws {
+        func compression(_ decoder: inout StateDecoder) throws -> HeaderCompressionFigures {
+            let figures = try HeaderCompressionFigures(state: &decoder)
+            guard figures.estimatedHeaders.count == modelCount else {
+                throw StateDecoder.Malformed(reason: "header figures of \(figures.estimatedHeaders.count) estimators")
+            }
+            return figures
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 16)) {
+            let key = try GroupKey(state: &decoder)
+            qpackCompression[key] = try compression(&decoder)
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 8)) {
+            let key = try RecordClass(state: &decoder)
+            qpackCompressionTotals[key] = try compression(&decoder)
+        }
     }
 }
 

@@ -16,8 +16,11 @@ extension RunReport {
     }
 
     /// `coder`'s headers figures in total (HTTP/2's against HPACK, HTTP/3's against QPACK), by direction.
-    public func headerCompressionTotals(_ coder: HeaderCoder) -> [(direction: RecordClass, figures: HeaderCompressionFigures)] {
-        aggregation.headerCompressionTotals(coder).sorted { $0.key < $1.key }.map { (direction: $0.key, figures: $0.value) }
+    public func headerCompressionTotals(
+        _ coder: HeaderCoder
+    ) -> [(direction: RecordClass, figures: HeaderCompressionFigures)] {
+        aggregation.headerCompressionTotals(coder).sorted { $0.key < $1.key }
+            .map { (direction: $0.key, figures: $0.value) }
     }
 
     /// The endpoints with HTTP/2 records, in the report's ranking order, each with its
@@ -168,7 +171,8 @@ extension MarkdownReport {
         if leftOut > 0 {
             lines.append("")
             lines.append(
-                "\(TextFormat.count(leftOut, "\(coder.protocolLabel) record")) left out (unmeasured, fields unknown or not estimated).")
+                "\(TextFormat.count(leftOut, "\(coder.protocolLabel) record"))"
+                    + " left out (unmeasured, fields unknown or not estimated).")
         }
         lines.append("")
         let endpoints = run.headerCompressionEndpoints(coder)

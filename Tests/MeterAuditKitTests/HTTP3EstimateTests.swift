@@ -32,8 +32,9 @@ final class HTTP3EstimateTests: XCTestCase {
     }
 
     private func records(_ name: String) throws -> [MessageRecord] {
-        guard let pcap = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
-            .first(where: FileManager.default.fileExists(atPath:))
+        guard
+            let pcap = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
+                .first(where: FileManager.default.fileExists(atPath:))
         else { throw XCTSkip("Samples/\(name).pcap is missing") }
         var options = AnalysisOptions()
         try options.loadKeyLogs([Fixtures.sample(name + ".keys")])
@@ -57,7 +58,8 @@ final class HTTP3EstimateTests: XCTestCase {
                 let facts = record.message.protocolFacts
                 XCTAssertEqual(facts.wireProtocol, .h3, name)
                 let pushed = record.message.anomalies.contains(.pushed)
-                let label = "\(name) stream \(facts.stream ?? 0) \(record.message.kind.rawValue)"
+                let label =
+                    "\(name) stream \(facts.stream ?? 0) \(record.message.kind.rawValue)"
                     + (record.message.isInterim ? " interim" : "") + (pushed ? " pushed" : "")
                 let matching = expected.filter {
                     UInt64($0.stream) == facts.stream && $0.kind == record.message.kind.rawValue

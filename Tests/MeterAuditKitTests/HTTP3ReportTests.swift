@@ -17,8 +17,9 @@ final class HTTP3ReportTests: XCTestCase {
     }
 
     private func pcap(_ name: String) throws -> String {
-        guard let path = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
-            .first(where: FileManager.default.fileExists(atPath:))
+        guard
+            let path = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
+                .first(where: FileManager.default.fileExists(atPath:))
         else { throw XCTSkip("Samples/\(name).pcap is missing") }
         return path
     }
@@ -86,7 +87,9 @@ final class HTTP3ReportTests: XCTestCase {
             // One endpoint per request target: their rows add up to the totals.
             var byEndpoint: [RecordClass: Int] = [:]
             for endpoint in report.headerCompressionEndpoints(.qpack) {
-                for (direction, figures) in endpoint.directions { byEndpoint[direction, default: 0] += figures.wireHeaders }
+                for (direction, figures) in endpoint.directions {
+                    byEndpoint[direction, default: 0] += figures.wireHeaders
+                }
             }
             XCTAssertEqual(byEndpoint, actual.mapValues(\.wireHeaders), name)
         }

@@ -291,11 +291,11 @@ struct HTMLPage {
         hasInputErrors = !inputErrors.isEmpty
         let quic = QUICSection(run.inputs)
         if quic.connections > 0 {
+            let reasons = quic.reasons.map { "\(TextFormat.bytes($0.count)) \($0.reason)" }
             quicLine =
-                "QUIC: \(TextFormat.count(quic.connections, "connection")), \(TextFormat.bytes(quic.decrypted)) decrypted"
-                + (quic.reasons.isEmpty
-                    ? "" : "; not decrypted: " + quic.reasons.map { "\(TextFormat.bytes($0.count)) \($0.reason)" }
-                        .joined(separator: ", ")) + "."
+                "QUIC: \(TextFormat.count(quic.connections, "connection")),"
+                + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+                + (reasons.isEmpty ? "" : "; not decrypted: " + reasons.joined(separator: ", ")) + "."
             quicServerNames = quic.undecryptedBytes.map {
                 "\($0.name.isEmpty ? "(no SNI)" : $0.name): \(TextFormat.bytes($0.bytes)) B"
             }
