@@ -46,6 +46,9 @@ struct HTMLPage {
     var inputRows = ""
     var inputErrors: [String] = []
     var hasInputErrors = false
+    /// QUIC connections (report.md's QUIC line) and the undecrypted ones' bytes by server name.
+    var quicLine = ""
+    var quicServerNames: [String] = []
     var quality = ""
     /// The cost-layers section: its chart and report.md's table of the same parts.
     var costLayers: [ChartView] = []
@@ -301,6 +304,17 @@ struct HTMLPage {
         inputRows = rows.html
         inputErrors = section.errors
         hasInputErrors = !inputErrors.isEmpty
+        let quic = QUICSection(run.inputs)
+        if quic.connections > 0 {
+            let reasons = quic.reasons.map { "\(TextFormat.bytes($0.count)) \($0.reason)" }
+            quicLine =
+                "QUIC: \(TextFormat.count(quic.connections, "connection")),"
+                + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+                + (reasons.isEmpty ? "" : "; not decrypted: " + reasons.joined(separator: ", ")) + "."
+            quicServerNames = quic.undecryptedBytes.map {
+                "\($0.name.isEmpty ? "(no SNI)" : $0.name): \(TextFormat.bytes($0.bytes)) B"
+            }
+        }
     }
 
     /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it
@@ -382,6 +396,9 @@ extension HTMLPage: MustacheParent {
         case "inputRows": return inputRows
         case "inputErrors": return inputErrors
         case "hasInputErrors": return hasInputErrors
+        case "quicLine": return quicLine.isEmpty ? nil : quicLine
+        case "quicServerNames": return quicServerNames
+        case "hasQUICServerNames": return !quicServerNames.isEmpty
         case "quality": return quality
         case "costLayers": return costLayers
         case "costHeader": return costHeader
