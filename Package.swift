@@ -88,7 +88,7 @@ let package = Package(
         .target(
             name: "QUIC",
             dependencies: [
-                "Flows", "TLS",
+                "Flows", "TLS", "CostAccounting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
@@ -157,7 +157,7 @@ let package = Package(
             name: "ReportsTests",
             dependencies: [
                 "Reports", "Analysis", "Estimation", "Records", "MessageModel", "CostAccounting", "ContentCoding",
-                "PacketLayers", "Flows", "TLS", "HTTP2", "TestSupport",
+                "PacketLayers", "Flows", "TLS", "HTTP2", "HTTP3", "QUIC", "TestSupport",
             ]),
         .testTarget(
             name: "MeterAuditKitTests",

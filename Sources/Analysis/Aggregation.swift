@@ -371,6 +371,9 @@ public struct Aggregation: Sendable, Equatable {
     /// HTTP/2 records only: each meter's headers against HPACK's bytes, per group and in total.
     public internal(set) var headerCompression: [GroupKey: HeaderCompressionFigures] = [:]
     public internal(set) var headerCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
+    /// HTTP/3 records only: each meter's headers against QPACK's bytes, per group and in total.
+    public internal(set) var qpackCompression: [GroupKey: HeaderCompressionFigures] = [:]
+    public internal(set) var qpackCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
     public internal(set) var network: [Direction: NetworkFigures] = [:]
 
@@ -407,8 +410,15 @@ public struct Aggregation: Sendable, Equatable {
             ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
             default: GroupFigures(estimatorCount: estimatorNames.count)
         ].add(record, causes: causes)
-        // Header lists are measured by the readers that count frames (HTTP/2); HTTP/1.x and a HAR tell neither.
+        // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
         guard record.message.protocolFacts.frames != nil else { return }
+        if wireProtocol == .h3 {
+            qpackCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].add(record)
+            qpackCompressionTotals[
+                record.direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
+            ].add(record)
+            return
+        }
         headerCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].add(record)
         headerCompressionTotals[
             record.direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
@@ -467,6 +477,14 @@ public struct Aggregation: Sendable, Equatable {
         }
         for (direction, figures) in other.headerCompressionTotals {
             headerCompressionTotals[
+                direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
+            ].merge(figures)
+        }
+        for (key, figures) in other.qpackCompression {
+            qpackCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].merge(figures)
+        }
+        for (direction, figures) in other.qpackCompressionTotals {
+            qpackCompressionTotals[
                 direction, default: HeaderCompressionFigures(estimatorCount: modelCount)
             ].merge(figures)
         }

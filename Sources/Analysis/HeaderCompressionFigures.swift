@@ -65,3 +65,27 @@ public struct HeaderCompressionFigures: Sendable, Equatable {
         records == 0 || denominator == 0 ? nil : Double(numerator) / Double(denominator)
     }
 }
+
+/// The header compression a protocol's figures are taken against: HPACK for HTTP/2's records,
+/// QPACK for HTTP/3's (kept apart: their tables, framing and costs differ).
+public enum HeaderCoder: Sendable, CaseIterable {
+    case hpack, qpack
+
+    /// How the reports name the coder.
+    public var name: String { self == .hpack ? "HPACK" : "QPACK" }
+
+    /// The protocol whose records it covers, as the reports label it.
+    public var protocolLabel: String { self == .hpack ? "HTTP/2" : "HTTP/3" }
+}
+
+extension Aggregation {
+    /// The figures of `coder`'s records per endpoint and direction.
+    public func headerCompression(_ coder: HeaderCoder) -> [GroupKey: HeaderCompressionFigures] {
+        coder == .hpack ? headerCompression : qpackCompression
+    }
+
+    /// The figures of `coder`'s records in total, by direction.
+    public func headerCompressionTotals(_ coder: HeaderCoder) -> [RecordClass: HeaderCompressionFigures] {
+        coder == .hpack ? headerCompressionTotals : qpackCompressionTotals
+    }
+}

@@ -402,6 +402,47 @@ extension LayerErrors {
     }
 }
 
+extension Aggregation {
+    /// Whether there are HTTP/3 headers figures (QPACK) to encode: they are a section of their
+    /// own, written only when present, so that a part without HTTP/3 records is as before.
+    public var hasQPACKFigures: Bool { !qpackCompression.isEmpty || !qpackCompressionTotals.isEmpty }
+
+    /// The HTTP/3 headers figures, exactly, in key order.
+    public func encodeQPACKFigures(to encoder: inout StateEncoder) {
+        let keys = qpackCompression.keys.sorted()
+        encoder.int(keys.count)
+        for key in keys {
+            key.encode(to: &encoder)
+            qpackCompression[key]!.encode(to: &encoder)
+        }
+        let totalKeys = qpackCompressionTotals.keys.sorted()
+        encoder.int(totalKeys.count)
+        for key in totalKeys {
+            encoder.int(key.order)
+            qpackCompressionTotals[key]!.encode(to: &encoder)
+        }
+    }
+
+    /// Reads back what `encodeQPACKFigures` wrote into this aggregation.
+    public mutating func decodeQPACKFigures(_ decoder: inout StateDecoder) throws {
+        func compression(_ decoder: inout StateDecoder) throws -> HeaderCompressionFigures {
+            let figures = try HeaderCompressionFigures(state: &decoder)
+            guard figures.estimatedHeaders.count == modelCount else {
+                throw StateDecoder.Malformed(reason: "header figures of \(figures.estimatedHeaders.count) estimators")
+            }
+            return figures
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 16)) {
+            let key = try GroupKey(state: &decoder)
+            qpackCompression[key] = try compression(&decoder)
+        }
+        for _ in 0..<(try decoder.count(minimumBytes: 8)) {
+            let key = try RecordClass(state: &decoder)
+            qpackCompressionTotals[key] = try compression(&decoder)
+        }
+    }
+}
+
 extension HeaderCompressionFigures {
     func encode(to encoder: inout StateEncoder) {
         encoder.ints([records, leftOut, wireHeaders, headerList])

@@ -93,6 +93,8 @@ final class MeterStage {
     }
 
     private(set) var candidates: [Candidate] = []
+    /// Each candidate's `ordinal`, kept when `finish` lets the candidates go.
+    private var candidateOrdinals: [Int] = []
     /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
     private(set) var matches: [[Int32]] = []
     private(set) var coverage = CoverageFigures()
@@ -149,6 +151,11 @@ final class MeterStage {
                 }
                 let m = meterIndex!
                 if !meters[m].files.contains(source.path) { meters[m].files.append(source.path) }
+                if fields.count == 1 {
+                    // Made at their size, not doubled on the way (a doubling holds both buffers).
+                    meters[m].entries.reserveCapacity(meters[m].entries.count + log.entries.count)
+                    meters[m].references.reserveCapacity(meters[m].references.count + log.entries.count)
+                }
                 for var entry in log.joinEntries(meter: field) {
                     let stored = log.entries[entry.index]
                     meters[m].references.append((Int32(logIndex), Int32(entry.index)))
@@ -167,6 +174,10 @@ final class MeterStage {
         self.options = options
         self.normalizer = normalizer
         pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
+        // About one record per entry joins: the candidates' array made at that size up front
+        // holds what the log's entries need, where growing it by doubling would, for a moment,
+        // hold the old buffer and one twice its size (a candidate is about 400 B).
+        candidates.reserveCapacity(meters.map(\.entries.count).max() ?? 0)
     }
 
     var names: [String] { meters.map(\.name) }
@@ -353,6 +364,14 @@ final class MeterStage {
         for (m, joined) in chartEstimates.enumerated() {
             charts.addJoined(estimator: modelCount + m, estimates: { joined.estimates[$0] }, records: joined.records)
         }
+        // What only the join needed goes before the reports are written (they run on every
+        // core, and their peak is the run's): messages.csv needs only the candidates' places.
+        candidateOrdinals = candidates.map(\.ordinal)
+        candidates = []
+        for m in meters.indices { meters[m].entries = [] }
+        urls = []
+        exchanges = [:]
+        lastURL = nil
     }
 
     /// The entry a meter's join index names.
@@ -399,8 +418,9 @@ final class MeterStage {
 
     /// Writes the meter cells of the record at `ordinal` (records asked in order).
     func appendCells(ordinal: Int, cursor: inout Int, to row: inout CSVRowBytes) {
-        while cursor < candidates.count, candidates[cursor].ordinal < ordinal { cursor += 1 }
-        let candidate = cursor < candidates.count && candidates[cursor].ordinal == ordinal ? cursor : nil
+        let ordinals = candidateOrdinals
+        while cursor < ordinals.count, ordinals[cursor] < ordinal { cursor += 1 }
+        let candidate = cursor < ordinals.count && ordinals[cursor] == ordinal ? cursor : nil
         for (m, meter) in meters.enumerated() {
             let index = candidate.flatMap { matches.indices.contains(m) ? Int(matches[m][$0]) : nil } ?? -1
             let entry = index >= 0 ? self.entry(meter: m, index) : nil

@@ -151,12 +151,19 @@ struct PartFigures {
             encoder.int(counters.count)
             for totals in counters { totals.encode(to: &encoder) }
         }
+        // Only with HTTP/3 records: a part without is as before.
+        if aggregation.hasQPACKFigures {
+            encoder.uint64(Self.qpackMark)
+            aggregation.encodeQPACKFigures(to: &encoder)
+        }
         encoder.uint64(Self.end)
         return Self.magic + encoder.bytes
     }
 
     /// The end's mark: a file cut short lacks it.
     static let end: UInt64 = 0x6D65_7465_7261_7564 // "meteraud"
+    /// The mark of the HTTP/3 headers figures' section, before the end's.
+    static let qpackMark: UInt64 = 0x7170_6163_6B66_6967 // "qpackfig"
 
     init(aggregation: Aggregation, charts: ChartSamples, inputs: [InputDiagnostics]) {
         self.aggregation = aggregation
@@ -187,7 +194,12 @@ struct PartFigures {
             }
             inputs.append(input)
         }
-        guard try decoder.uint64() == Self.end, decoder.atEnd else {
+        var mark = try decoder.uint64()
+        if mark == Self.qpackMark {
+            try aggregation.decodeQPACKFigures(&decoder)
+            mark = try decoder.uint64()
+        }
+        guard mark == Self.end, decoder.atEnd else {
             throw StateDecoder.Malformed(reason: "does not end as a figures file")
         }
     }

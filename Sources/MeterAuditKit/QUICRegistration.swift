@@ -18,17 +18,6 @@ extension ProtocolRegistration {
         overheadKinds: [.quicHandshake, .quicAck, .quicControl, .quicPadding])
 }
 
-/// QUIC's connection overhead (docs/METERING.md §2d): Initial and Handshake packets, packets of
-/// ACK (and PADDING) frames alone, packets of other frames without stream data, and zeros after
-/// a datagram's last packet. Stream bytes no message owns are the reader's kinds (`h3_control`)
-/// or `unclaimed`, as are packets that could not be read.
-extension OverheadKind {
-    static let quicHandshake = OverheadKind.register("quic_handshake", part: .emptyPackets, order: 50)
-    static let quicAck = OverheadKind.register("quic_ack", part: .emptyPackets, order: 50)
-    static let quicControl = OverheadKind.register("quic_control", part: .other, order: 50)
-    static let quicPadding = OverheadKind.register("quic_padding", part: .other, order: 50)
-}
-
 extension QUICCostLayer.PacketKind {
     init(_ packetClass: QUICPacketClass) {
         switch packetClass {

@@ -53,8 +53,10 @@ enum QUICKeySchedule {
 
 /// One direction's keys for one epoch (and key phase): the AEAD key and IV, the header
 /// protection key, and the secret a key update derives the next ones from (RFC 9001 §5.1, §6).
-public struct QUICPacketKeys: @unchecked Sendable {
-    // @unchecked: SymmetricKey is immutable.
+/// A class: the reader picks a packet's keys once per packet, and copying a reference is one
+/// retain where copying the struct was one per stored array and key.
+public final class QUICPacketKeys: @unchecked Sendable {
+    // @unchecked: every stored property is a constant, and SymmetricKey is immutable.
     public let cipher: QUICCipher
     public let version: QUICVersion
     let secret: [UInt8]
@@ -63,7 +65,7 @@ public struct QUICPacketKeys: @unchecked Sendable {
     let headerKey: SymmetricKey
 
     /// The keys of a traffic secret (`quic key`, `quic iv`, `quic hp`; `quicv2 ...` in v2).
-    public init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion) {
+    public convenience init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion) {
         self.init(secret: secret, cipher: cipher, version: version, headerKey: nil)
     }
 
@@ -105,42 +107,53 @@ public struct QUICPacketKeys: @unchecked Sendable {
 
     /// The 5-byte header protection mask of a 16-byte sample (RFC 9001 §5.4.3, §5.4.4): AES on
     /// one block, or ChaCha20 with the sample's first 4 bytes as counter and the rest as nonce.
-    public func mask(sample: UnsafeRawBufferPointer) -> [UInt8]? {
+    /// Lanes 0-4 hold the mask. A SIMD value rather than an array: this runs once per packet, and
+    /// the AES block is permuted in a stack buffer, so the AES case allocates nothing.
+    public func mask(sample: UnsafeRawBufferPointer) -> SIMD8<UInt8>? {
         guard sample.count == 16 else { return nil }
         switch cipher {
         case .aes128GCM, .aes256GCM:
-            var block = [UInt8](sample)
-            guard (try? AES.permute(&block, key: headerKey)) != nil else { return nil }
-            return Array(block.prefix(5))
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { storage -> SIMD8<UInt8>? in
+                var block = storage
+                _ = block.initialize(from: sample)
+                guard (try? AES.permute(&block, key: headerKey)) != nil else { return nil }
+                return SIMD8(block[0], block[1], block[2], block[3], block[4], 0, 0, 0)
+            }
         case .chaCha20Poly1305:
             guard let counter = try? Insecure.ChaCha20CTR.Counter(data: sample[0..<4]),
                 let nonce = try? Insecure.ChaCha20CTR.Nonce(data: sample[4..<16]),
                 let output = try? Insecure.ChaCha20CTR.encrypt(
-                    [UInt8](repeating: 0, count: 5), using: headerKey, counter: counter, nonce: nonce)
+                    [UInt8](repeating: 0, count: 5), using: headerKey, counter: counter, nonce: nonce),
+                output.count == 5
             else { return nil }
-            return Array(output)
+            let at = output.startIndex
+            return SIMD8(output[at], output[at + 1], output[at + 2], output[at + 3], output[at + 4], 0, 0, 0)
         }
     }
 
     /// The payload of a packet, or nil when its tag does not verify (RFC 9001 §5.3): the nonce is
-    /// the IV XOR the packet number, the header is the associated data.
-    public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard sealed.count >= 16 else { return nil }
-        var nonce = iv
-        for index in 0..<8 { nonce[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+    /// the IV XOR the packet number, the header is the associated data. Data as swift-crypto
+    /// returns it (no copy into an array: this runs once per packet); the nonce is built on the stack.
+    public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> Data? {
+        guard sealed.count >= 16, iv.count == 12 else { return nil }
         let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[0..<(sealed.count - 16)])
         let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - 16)...])
-        do {
-            switch cipher {
-            case .aes128GCM, .aes256GCM:
-                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                return Array(try AES.GCM.open(box, using: key, authenticating: header))
-            case .chaCha20Poly1305:
-                let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                return Array(try ChaChaPoly.open(box, using: key, authenticating: header))
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { storage -> Data? in
+            for index in 0..<12 { (storage.baseAddress! + index).initialize(to: iv[index]) }
+            for index in 0..<8 { storage[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+            let nonce = UnsafeRawBufferPointer(storage)
+            do {
+                switch cipher {
+                case .aes128GCM, .aes256GCM:
+                    let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+                    return try AES.GCM.open(box, using: key, authenticating: header)
+                case .chaCha20Poly1305:
+                    let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+                    return try ChaChaPoly.open(box, using: key, authenticating: header)
+                }
+            } catch {
+                return nil
             }
-        } catch {
-            return nil
         }
     }
 }

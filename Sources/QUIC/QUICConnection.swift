@@ -1,3 +1,4 @@
+import Foundation
 import Flows
 import TLS
 
@@ -218,7 +219,7 @@ public final class QUICConnection {
         let headerEnd = header.packetNumberOffset &+ length
         let aad = UnsafeRawBufferPointer(rebasing: buffer[start..<headerEnd])
         let sealed = UnsafeRawBufferPointer(rebasing: buffer[headerEnd..<header.end])
-        var plaintext: [UInt8]?
+        var plaintext: Data?
         if epoch == .oneRTT, var state = oneRTT[side] {
             let phase = first & 0x04 != 0
             if phase == state.phase {

@@ -31,7 +31,8 @@ public enum JSONReport: RunReporter {
         try file.commit()
     }
 
-    /// The document, keys in byte order: costs, endpoints, estimators, http2_headers, inputs, network,
+    /// The document, keys in byte order: costs, endpoints, estimators, http2_headers, http3_headers
+    /// (with HTTP/3 records only), inputs, network,
     /// protocols, rank_by, ranking_estimator, schema, schema_version, settings, totals.
     static func write(_ run: RunReport, with json: inout PrettyJSONWriter) {
         let names = run.aggregation.estimatorNames
@@ -76,6 +77,11 @@ public enum JSONReport: RunReporter {
         json.endArray()
         json.key("http2_headers")
         writeHTTP2Headers(run, names: names, &json)
+        // Only with HTTP/3 records: without, the document is as before.
+        if !run.aggregation.qpackCompressionTotals.isEmpty {
+            json.key("http3_headers")
+            writeHeaderCompression(run, .qpack, names: names, &json)
+        }
         json.key("inputs")
         json.beginArray()
         let encoder = JSONEncoder()

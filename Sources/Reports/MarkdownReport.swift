@@ -35,6 +35,7 @@ public enum MarkdownReport: RunReporter {
         lines += CoverageSection.markdown(run, rows: endpointRows)
         lines += endpoints(run, ranked: ranked, rows: endpointRows)
         lines += http2Headers(run, rows: endpointRows)
+        lines += headerCompression(run, .qpack, rows: endpointRows)
         lines += causes(run, ranked: ranked, explained: explainedEndpoints)
         lines += dataQuality(run)
         return lines.joined(separator: "\n") + "\n"
@@ -175,30 +176,23 @@ public enum MarkdownReport: RunReporter {
     /// QUIC connections (docs/METERING.md §2d): how many were decrypted, why the others were
     /// not, and the UDP payload of those not decrypted by server name; nothing without QUIC.
     static func quicLines(_ inputs: [InputDiagnostics]) -> [String] {
-        let counts = inputs.compactMap { $0.udp?.quic }
-        let connections = counts.reduce(0) { $0 + $1.connections }
-        guard connections > 0 else { return [] }
-        var reasons: [String: Int] = [:]
-        var bytesByName: [String: Int] = [:]
-        for count in counts {
-            for (reason, number) in count.notDecrypted { reasons[reason, default: 0] += number }
-            for (name, bytes) in count.undecryptedBytes { bytesByName[name, default: 0] += bytes }
-        }
+        let quic = QUICSection(inputs)
+        guard quic.connections > 0 else { return [] }
         var line =
-            "QUIC: \(TextFormat.count(connections, "connection")),"
-            + " \(TextFormat.bytes(counts.reduce(0) { $0 + $1.decrypted })) decrypted"
-        if !reasons.isEmpty {
+            "QUIC: \(TextFormat.count(quic.connections, "connection")),"
+            + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+        if !quic.reasons.isEmpty {
             line +=
                 "; not decrypted: "
-                + reasons.keys.sorted().map { "\(TextFormat.bytes(reasons[$0]!)) \(MarkdownText.inline($0))" }
+                + quic.reasons.map { "\(TextFormat.bytes($0.count)) \(MarkdownText.inline($0.reason))" }
                 .joined(separator: ", ")
         }
         var lines = [line + "."]
-        if !bytesByName.isEmpty {
+        if !quic.undecryptedBytes.isEmpty {
             lines += ["", "Bytes of the QUIC connections not decrypted (UDP payload, no record made of them), by server name:", ""]
-            for name in bytesByName.keys.sorted() {
+            for (name, bytes) in quic.undecryptedBytes {
                 let shown = name.isEmpty ? "(no SNI)" : MarkdownText.code(name)
-                lines.append("- \(shown): \(TextFormat.bytes(bytesByName[name]!)) B")
+                lines.append("- \(shown): \(TextFormat.bytes(bytes)) B")
             }
         }
         return lines + [""]

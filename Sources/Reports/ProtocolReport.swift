@@ -12,17 +12,33 @@ extension RunReport {
 
     /// The HTTP/2 headers figures in total, by direction.
     public var headerCompressionTotals: [(direction: RecordClass, figures: HeaderCompressionFigures)] {
-        aggregation.headerCompressionTotals.sorted { $0.key < $1.key }.map { (direction: $0.key, figures: $0.value) }
+        headerCompressionTotals(.hpack)
+    }
+
+    /// `coder`'s headers figures in total (HTTP/2's against HPACK, HTTP/3's against QPACK), by direction.
+    public func headerCompressionTotals(
+        _ coder: HeaderCoder
+    ) -> [(direction: RecordClass, figures: HeaderCompressionFigures)] {
+        aggregation.headerCompressionTotals(coder).sorted { $0.key < $1.key }
+            .map { (direction: $0.key, figures: $0.value) }
     }
 
     /// The endpoints with HTTP/2 records, in the report's ranking order, each with its
     /// directions' HTTP/2 headers figures.
     public func headerCompressionEndpoints() -> [HeaderCompressionEndpoint] {
-        if let headerCompressionRanking { return headerCompressionRanking }
-        guard !aggregation.headerCompression.isEmpty else { return [] }
+        headerCompressionEndpoints(.hpack)
+    }
+
+    /// The endpoints with records of `coder`'s protocol, in the report's ranking order, each
+    /// with its directions' headers figures.
+    public func headerCompressionEndpoints(_ coder: HeaderCoder) -> [HeaderCompressionEndpoint] {
+        if coder == .hpack, let headerCompressionRanking { return headerCompressionRanking }
+        if coder == .qpack, let qpackCompressionRanking { return qpackCompressionRanking }
+        let byGroup = aggregation.headerCompression(coder)
+        guard !byGroup.isEmpty else { return [] }
         return endpointRanking().compactMap { place in
             let directions = place.directions.compactMap { direction in
-                aggregation.headerCompression[GroupKey(endpoint: place.endpoint, direction: direction)]
+                byGroup[GroupKey(endpoint: place.endpoint, direction: direction)]
                     .map { (direction: direction, figures: $0) }
             }
             return directions.isEmpty
@@ -31,7 +47,7 @@ extension RunReport {
     }
 }
 
-/// One endpoint's HTTP/2 headers figures, per direction.
+/// One endpoint's HTTP/2 (or HTTP/3) headers figures, per direction.
 public struct HeaderCompressionEndpoint: Sendable {
     /// The endpoint's rank in the report (all protocols).
     public var rank: Int
@@ -102,15 +118,40 @@ extension MarkdownReport {
     /// The headline of HTTP/2: what the ranking meter counts for headers against HPACK's bytes,
     /// in total and per endpoint; nothing without HTTP/2 records.
     static func http2Headers(_ run: RunReport, rows: Int) -> [String] {
-        let totals = run.headerCompressionTotals
+        headerCompression(run, .hpack, rows: rows)
+    }
+
+    /// The section's explanation, as report.md wraps it (report.html joins the lines).
+    static func headerCompressionIntro(_ coder: HeaderCoder) -> [String] {
+        switch coder {
+        case .hpack:
+            return [
+                "HTTP/2 sends header fields HPACK-compressed (a repeated field costs a byte or two);",
+                "an app-layer meter counts them as text. Over the HTTP/2 records of captures (a HAR tells",
+                "no frame sizes) that are measured, have their fields decoded and have every estimate:",
+                "wire headers are the HEADERS, CONTINUATION and PUSH_PROMISE frames with their 9-byte",
+                "headers (`wire_headers`); the header list counts len(name) + len(value) + 32 per",
+                "decoded field (`header_list`).",
+            ]
+        case .qpack:
+            return [
+                "HTTP/3 sends header fields QPACK-compressed (a field in the dynamic table costs a byte or",
+                "two; its insert travels once on the QPACK encoder stream, counted as `h3_control`); an",
+                "app-layer meter counts them as text. Over the decrypted HTTP/3 records that are measured,",
+                "have their fields decoded and have every estimate: wire headers are the HEADERS and",
+                "PUSH_PROMISE frames with their type and length varints (`wire_headers`); the header list",
+                "counts len(name) + len(value) + 32 per decoded field (`header_list`).",
+            ]
+        }
+    }
+
+    /// What the ranking meter counts for headers against `coder`'s bytes (HPACK for HTTP/2,
+    /// QPACK for HTTP/3), in total and per endpoint; nothing without records of its protocol.
+    static func headerCompression(_ run: RunReport, _ coder: HeaderCoder, rows: Int) -> [String] {
+        let totals = run.headerCompressionTotals(coder)
         guard !totals.isEmpty else { return [] }
-        var lines = ["## HTTP/2 headers: the meter against HPACK", ""]
-        lines.append("HTTP/2 sends header fields HPACK-compressed (a repeated field costs a byte or two);")
-        lines.append("an app-layer meter counts them as text. Over the HTTP/2 records of captures (a HAR tells")
-        lines.append("no frame sizes) that are measured, have their fields decoded and have every estimate:")
-        lines.append("wire headers are the HEADERS, CONTINUATION and PUSH_PROMISE frames with their 9-byte")
-        lines.append("headers (`wire_headers`); the header list counts len(name) + len(value) + 32 per")
-        lines.append("decoded field (`header_list`).")
+        var lines = ["## \(coder.protocolLabel) headers: the meter against \(coder.name)", ""]
+        lines += headerCompressionIntro(coder)
         let name = run.rankingEstimator.map { run.aggregation.estimatorNames[$0] }
         if let name, let index = run.rankingEstimator {
             lines.append("")
@@ -121,7 +162,7 @@ extension MarkdownReport {
                         + " \(TextFormat.bytes(figures.estimatedHeaders[index])) B of headers,"
                         + " \(RatioText.multiple(figures.estimateToWire(index))) the")
                 lines.append(
-                    "  \(TextFormat.bytes(figures.wireHeaders)) B of HPACK frames on the wire and"
+                    "  \(TextFormat.bytes(figures.wireHeaders)) B of \(coder.name) frames on the wire and"
                         + " \(RatioText.multiple(figures.estimateToHeaderList(index))) the"
                         + " \(TextFormat.bytes(figures.headerList)) B header list.")
             }
@@ -130,10 +171,11 @@ extension MarkdownReport {
         if leftOut > 0 {
             lines.append("")
             lines.append(
-                "\(TextFormat.count(leftOut, "HTTP/2 record")) left out (unmeasured, fields unknown or not estimated).")
+                "\(TextFormat.count(leftOut, "\(coder.protocolLabel) record"))"
+                    + " left out (unmeasured, fields unknown or not estimated).")
         }
         lines.append("")
-        let endpoints = run.headerCompressionEndpoints()
+        let endpoints = run.headerCompressionEndpoints(coder)
         var header = ["#", "endpoint", "direction", "records", "wire headers B", "header list B", "wire / list"]
         if let name { header += ["\(name) headers B", "\(name) / wire", "\(name) / list"] }
         if endpoints.count > rows {
@@ -188,11 +230,18 @@ extension JSONReport {
     /// `http2_headers`: the totals by direction and the endpoints with HTTP/2 records, in rank
     /// order (docs/REPORT-JSON.md).
     static func writeHTTP2Headers(_ run: RunReport, names: [String], _ json: inout PrettyJSONWriter) {
+        writeHeaderCompression(run, .hpack, names: names, &json)
+    }
+
+    /// `http2_headers`'s shape for `coder`'s records: `http3_headers` holds HTTP/3's against QPACK.
+    static func writeHeaderCompression(
+        _ run: RunReport, _ coder: HeaderCoder, names: [String], _ json: inout PrettyJSONWriter
+    ) {
         let keys = EstimatorKeys(names)
         json.beginObject()
         json.key("endpoints")
         json.beginArray()
-        for endpoint in run.headerCompressionEndpoints() {
+        for endpoint in run.headerCompressionEndpoints(coder) {
             json.element()
             json.beginObject()
             json.key("directions")
@@ -210,7 +259,7 @@ extension JSONReport {
         json.endArray()
         json.key("totals")
         json.beginObject()
-        for (direction, figures) in inKeyOrder(run.headerCompressionTotals) {
+        for (direction, figures) in inKeyOrder(run.headerCompressionTotals(coder)) {
             json.key(named: direction.rawValue)
             headerCompression(figures, keys: keys, &json)
         }

@@ -561,3 +561,27 @@ extension CostSection {
             ]
     }
 }
+
+/// QUIC connections over the inputs (docs/METERING.md §2d): how many, how many decrypted, why
+/// the others were not, and their UDP payload by server name (report.md and report.html).
+struct QUICSection {
+    var connections = 0
+    var decrypted = 0
+    /// Not-decrypted reasons with their connection counts, by reason.
+    var reasons: [(reason: String, count: Int)] = []
+    /// The undecrypted connections' UDP payload bytes by server name (`""`: no SNI), by name.
+    var undecryptedBytes: [(name: String, bytes: Int)] = []
+
+    init(_ inputs: [InputDiagnostics]) {
+        var reasonCounts: [String: Int] = [:]
+        var bytesByName: [String: Int] = [:]
+        for count in inputs.compactMap({ $0.udp?.quic }) {
+            connections += count.connections
+            decrypted += count.decrypted
+            for (reason, number) in count.notDecrypted { reasonCounts[reason, default: 0] += number }
+            for (name, bytes) in count.undecryptedBytes { bytesByName[name, default: 0] += bytes }
+        }
+        reasons = reasonCounts.keys.sorted().map { (reason: $0, count: reasonCounts[$0]!) }
+        undecryptedBytes = bytesByName.keys.sorted().map { (name: $0, bytes: bytesByName[$0]!) }
+    }
+}

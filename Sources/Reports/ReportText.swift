@@ -6,12 +6,17 @@ public enum TextFormat {
     /// Whole bytes with `,` between thousands: `54,425`, `-9,167`.
     public static func bytes(_ value: Int) -> String {
         // By bytes, not by Character: the reports format thousands of figures.
-        withDecimalText(value) { text in
-            var grouped: [UInt8] = []
-            grouped.reserveCapacity(text.count + text.count / 3)
-            if value < 0 { grouped.append(UInt8(ascii: "-")) }
-            appendGrouped(value < 0 ? text.dropFirst() : text[...], to: &grouped)
-            return String(decoding: grouped, as: UTF8.self)
+        var grouped: [UInt8] = []
+        grouped.reserveCapacity(27)
+        appendBytes(value, to: &grouped)
+        return String(decoding: grouped, as: UTF8.self)
+    }
+
+    /// `bytes(value)`'s text appended to `text`, without a String between.
+    static func appendBytes(_ value: Int, to text: inout [UInt8]) {
+        withDecimalText(value) { digits in
+            if value < 0 { text.append(UInt8(ascii: "-")) }
+            appendGrouped(value < 0 ? digits.dropFirst() : digits[...], to: &text)
         }
     }
 

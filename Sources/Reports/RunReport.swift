@@ -38,6 +38,8 @@ public struct RunReport: Sendable {
     private var ranking: [EndpointPlace]?
     /// `headerCompressionEndpoints()`'s answer, kept with the ranking it follows (three reports ask it).
     var headerCompressionRanking: [HeaderCompressionEndpoint]?
+    /// The same for HTTP/3's headers against QPACK.
+    var qpackCompressionRanking: [HeaderCompressionEndpoint]?
     /// `costs()`'s answer, kept with the ranking (report.md, report.html, report.json and the
     /// terminal summary ask it).
     var costSection: CostSection?
@@ -45,6 +47,7 @@ public struct RunReport: Sendable {
     private mutating func forgetRanking() {
         ranking = nil
         headerCompressionRanking = nil
+        qpackCompressionRanking = nil
         costSection = nil
     }
 
@@ -100,7 +103,8 @@ public struct RunReport: Sendable {
     public mutating func rankEndpoints() {
         forgetRanking()
         ranking = rankedPlaces()
-        headerCompressionRanking = headerCompressionEndpoints()
+        headerCompressionRanking = headerCompressionEndpoints(.hpack)
+        qpackCompressionRanking = headerCompressionEndpoints(.qpack)
         costSection = CostSection(self)
     }
 

@@ -10,8 +10,9 @@ import XCTest
 final class EveryInputTests: XCTestCase {
     /// Runs the tool on one file at a time, two at once (the suite shares a small machine).
     private static let parallelRuns = 2
-    /// A run past this is taken for a hang.
-    private static let timeoutSeconds = 60.0
+    /// A run past this is taken for a hang. The debug build reads the largest fixture (the
+    /// HPACK bomb's 64 connections) in 41 s on a 2-core machine under a load of 9.
+    private static let timeoutSeconds = 180.0
 
     private func executable() throws -> URL { try BuiltExecutable.meteraudit() }
 

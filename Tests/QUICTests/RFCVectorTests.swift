@@ -114,7 +114,7 @@ final class RFCVectorTests: XCTestCase {
                 keys.open(
                     header: UnsafeRawBufferPointer(rebasing: raw[0..<end]), packetNumber: number,
                     sealed: UnsafeRawBufferPointer(rebasing: raw[end..<header.end])))
-            return (number, plaintext, header)
+            return (number, Array(plaintext), header)
         }
     }
 
@@ -139,7 +139,7 @@ final class RFCVectorTests: XCTestCase {
         XCTAssertEqual(opened.header.end, 1200)
         // The same packet under the server's keys: its tag does not verify, so nothing is taken.
         var buffer = Self.clientPacket
-        let wrong = buffer.withUnsafeMutableBytes { raw -> [UInt8]? in
+        let wrong = buffer.withUnsafeMutableBytes { raw -> Data? in
             guard let header = QUICPacketHeader.read(UnsafeRawBufferPointer(raw), at: 0, shortDestinationLength: 0),
                 let (length, truncated, _) = QUICHeaderProtection.remove(raw, at: 0, header: header, keys: keys.server)
             else { return nil }

@@ -2,6 +2,8 @@ import Analysis
 import CostAccounting
 import Foundation
 import HTTP2
+import HTTP3
+import QUIC
 @testable import Reports
 import TLS
 import XCTest
@@ -637,6 +639,8 @@ enum JSONReportOracle {
             try container.encode(
                 [
                     "empty_packets": cost[.emptyPackets], "h2_control": cost[.h2Control],
+                    "h3_control": cost[.h3Control], "quic_ack": cost[.quicAck], "quic_control": cost[.quicControl],
+                    "quic_handshake": cost[.quicHandshake], "quic_padding": cost[.quicPadding],
                     "tls_control": cost[.tlsControl], "unclaimed": cost[.unclaimed],
                 ], forKey: .overhead)
             try container.encode(figures.parts.map { Part(name: $0.name, bytes: $0.bytes) }, forKey: .parts)

@@ -42,7 +42,7 @@ final class ReportSectionsTests: XCTestCase {
 
     func testOverheadKindsHaveOneNameEverywhere() {
         let names = runOverheadKinds.isEmpty ? [] : OverheadKind.all.map(\.name)
-        XCTAssertEqual(names, ["empty_packets", "tls_control", "h2_control", "unclaimed"])
+        XCTAssertEqual(names, ["empty_packets", "tls_control", "h2_control", "h3_control", "unclaimed"])
         for name in names {
             XCTAssertTrue(ConnectionsCSV.costColumns.contains("up_\(name)_ip"))
         }

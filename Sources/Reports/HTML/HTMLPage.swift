@@ -46,6 +46,9 @@ struct HTMLPage {
     var inputRows = ""
     var inputErrors: [String] = []
     var hasInputErrors = false
+    /// QUIC connections (report.md's QUIC line) and the undecrypted ones' bytes by server name.
+    var quicLine = ""
+    var quicServerNames: [String] = []
     var quality = ""
     /// The cost-layers section: its chart and report.md's table of the same parts.
     var costLayers: [ChartView] = []
@@ -97,13 +100,28 @@ struct HTMLPage {
             ChartView(title: chart.title, svg: chart.svg, note: chart.note.map { [$0] } ?? [], size: "wide")
         ]
         coverageHeader = HTMLRows.headings(["host or endpoint"] + CoverageSection.columns)
+        // `CoverageSection.cells` written straight into the page's bytes: the endpoints'
+        // table has a row per endpoint and direction (4,444 on the bench capture), and nine
+        // Strings per row were a third of the page's time with a meter log.
+        func coverageRow(_ name: String, _ row: CoverageRow, into rows: inout HTMLRows) {
+            rows.markup("<tr>")
+            rows.cell(name, numeric: false)
+            rows.cell(row.key.direction.rawValue, numeric: false)
+            let unmatched = row.unmatched
+            rows.bytesCell(row.wire.records)
+            rows.bytesCell(row.matched.records)
+            rows.bytesCell(unmatched.records)
+            rows.bytesCell(unmatched.httpBytes)
+            rows.bytesCell(unmatched.ipBytes)
+            rows.bytesCell(row.unmatchedEntries.entries)
+            rows.bytesCell(row.unmatchedEntries.bytes)
+            rows.markup("</tr>\n")
+        }
         coverageMeters = section.meters.map { meter in
             var hosts = HTMLRows()
-            for row in meter.hosts { hosts.row([row.key.host] + CoverageSection.cells(row), leadingTexts: 2) }
+            for row in meter.hosts { coverageRow(row.key.host, row, into: &hosts) }
             var endpoints = HTMLRows()
-            for row in meter.endpoints {
-                endpoints.row([row.key.endpoint] + CoverageSection.cells(row), leadingTexts: 2)
-            }
+            for row in meter.endpoints { coverageRow(row.key.endpoint, row, into: &endpoints) }
             return CoverageMeterView(
                 name: meter.figures.name, lines: CoverageSection.lines(meter), hostRows: hosts.html,
                 endpointRows: endpoints.html)
@@ -286,6 +304,17 @@ struct HTMLPage {
         inputRows = rows.html
         inputErrors = section.errors
         hasInputErrors = !inputErrors.isEmpty
+        let quic = QUICSection(run.inputs)
+        if quic.connections > 0 {
+            let reasons = quic.reasons.map { "\(TextFormat.bytes($0.count)) \($0.reason)" }
+            quicLine =
+                "QUIC: \(TextFormat.count(quic.connections, "connection")),"
+                + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+                + (reasons.isEmpty ? "" : "; not decrypted: " + reasons.joined(separator: ", ")) + "."
+            quicServerNames = quic.undecryptedBytes.map {
+                "\($0.name.isEmpty ? "(no SNI)" : $0.name): \(TextFormat.bytes($0.bytes)) B"
+            }
+        }
     }
 
     /// The diagnostics summed over the inputs, one row per kind of trouble, with the inputs it
@@ -367,6 +396,9 @@ extension HTMLPage: MustacheParent {
         case "inputRows": return inputRows
         case "inputErrors": return inputErrors
         case "hasInputErrors": return hasInputErrors
+        case "quicLine": return quicLine.isEmpty ? nil : quicLine
+        case "quicServerNames": return quicServerNames
+        case "hasQUICServerNames": return !quicServerNames.isEmpty
         case "quality": return quality
         case "costLayers": return costLayers
         case "costHeader": return costHeader

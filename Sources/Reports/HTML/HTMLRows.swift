@@ -26,6 +26,14 @@ struct HTMLRows {
         markup("</td>")
     }
 
+    /// `<td class="n">` and the bytes as `TextFormat.bytes` writes them (digits, `,` and `-`:
+    /// nothing to escape).
+    mutating func bytesCell(_ value: Int) {
+        markup("<td class=\"n\">")
+        TextFormat.appendBytes(value, to: &bytes)
+        markup("</td>")
+    }
+
     /// A row of `cells`, each told text or figure by `numeric`, and its line end.
     mutating func row(_ cells: [(text: String, numeric: Bool)]) {
         markup("<tr>")

@@ -75,6 +75,18 @@ enum HTMLTemplates {
         {{{http2Totals}}}</tfoot>
         </table></div>
         {{/hasHTTP2}}
+        {{#hasHTTP3}}
+        <h3 id="http3-headers">HTTP/3 headers: the meter against QPACK</h3>
+        <p>HTTP/3 sends header fields QPACK-compressed (a field in the dynamic table costs a byte or two; its insert travels once on the QPACK encoder stream, counted as h3_control); an app-layer meter counts them as text. Over the decrypted HTTP/3 records that are measured, have their fields decoded and have every estimate: wire headers are the HEADERS and PUSH_PROMISE frames with their type and length varints (wire_headers), the header list is the decoded fields at len(name) + len(value) + 32 each (header_list).</p>
+        <ul>{{#http3Lines}}<li>{{.}}</li>{{/http3Lines}}</ul>
+        <div class="scroll"><table class="figures" id="http3-table">
+        <thead><tr>{{{http3Header}}}</tr></thead>
+        <tbody>
+        {{{http3Rows}}}</tbody>
+        <tfoot>
+        {{{http3Totals}}}</tfoot>
+        </table></div>
+        {{/hasHTTP3}}
         </section>
         {{/protocols}}
         <section id="charts">
@@ -152,7 +164,10 @@ enum HTMLTemplates {
         <tbody>
         {{{inputRows}}}</tbody>
         </table></div>
-        {{#hasInputErrors}}<h3>Errors</h3>
+        {{#quicLine}}<p id="quic">{{.}}</p>
+        {{/quicLine}}{{#hasQUICServerNames}}<p>Bytes of the QUIC connections not decrypted (UDP payload, no record made of them), by server name:</p>
+        <ul>{{#quicServerNames}}<li>{{.}}</li>{{/quicServerNames}}</ul>
+        {{/hasQUICServerNames}}{{#hasInputErrors}}<h3>Errors</h3>
         <ul>{{#inputErrors}}<li>{{.}}</li>{{/inputErrors}}</ul>{{/hasInputErrors}}
         </section>
         <section id="quality">

@@ -2,8 +2,9 @@ import Analysis
 import Mustache
 
 extension HTMLPage {
-    /// report.html's protocol split and HTTP/2 headers table: the figures of report.md's
-    /// Protocols and HTTP/2 headers sections, as plain text the template escapes.
+    /// report.html's protocol split and its headers tables (HTTP/2 against HPACK, HTTP/3 against
+    /// QPACK): the figures of report.md's Protocols and headers sections, as plain text the
+    /// template escapes.
     struct ProtocolSection {
         var splitHeader = HTMLRows.headings([
             "protocol", "direction", "records", "incomplete", "wire B", "estimator", "estimate B", "error B", "error %",
@@ -14,6 +15,11 @@ extension HTMLPage {
         var http2Header = ""
         var http2Rows = ""
         var http2Totals = ""
+        var hasHTTP3 = false
+        var http3Lines: [String] = []
+        var http3Header = ""
+        var http3Rows = ""
+        var http3Totals = ""
 
         init() {}
 
@@ -21,29 +27,43 @@ extension HTMLPage {
             var split = HTMLRows()
             for cells in MarkdownReport.protocolRows(run) { split.row(cells) }
             splitRows = split.html
-            let totals = run.headerCompressionTotals
-            guard !totals.isEmpty else { return }
-            hasHTTP2 = true
+            if let table = Self.table(run, .hpack, endpointRows: maximumRows) {
+                hasHTTP2 = true
+                (http2Lines, http2Header, http2Rows, http2Totals) = table
+            }
+            if let table = Self.table(run, .qpack, endpointRows: maximumRows) {
+                hasHTTP3 = true
+                (http3Lines, http3Header, http3Rows, http3Totals) = table
+            }
+        }
+
+        /// `coder`'s headline lines, table header, endpoint rows and total rows; nil without
+        /// records of its protocol.
+        static func table(_ run: RunReport, _ coder: HeaderCoder, endpointRows maximumRows: Int) -> (
+            lines: [String], header: String, rows: String, totals: String
+        )? {
+            let totals = run.headerCompressionTotals(coder)
+            guard !totals.isEmpty else { return nil }
+            var lines: [String] = []
             var headings = ["#", "endpoint", "direction", "records", "wire headers B", "header list B", "wire / list"]
             if let index = run.rankingEstimator {
                 let name = run.aggregation.estimatorNames[index]
                 headings += ["\(name) headers B", "\(name) / wire", "\(name) / list"]
                 for (direction, figures) in totals where figures.records > 0 {
-                    http2Lines.append(
+                    lines.append(
                         "\(direction.plural.capitalizedFirst): the \(name) meter counts"
                             + " \(TextFormat.bytes(figures.estimatedHeaders[index])) B of headers,"
                             + " \(RatioText.multiple(figures.estimateToWire(index))) the"
-                            + " \(TextFormat.bytes(figures.wireHeaders)) B of HPACK frames on the wire and"
+                            + " \(TextFormat.bytes(figures.wireHeaders)) B of \(coder.name) frames on the wire and"
                             + " \(RatioText.multiple(figures.estimateToHeaderList(index))) the"
                             + " \(TextFormat.bytes(figures.headerList)) B header list.")
                 }
             }
-            http2Header = HTMLRows.headings(headings)
             let leftOut = totals.reduce(0) { $0 + $1.figures.leftOut }
             if leftOut > 0 {
-                http2Lines.append(
-                    "\(TextFormat.count(leftOut, "HTTP/2 record")) left out (unmeasured, fields unknown or not estimated)."
-                )
+                lines.append(
+                    "\(TextFormat.count(leftOut, "\(coder.protocolLabel) record")) left out"
+                        + " (unmeasured, fields unknown or not estimated).")
             }
             // The rank and the figures are right-aligned; endpoint and direction are text.
             func row(_ rows: inout HTMLRows, _ first: [String], _ figures: HeaderCompressionFigures) {
@@ -51,7 +71,7 @@ extension HTMLPage {
                 rows.row(texts.enumerated().map { ($0.element, $0.offset == 0 || $0.offset > 2) })
             }
             var endpointRows = HTMLRows()
-            for endpoint in run.headerCompressionEndpoints().prefix(maximumRows) {
+            for endpoint in run.headerCompressionEndpoints(coder).prefix(maximumRows) {
                 for (position, (direction, figures)) in endpoint.directions.enumerated() {
                     row(
                         &endpointRows,
@@ -61,10 +81,9 @@ extension HTMLPage {
                         ], figures)
                 }
             }
-            http2Rows = endpointRows.html
             var totalRows = HTMLRows()
             for total in totals { row(&totalRows, ["", "all", total.direction.rawValue], total.figures) }
-            http2Totals = totalRows.html
+            return (lines, HTMLRows.headings(headings), endpointRows.html, totalRows.html)
         }
     }
 }
@@ -80,6 +99,11 @@ extension HTMLPage.ProtocolSection: MustacheParent {
         case "http2Header": return http2Header
         case "http2Rows": return http2Rows
         case "http2Totals": return http2Totals
+        case "hasHTTP3": return hasHTTP3
+        case "http3Lines": return http3Lines
+        case "http3Header": return http3Header
+        case "http3Rows": return http3Rows
+        case "http3Totals": return http3Totals
         default: return nil
         }
     }
