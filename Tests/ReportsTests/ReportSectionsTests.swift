@@ -42,7 +42,11 @@ final class ReportSectionsTests: XCTestCase {
 
     func testOverheadKindsHaveOneNameEverywhere() {
         let names = runOverheadKinds.isEmpty ? [] : OverheadKind.all.map(\.name)
-        XCTAssertEqual(names, ["empty_packets", "tls_control", "h2_control", "h3_control", "unclaimed"])
+        XCTAssertEqual(
+            names, [
+                "empty_packets", "quic_ack", "quic_control", "quic_handshake", "quic_padding", "tls_control", "h2_control",
+                "h3_control", "unclaimed",
+            ])
         for name in names {
             XCTAssertTrue(ConnectionsCSV.costColumns.contains("up_\(name)_ip"))
         }
