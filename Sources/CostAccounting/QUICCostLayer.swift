@@ -18,6 +18,13 @@ import Flows
 /// again until then, and no acknowledgement is followed yet); records wait for it, within the
 /// record sink's bound. Its slots' ledgers are the connection ledger's per-stream ones, which
 /// close with it.
+///
+/// Every packet and STREAM frame touches the per-direction state, so it is not checked for
+/// overlapping access at run time (`@exclusivity(unchecked)`, as in `LayerSlot`): a layer lives
+/// on the parsing thread alone, each change is a plain read-modify-write of one value, and the
+/// one closure that runs while a claim map is read (`forEachPiece`'s, in `charge`) changes only
+/// `cost`, `overheadUDP` and slots, never the map or the queues. `QUICCostLayerTests` run every
+/// path in debug builds.
 public final class QUICCostLayer: MessageClaims {
     /// What a packet carried (the QUIC module's `QUICPacketClass`, without depending on it).
     public enum PacketKind: Sendable {
@@ -42,6 +49,17 @@ public final class QUICCostLayer: MessageClaims {
     private struct StreamKey: Hashable {
         var side: Direction
         var stream: UInt64
+
+        /// One word hashed (stream ids are 62-bit): a STREAM frame's stream is looked up
+        /// several times per packet.
+        func hash(into hasher: inout Hasher) { hasher.combine(stream << 1 | UInt64(side.rawValue & 1)) }
+    }
+
+    /// A stream's claim map, held by reference so that a claim or a settle changes it in place
+    /// (one look-up, no copy of its runs).
+    private final class StreamClaims {
+        @exclusivity(unchecked) var map: ClaimMap
+        init(_ map: ClaimMap) { self.map = map }
     }
 
     private struct SlotKey: Hashable {
@@ -84,22 +102,25 @@ public final class QUICCostLayer: MessageClaims {
     private let costs: ConnectionCostLedger
     private let kinds: Kinds
     private let limits: CostLimits
-    private var claimMaps: [StreamKey: ClaimMap] = [:]
-    private var slots: [SlotKey: LayerSlot] = [:]
+    @exclusivity(unchecked) private var claimMaps: [StreamKey: StreamClaims] = [:]
+    /// The claim map looked up last: a packet's stream is looked up at its settle, when it is
+    /// placed and when it is charged.
+    @exclusivity(unchecked) private var lastClaims: (key: StreamKey, claims: StreamClaims)?
+    @exclusivity(unchecked) private var slots: [SlotKey: LayerSlot] = [:]
     /// Per direction: the STREAM frames of waiting packets, then of the packet being read.
-    private var pieces: [Deque<Piece>] = [[], []]
-    private var piecesOfNextPacket = [0, 0]
-    private var waiting: [Deque<Packet>] = [[], []]
-    private var datagrams = [Datagram(), Datagram()]
-    private var closed = false
+    @exclusivity(unchecked) private var pieces: [Deque<Piece>] = [[], []]
+    @exclusivity(unchecked) private var piecesOfNextPacket = [0, 0]
+    @exclusivity(unchecked) private var waiting: [Deque<Packet>] = [[], []]
+    @exclusivity(unchecked) private var datagrams = [Datagram(), Datagram()]
+    @exclusivity(unchecked) private var closed = false
 
     /// Per direction: the totals and the overhead by kind; `total.tcp` and each kind's `tcp`
     /// hold UDP payload bytes (the QUIC layer).
-    public private(set) var cost = [DirectionCost(), DirectionCost()]
+    @exclusivity(unchecked) public private(set) var cost = [DirectionCost(), DirectionCost()]
     /// Per direction: UDP bytes (payload + 8 per datagram) in all, and of each overhead kind
     /// (by `OverheadKind.index`).
-    public private(set) var totalUDP = [0, 0]
-    public private(set) var overheadUDP = [[Int]](
+    @exclusivity(unchecked) public private(set) var totalUDP = [0, 0]
+    @exclusivity(unchecked) public private(set) var overheadUDP = [[Int]](
         repeating: [Int](repeating: 0, count: OverheadKind.capacity), count: 2)
 
     public init(costs: ConnectionCostLedger, kinds: Kinds, limits: CostLimits) {
@@ -194,23 +215,37 @@ public final class QUICCostLayer: MessageClaims {
     // MARK: What the reader claims
 
     public func claim(_ range: Range<Int64>, of side: Direction, stream: UInt64, by owner: StreamOwner) {
-        let key = StreamKey(side: side, stream: stream)
-        var map = claimMaps.removeValue(forKey: key) ?? ClaimMap(maxRuns: limits.maxCostHistoryRuns)
+        let claims = claimsMade(StreamKey(side: side, stream: stream))
         let costOwner = costOwner(owner, side, stream)
-        if let placed = map.claim(range.lowerBound, range.upperBound, costOwner), case let .message(slot) = costOwner {
+        if let placed = claims.map.claim(range.lowerBound, range.upperBound, costOwner),
+            case let .message(slot) = costOwner
+        {
             slot.claimed = saturatingSum(slot.claimed, Int(clamping: placed.upperBound - placed.lowerBound))
             slot.carrierEnd = max(slot.carrierEnd, placed.upperBound)
         }
-        claimMaps[key] = map
         drain(side.rawValue)
     }
 
     public func settle(_ side: Direction, stream: UInt64, upTo offset: Int64) {
-        let key = StreamKey(side: side, stream: stream)
-        var map = claimMaps.removeValue(forKey: key) ?? ClaimMap(maxRuns: limits.maxCostHistoryRuns)
-        map.settle(upTo: offset)
-        claimMaps[key] = map
+        claimsMade(StreamKey(side: side, stream: stream)).map.settle(upTo: offset)
         drain(side.rawValue)
+    }
+
+    /// The stream's claim map, nil before its first claim or settle.
+    private func claims(_ key: StreamKey) -> StreamClaims? {
+        if let last = lastClaims, last.key == key { return last.claims }
+        guard let found = claimMaps[key] else { return nil }
+        lastClaims = (key, found)
+        return found
+    }
+
+    /// The stream's claim map, made empty on first use.
+    private func claimsMade(_ key: StreamKey) -> StreamClaims {
+        if let found = claims(key) { return found }
+        let made = StreamClaims(ClaimMap(maxRuns: limits.maxCostHistoryRuns))
+        claimMaps[key] = made
+        lastClaims = (key, made)
+        return made
     }
 
     public func takeSlot(of side: Direction, stream: UInt64, startingAt offset: Int64) -> LayerSlot? {
@@ -244,7 +279,7 @@ public final class QUICCostLayer: MessageClaims {
         let side = Direction(rawValue: d)!
         for index in 0..<packet.pieceCount {
             let piece = pieces[d][index]
-            guard let map = claimMaps[StreamKey(side: side, stream: piece.stream)], map.end >= piece.end else {
+            guard let claims = claims(StreamKey(side: side, stream: piece.stream)), claims.map.end >= piece.end else {
                 return false
             }
         }
@@ -280,7 +315,7 @@ public final class QUICCostLayer: MessageClaims {
             let piece = pieces[d].removeFirst()
             frameBytes = saturatingSum(frameBytes, saturatingSum(piece.frameOverhead, Int(clamping: piece.end - piece.start)))
             repeatedInPacket += piece.repeated
-            let map = claimMaps[StreamKey(side: side, stream: piece.stream)]
+            let map = claims(StreamKey(side: side, stream: piece.stream))?.map
             var overhead = piece.frameOverhead
             let repeatedEnd = piece.start &+ Int64(piece.repeated)
             if piece.end == piece.start {
@@ -358,6 +393,7 @@ public final class QUICCostLayer: MessageClaims {
         }
         slots = [:]
         claimMaps = [:]
+        lastClaims = nil
         for d in 0..<2 {
             cost[d].udp = totalUDP[d]
             cost[d].overheadUDP = overheadUDP[d].reduce(0, +)

@@ -237,8 +237,7 @@ final class QUICFlowHandler: DatagramHandler {
     func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost) {
         guard !state.closed else { return }
         let side = clientInitiated ? direction : direction.peer
-        let figures = state.connection.figures[side.rawValue]
-        let zerosBefore = figures.datagramPadding
+        let zerosBefore = state.connection.figures[side.rawValue].datagramPadding
         state.costs.beginDatagram(from: side, cost)
         state.connection.datagram(payload, from: side, time: time)
         state.costs.endDatagram(

@@ -26,11 +26,14 @@ final class UDPFlowTable {
         }
     }
 
+    /// Touched for every datagram, so not checked for overlapping access at run time
+    /// (`@exclusivity(unchecked)`): the table lives on the parsing thread alone, and each change
+    /// is a plain read-modify-write that calls nothing.
     private final class Flow {
-        var accounting: ConnectionAccounting
+        @exclusivity(unchecked) var accounting: ConnectionAccounting
         let handler: DatagramHandler?
         let port: String
-        var lastSeen: Int64
+        @exclusivity(unchecked) var lastSeen: Int64
         init(info: ConnectionInfo, handler: DatagramHandler?, port: String) {
             accounting = ConnectionAccounting(info: info)
             self.handler = handler
@@ -43,9 +46,9 @@ final class UDPFlowTable {
     private let maxFlows: Int
     private let idleTimeout: Int64
     private let nextNumber: () -> Int
-    private var flows: [Key: Flow] = [:]
-    private var lastSweep: Int64?
-    private(set) var counts = InputDiagnostics.UDPCounts()
+    @exclusivity(unchecked) private var flows: [Key: Flow] = [:]
+    @exclusivity(unchecked) private var lastSweep: Int64?
+    @exclusivity(unchecked) private(set) var counts = InputDiagnostics.UDPCounts()
 
     init(readers: [UDPFlowReader], maxFlows: Int, idleTimeout: Int64, nextNumber: @escaping () -> Int) {
         self.readers = readers

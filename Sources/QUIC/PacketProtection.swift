@@ -107,17 +107,22 @@ public final class QUICPacketKeys: @unchecked Sendable {
 
     /// The 5-byte header protection mask of a 16-byte sample (RFC 9001 §5.4.3, §5.4.4): AES on
     /// one block, or ChaCha20 with the sample's first 4 bytes as counter and the rest as nonce.
-    /// Lanes 0-4 hold the mask. A SIMD value rather than an array: this runs once per packet, and
-    /// the AES block is permuted in a stack buffer, so the AES case allocates nothing.
+    /// Lanes 0-4 hold the mask. A SIMD value rather than an array: this runs once per packet.
+    /// AES is swift-crypto's CTR mode over 5 zero bytes with the sample as the whole counter
+    /// block: its first keystream block is AES(sample), the mask; the same bytes as
+    /// `AES.permute` on the sample, without its generic path (a third less time per packet).
     public func mask(sample: UnsafeRawBufferPointer) -> SIMD8<UInt8>? {
         guard sample.count == 16 else { return nil }
         switch cipher {
         case .aes128GCM, .aes256GCM:
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { storage -> SIMD8<UInt8>? in
-                var block = storage
-                _ = block.initialize(from: sample)
-                guard (try? AES.permute(&block, key: headerKey)) != nil else { return nil }
-                return SIMD8(block[0], block[1], block[2], block[3], block[4], 0, 0, 0)
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 5) { zeros -> SIMD8<UInt8>? in
+                zeros.initialize(repeating: 0)
+                guard let nonce = try? AES._CTR.Nonce(nonceBytes: sample),
+                    let output = try? AES._CTR.encrypt(UnsafeRawBufferPointer(zeros), using: headerKey, nonce: nonce),
+                    output.count == 5
+                else { return nil }
+                let at = output.startIndex
+                return SIMD8(output[at], output[at + 1], output[at + 2], output[at + 3], output[at + 4], 0, 0, 0)
             }
         case .chaCha20Poly1305:
             guard let counter = try? Insecure.ChaCha20CTR.Counter(data: sample[0..<4]),
@@ -133,27 +138,24 @@ public final class QUICPacketKeys: @unchecked Sendable {
 
     /// The payload of a packet, or nil when its tag does not verify (RFC 9001 §5.3): the nonce is
     /// the IV XOR the packet number, the header is the associated data. Data as swift-crypto
-    /// returns it (no copy into an array: this runs once per packet); the nonce is built on the stack.
+    /// returns it (no copy into an array: this runs once per packet). The box is made from
+    /// one `Data` (nonce, ciphertext, tag) written in place: `SealedBox(nonce:ciphertext:tag:)`
+    /// appends its parts through Data's generic path, which cost more than the copy.
     public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> Data? {
         guard sealed.count >= 16, iv.count == 12 else { return nil }
-        let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[0..<(sealed.count - 16)])
-        let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - 16)...])
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { storage -> Data? in
-            for index in 0..<12 { (storage.baseAddress! + index).initialize(to: iv[index]) }
-            for index in 0..<8 { storage[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
-            let nonce = UnsafeRawBufferPointer(storage)
-            do {
-                switch cipher {
-                case .aes128GCM, .aes256GCM:
-                    let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                    return try AES.GCM.open(box, using: key, authenticating: header)
-                case .chaCha20Poly1305:
-                    let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-                    return try ChaChaPoly.open(box, using: key, authenticating: header)
-                }
-            } catch {
-                return nil
-            }
+        var combined = Data(count: 12 &+ sealed.count)
+        combined.withUnsafeMutableBytes { out in
+            for index in 0..<12 { out[index] = iv[index] }
+            for index in 0..<8 { out[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+            UnsafeMutableRawBufferPointer(rebasing: out[12...]).copyMemory(from: sealed)
+        }
+        switch cipher {
+        case .aes128GCM, .aes256GCM:
+            guard let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
+            return try? AES.GCM.open(box, using: key, authenticating: header)
+        case .chaCha20Poly1305:
+            guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
+            return try? ChaChaPoly.open(box, using: key, authenticating: header)
         }
     }
 }

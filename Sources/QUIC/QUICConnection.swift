@@ -79,6 +79,12 @@ public enum QUICNotDecrypted: String, Sendable {
 /// phase bit), CRYPTO data ordered per epoch for the hellos, and each stream's data ordered per
 /// direction and fed to a `MultiplexedStreamHandler`. Directions are the connection's: `up`
 /// from the client.
+///
+/// The state every packet touches is not checked for overlapping access at run time
+/// (`@exclusivity(unchecked)`): a connection lives on the parsing thread alone, and what runs
+/// inside a long access (the datagram's `scratch`, a stream's `ordered` while it delivers) is the
+/// application's handler, which never calls back into the connection. `QUICConnectionTests`
+/// run every path in debug builds.
 public final class QUICConnection {
     public typealias SecretsLookup = (_ clientRandom: [UInt8]) -> ConnectionSecrets?
 
@@ -86,7 +92,7 @@ public final class QUICConnection {
     public private(set) var clientHello: ClientHelloInfo?
     public private(set) var serverHello: ServerHelloInfo?
     public private(set) var cipher: QUICCipher?
-    public private(set) var figures = [QUICDirectionFigures(), QUICDirectionFigures()]
+    @exclusivity(unchecked) public private(set) var figures = [QUICDirectionFigures(), QUICDirectionFigures()]
     /// Connection IDs each side chose (the peer sends to them): index 0 the client's, 1 the server's.
     public private(set) var connectionIDs: [Set<QUICConnectionID>] = [[], []]
     public private(set) var closeError: UInt64?
@@ -107,22 +113,39 @@ public final class QUICConnection {
     /// Called once the handshake tells the application protocol (ALPN), to choose the handler.
     public var chooseHandler: ((_ alpn: String?) -> MultiplexedStreamHandler?)?
 
-    private var initialKeys: [QUICPacketKeys]?
-    private var handshakeKeys: [QUICPacketKeys?] = [nil, nil]
+    @exclusivity(unchecked) private var initialKeys: [QUICPacketKeys]?
+    @exclusivity(unchecked) private var handshakeKeys: [QUICPacketKeys?] = [nil, nil]
     private var zeroRTTKeys: QUICPacketKeys?
     /// 1-RTT keys per direction: the current generation, its key phase bit, and the previous one.
-    private var oneRTT: [(current: QUICPacketKeys, phase: Bool, previous: QUICPacketKeys?)?] = [nil, nil]
-    private var largest: [[UInt64?]] = [[nil, nil], [nil, nil], [nil, nil]]
+    @exclusivity(unchecked) private var oneRTT: [(current: QUICPacketKeys, phase: Bool, previous: QUICPacketKeys?)?] = [nil, nil]
+    @exclusivity(unchecked) private var largest: [[UInt64?]] = [[nil, nil], [nil, nil], [nil, nil]]
     private var crypto: [[OrderedStream]] = Array(repeating: [OrderedStream(), OrderedStream()], count: 4)
     private var handshakeBuffers: [[UInt8]] = Array(repeating: [], count: 8)
-    private var streams: [StreamKey: OrderedStream] = [:]
-    private var heldBytes = 0
-    private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var streams: [StreamKey: StreamState] = [:]
+    @exclusivity(unchecked) private var heldBytes = 0
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
     private var sawKeyLog = false
 
     private struct StreamKey: Hashable {
         var id: UInt64
         var direction: Direction
+
+        /// One word hashed (stream ids are 62-bit).
+        func hash(into hasher: inout Hasher) { hasher.combine(id << 1 | UInt64(direction.rawValue & 1)) }
+    }
+
+    /// One direction of a stream, held by reference: a STREAM frame looks it up once and
+    /// changes it in place.
+    private final class StreamState {
+        @exclusivity(unchecked) var ordered = OrderedStream()
+    }
+
+    /// The stream's state, made on first use.
+    private func streamState(_ key: StreamKey) -> StreamState {
+        if let known = streams[key] { return known }
+        let made = StreamState()
+        streams[key] = made
+        return made
     }
 
     public init(secrets: @escaping SecretsLookup, maxHeldBytes: Int = 4 << 20) {
@@ -142,7 +165,7 @@ public final class QUICConnection {
         return clientHello == nil ? .handshakeNotCaptured : .noKey
     }
 
-    private var decryptedOneRTT = 0
+    @exclusivity(unchecked) private var decryptedOneRTT = 0
 
     /// One UDP datagram's payload from `direction`.
     public func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64) {
@@ -284,12 +307,10 @@ public final class QUICConnection {
                     figures[side].repeatedStreamBytes &- repeatedBefore)
             case .resetStream(let id, let finalSize):
                 figures[side].otherFrames &+= 1
-                let key = StreamKey(id: id, direction: direction)
-                var stream = streams[key] ?? OrderedStream()
-                if !stream.ended {
-                    stream.ended = true
-                    stream.finalSize = finalSize
-                    streams[key] = stream
+                let state = streamState(StreamKey(id: id, direction: direction))
+                if !state.ordered.ended {
+                    state.ordered.ended = true
+                    state.ordered.finalSize = finalSize
                     handler?.end(stream: id, of: direction, reason: .reset, time: time)
                 }
             case .newConnectionID(_, let id):
@@ -314,33 +335,29 @@ public final class QUICConnection {
         _ id: UInt64, _ data: UnsafeRawBufferPointer, at offset: UInt64, fin: Bool, from direction: Direction, time: Int64
     ) {
         let key = StreamKey(id: id, direction: direction)
-        // Taken out while changed, so that its held runs are not copied (copy-on-write).
-        var stream = streams.removeValue(forKey: key) ?? OrderedStream()
-        defer { streams[key] = stream }
-        guard !stream.ended else {
+        let state = streamState(key)
+        guard !state.ordered.ended else {
             figures[direction.rawValue].repeatedStreamBytes &+= data.count
             return
         }
-        let repeatedBefore = stream.repeatedBytes
-        if fin { stream.finalSize = offset &+ UInt64(data.count) }
+        let repeatedBefore = state.ordered.repeatedBytes
+        if fin { state.ordered.finalSize = offset &+ UInt64(data.count) }
         let handler = self.handler
-        heldBytes &+= stream.add(data, at: offset) { bytes, at in
+        heldBytes &+= state.ordered.add(data, at: offset) { bytes, at in
             handler?.receive(
                 bytes, stream: id, from: direction,
                 at: StreamPosition(time: time, offset: Int64(clamping: at), peerAcknowledged: nil))
         }
         // Over the bound, this stream's holes are given up first, then other streams'.
-        while heldBytes > maxHeldBytes, stream.hasHeld {
-            heldBytes &+= giveUpHole(of: &stream, key, time: time)
+        while heldBytes > maxHeldBytes, state.ordered.hasHeld {
+            heldBytes &+= giveUpHole(of: &state.ordered, key, time: time)
         }
-        while heldBytes > maxHeldBytes, let other = streams.first(where: { $0.value.hasHeld })?.key {
-            var held = streams.removeValue(forKey: other)!
-            heldBytes &+= giveUpHole(of: &held, other, time: time)
-            streams[other] = held
+        while heldBytes > maxHeldBytes, let other = streams.first(where: { $0.value.ordered.hasHeld }) {
+            heldBytes &+= giveUpHole(of: &other.value.ordered, other.key, time: time)
         }
-        figures[direction.rawValue].repeatedStreamBytes &+= stream.repeatedBytes &- repeatedBefore
-        if let final = stream.finalSize, stream.delivered >= final {
-            stream.ended = true
+        figures[direction.rawValue].repeatedStreamBytes &+= state.ordered.repeatedBytes &- repeatedBefore
+        if let final = state.ordered.finalSize, state.ordered.delivered >= final {
+            state.ordered.ended = true
             handler?.end(stream: id, of: direction, reason: .fin, time: time)
         }
     }
@@ -460,11 +477,10 @@ public final class QUICConnection {
     /// The connection is over: streams with held bytes give up their holes, then the handler closes.
     public func close(_ accounting: ConnectionAccounting) {
         for key in streams.keys.sorted(by: { ($0.id, $0.direction) < ($1.id, $1.direction) }) {
-            var stream = streams.removeValue(forKey: key)!
-            while stream.hasHeld {
-                heldBytes &+= giveUpHole(of: &stream, key, time: accounting.lastPacketTime)
+            let state = streams[key]!
+            while state.ordered.hasHeld {
+                heldBytes &+= giveUpHole(of: &state.ordered, key, time: accounting.lastPacketTime)
             }
-            streams[key] = stream
         }
         handler?.close(accounting)
         handler = nil
