@@ -139,6 +139,9 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
     let clientSide: Direction
     /// Per (stream, side): stream ids are 62-bit, so the side is the top bit of the key.
     var readers: [UInt64: StreamReader] = [:]
+    /// The reader looked up last: the transport hands a stream's bytes packet after packet.
+    /// Forgotten with the readers a retired stream drops.
+    var lastReader: (key: UInt64, reader: StreamReader)?
     var exchanges: [UInt64: Exchange] = [:]
     /// Pushes by push id: the pushed request, and the response its push stream brings.
     var pushes: [UInt64: Exchange] = [:]
@@ -299,6 +302,7 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         else { return }
         readers[Self.key(stream, .up)] = nil
         readers[Self.key(stream, .down)] = nil
+        lastReader = nil
         exchanges[stream] = nil
         exchange.request = nil
         exchange.response = nil
@@ -306,9 +310,14 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
 
     func reader(_ stream: UInt64, _ side: Direction) -> StreamReader {
         let key = Self.key(stream, side)
-        if let reader = readers[key] { return reader }
+        if let last = lastReader, last.key == key { return last.reader }
+        if let reader = readers[key] {
+            lastReader = (key, reader)
+            return reader
+        }
         let reader = StreamReader(id: stream, side: side)
         readers[key] = reader
+        lastReader = (key, reader)
         if reader.type == .request { tallies[side.rawValue].requestStreams += 1 } else { tallies[side.rawValue].uniStreams += 1 }
         return reader
     }

@@ -24,6 +24,13 @@ final class UDPFlowTable {
         init(_ a: TransportEndpoint, _ b: TransportEndpoint) {
             (low, high) = a < b ? (a, b) : (b, a)
         }
+
+        /// Three words hashed rather than eight fields: looked up for every datagram.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(low.address.high ^ high.address.high.byteSwapped)
+            hasher.combine(low.address.low ^ high.address.low.byteSwapped)
+            hasher.combine(UInt64(low.port) << 32 | UInt64(high.port) << 16 | (high.address.isIPv6 ? 1 : 0))
+        }
     }
 
     /// Touched for every datagram, so not checked for overlapping access at run time
@@ -47,6 +54,8 @@ final class UDPFlowTable {
     private let idleTimeout: Int64
     private let nextNumber: () -> Int
     @exclusivity(unchecked) private var flows: [Key: Flow] = [:]
+    /// The flow of the last datagram: a peer sends several in a row.
+    @exclusivity(unchecked) private var lastFlow: (key: Key, flow: Flow)?
     @exclusivity(unchecked) private var lastSweep: Int64?
     @exclusivity(unchecked) private(set) var counts = InputDiagnostics.UDPCounts()
 
@@ -66,10 +75,14 @@ final class UDPFlowTable {
         counts.datagrams += 1
         let key = Key(datagram.source, datagram.destination)
         let flow: Flow
-        if let existing = flows[key] {
+        if let last = lastFlow, last.key == key {
+            flow = last.flow
+        } else if let existing = flows[key] {
             flow = existing
+            lastFlow = (key, existing)
         } else {
             flow = open(key, datagram)
+            lastFlow = (key, flow)
         }
         flow.lastSeen = max(flow.lastSeen, time)
         let direction: Direction = datagram.source == flow.accounting.info.initiator ? .up : .down
@@ -141,6 +154,7 @@ final class UDPFlowTable {
 
     private func close(_ key: Key, _ flow: Flow) {
         flows[key] = nil
+        if lastFlow?.key == key { lastFlow = nil }
         flow.handler?.close(flow.accounting)
     }
 

@@ -121,8 +121,9 @@ public final class QUICPacketKeys: @unchecked Sendable {
                     let output = try? AES._CTR.encrypt(UnsafeRawBufferPointer(zeros), using: headerKey, nonce: nonce),
                     output.count == 5
                 else { return nil }
-                let at = output.startIndex
-                return SIMD8(output[at], output[at + 1], output[at + 2], output[at + 3], output[at + 4], 0, 0, 0)
+                return output.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+                    SIMD8(raw[0], raw[1], raw[2], raw[3], raw[4], 0, 0, 0)
+                }
             }
         case .chaCha20Poly1305:
             guard let counter = try? Insecure.ChaCha20CTR.Counter(data: sample[0..<4]),
@@ -138,24 +139,36 @@ public final class QUICPacketKeys: @unchecked Sendable {
 
     /// The payload of a packet, or nil when its tag does not verify (RFC 9001 §5.3): the nonce is
     /// the IV XOR the packet number, the header is the associated data. Data as swift-crypto
-    /// returns it (no copy into an array: this runs once per packet). The box is made from
-    /// one `Data` (nonce, ciphertext, tag) written in place: `SealedBox(nonce:ciphertext:tag:)`
-    /// appends its parts through Data's generic path, which cost more than the copy.
+    /// returns it (no copy into an array: this runs once per packet).
     public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> Data? {
+        var box: [UInt8] = []
+        return open(header: header, packetNumber: packetNumber, sealed: sealed, box: &box)
+    }
+
+    /// `open(header:packetNumber:sealed:)` with the caller's buffer for the sealed box, kept from
+    /// packet to packet. The box is made from one run of bytes (nonce, ciphertext, tag) written
+    /// there: `SealedBox(nonce:ciphertext:tag:)` appends its parts to a new `Data` through Data's
+    /// generic path, which cost more than the copy, and a new buffer per packet cost an
+    /// allocation and its zeroing.
+    public func open(
+        header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer, box: inout [UInt8]
+    ) -> Data? {
         guard sealed.count >= 16, iv.count == 12 else { return nil }
-        var combined = Data(count: 12 &+ sealed.count)
-        combined.withUnsafeMutableBytes { out in
-            for index in 0..<12 { out[index] = iv[index] }
-            for index in 0..<8 { out[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
-            UnsafeMutableRawBufferPointer(rebasing: out[12...]).copyMemory(from: sealed)
-        }
-        switch cipher {
-        case .aes128GCM, .aes256GCM:
-            guard let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
-            return try? AES.GCM.open(box, using: key, authenticating: header)
-        case .chaCha20Poly1305:
-            guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
-            return try? ChaChaPoly.open(box, using: key, authenticating: header)
+        let count = 12 &+ sealed.count
+        if box.count < count { box = [UInt8](repeating: 0, count: max(count, 2048)) }
+        return box.withUnsafeMutableBytes { buffer -> Data? in
+            for index in 0..<12 { buffer[index] = iv[index] }
+            for index in 0..<8 { buffer[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+            UnsafeMutableRawBufferPointer(rebasing: buffer[12..<count]).copyMemory(from: sealed)
+            let combined = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            switch cipher {
+            case .aes128GCM, .aes256GCM:
+                guard let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
+                return try? AES.GCM.open(box, using: key, authenticating: header)
+            case .chaCha20Poly1305:
+                guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
+                return try? ChaChaPoly.open(box, using: key, authenticating: header)
+            }
         }
     }
 }

@@ -117,13 +117,16 @@ public final class QUICConnection {
     @exclusivity(unchecked) private var handshakeKeys: [QUICPacketKeys?] = [nil, nil]
     private var zeroRTTKeys: QUICPacketKeys?
     /// 1-RTT keys per direction: the current generation, its key phase bit, and the previous one.
-    @exclusivity(unchecked) private var oneRTT: [(current: QUICPacketKeys, phase: Bool, previous: QUICPacketKeys?)?] = [nil, nil]
+    @exclusivity(unchecked)
+    private var oneRTT: [(current: QUICPacketKeys, phase: Bool, previous: QUICPacketKeys?)?] = [nil, nil]
     @exclusivity(unchecked) private var largest: [[UInt64?]] = [[nil, nil], [nil, nil], [nil, nil]]
     private var crypto: [[OrderedStream]] = Array(repeating: [OrderedStream(), OrderedStream()], count: 4)
     private var handshakeBuffers: [[UInt8]] = Array(repeating: [], count: 8)
     @exclusivity(unchecked) private var streams: [StreamKey: StreamState] = [:]
     @exclusivity(unchecked) private var heldBytes = 0
     @exclusivity(unchecked) private var scratch: [UInt8] = []
+    /// The AEAD's input (nonce, ciphertext, tag), written per packet (`QUICPacketKeys.open`).
+    @exclusivity(unchecked) private var sealedBox: [UInt8] = []
     private var sawKeyLog = false
 
     private struct StreamKey: Hashable {
@@ -246,24 +249,24 @@ public final class QUICConnection {
         if epoch == .oneRTT, var state = oneRTT[side] {
             let phase = first & 0x04 != 0
             if phase == state.phase {
-                plaintext = state.current.open(header: aad, packetNumber: number, sealed: sealed)
+                plaintext = state.current.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
                 if plaintext == nil, let previous = state.previous {
-                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed)
+                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
                 }
             } else {
                 // A flipped key phase: the next generation (RFC 9001 §6), or a late packet of the previous.
                 let next = state.current.updated()
-                if let opened = next.open(header: aad, packetNumber: number, sealed: sealed) {
+                if let opened = next.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox) {
                     plaintext = opened
                     state = (next, phase, state.current)
                     oneRTT[side] = state
                     figures[side].keyUpdates &+= 1
                 } else if let previous = state.previous {
-                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed)
+                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
                 }
             }
         } else {
-            plaintext = keys.open(header: aad, packetNumber: number, sealed: sealed)
+            plaintext = keys.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
         }
         guard let plaintext else {
             figures[side].badTag &+= 1
