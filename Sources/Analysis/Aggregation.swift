@@ -361,7 +361,7 @@ public struct GroupKey: Hashable, Sendable, Comparable {
 /// Every figure of docs/METERING.md §5 over a run: per endpoint and direction, and in total.
 /// Aggregations of disjoint record sets merge into the aggregation of their union.
 public struct Aggregation: Sendable, Equatable {
-    public let estimatorNames: [String]
+    public private(set) var estimatorNames: [String]
     /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
     public let rankingEstimator: Int?
     public internal(set) var groups: [GroupKey: GroupFigures] = [:]
@@ -668,6 +668,24 @@ extension Aggregation {
             ProtocolKey(wireProtocol: record.wireProtocol, direction: record.group.direction),
             default: GroupFigures(estimatorCount: count)
         ].estimators[index].add(wire: record.wire, estimate, split: split, causes: causes[...])
+    }
+
+    /// Adds app meters after the estimators, named only once their logs are read (while the
+    /// records streamed by, a meter had no estimate of any): every group gets their figures, empty.
+    public mutating func addMeters(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        estimatorNames += names
+        let empty = Array(repeating: EstimatorFigures(), count: names.count)
+        func extend<Key>(_ figures: inout [Key: GroupFigures]) {
+            var position = figures.values.startIndex
+            while position != figures.values.endIndex {
+                figures.values[position].estimators += empty
+                figures.values.formIndex(after: &position)
+            }
+        }
+        extend(&groups)
+        extend(&totals)
+        extend(&protocolTotals)
     }
 
     /// Once every meter estimate is in: each group's measured records that a meter gave no

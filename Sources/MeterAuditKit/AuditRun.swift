@@ -76,9 +76,10 @@ public struct AuditRun {
     /// Runs every input in order, then writes the reports, and last the part files that let
     /// `merge` add this folder to others (docs/SCALE.md; only when every other file was
     /// written). Throws only when the output directory cannot be made or the streamed files
-    /// (messages.csv, connections.csv, part.points) cannot be created there (before reading
-    /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
-    /// are still written.
+    /// (messages.csv, connections.csv, part.points) cannot be created there, or a meter log
+    /// cannot be opened (before reading anything), or a meter log cannot be read to its end or
+    /// names a meter that is not usable (known once it is read, at the end: nothing is left);
+    /// a write failing later is in `Result.outputErrors`, and the other outputs are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
         options.protocols.registerOverheadKinds()
         do {
@@ -91,7 +92,8 @@ public struct AuditRun {
         let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []
-        // The app meters' logs, read before the inputs (docs/METER-LOG.md, "In a run").
+        // The app meters' logs, opened before the inputs and read on another core while they are
+        // analyzed (docs/METER-LOG.md, "In a run").
         let meters: MeterStage?
         do {
             meters =
@@ -110,15 +112,18 @@ public struct AuditRun {
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         // Created first, so an unwritable directory is reported before any input is read.
         let messages =
-            writesMessages
-            ? try MessagesCSV(
-                path: messagesPath, estimators: options.estimators.names, lateColumns: meters?.messageColumns ?? [])
-            : nil
+            !writesMessages
+            ? nil
+            : meters == nil
+                ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names)
+                : try MessagesCSV(
+                    path: messagesPath, estimators: options.estimators.names, lateColumnsNamedAtTheEnd: ())
         let writesConnections = formats?.contains(ConnectionsCSV.formatName) ?? true
         let connectionsPath = outputDirectory + "/" + ConnectionsCSV.fileName
         let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimators: options.estimators, meters: meters?.names ?? [])
+        // The meters are named once their logs are read, at the end (`addMeters`).
+        var aggregation = Aggregation(estimators: options.estimators)
         // report.html's per-record charts, in bounded memory; only when the page is written.
         let writesHTML = formats?.contains(HTMLReport.name) ?? true
         // The page's template, parsed on another core while this one starts reading (the
@@ -160,7 +165,18 @@ public struct AuditRun {
             }
             diagnostics.append(inputDiagnostics)
         }
-        meters?.finish(aggregation: &aggregation, sharings: &sharings, charts: &charts, diagnostics: &diagnostics)
+        if let meters {
+            do {
+                try meters.load()
+            } catch {
+                messages?.discard()
+                connections?.discard()
+                throw Error.meterLog(String(describing: error))
+            }
+            aggregation.addMeters(meters.names)
+            charts.addMeters(meters.names)
+            meters.finish(aggregation: &aggregation, sharings: &sharings, charts: &charts, diagnostics: &diagnostics)
+        }
         let read = monotonicSeconds()
         // What follows has two parts that need nothing of each other: putting the streamed
         // files in place with diagnostics.json (which needs only the diagnostics) and drawing
@@ -176,7 +192,9 @@ public struct AuditRun {
             guard let meters else { return file.close }
             return {
                 var cursor = 0
-                try file.complete { ordinal, row in meters.appendCells(ordinal: ordinal, cursor: &cursor, to: &row) }
+                try file.complete(lateColumns: meters.messageColumns) { ordinal, row in
+                    meters.appendCells(ordinal: ordinal, cursor: &cursor, to: &row)
+                }
             }
         }
         let streamed: [(path: String, close: () throws -> Void)] =

@@ -1,6 +1,8 @@
 import Analysis
+import Dispatch
 import Estimation
 import Flows
+import Foundation
 import MessageModel
 import MeterLog
 import Records
@@ -64,66 +66,86 @@ struct LoadedMeter {
     var logsBody = false
 }
 
-/// The meter logs of a run, joined to its records (docs/METER-LOG.md, "In a run").
+/// The meter logs of a run, read on another core while the inputs are analyzed.
 ///
-/// The logs are read before the inputs. While records stream by, each one whose URL (without
-/// its query) some entry names is kept as a `Candidate`: its `WireRecord` for the join, and what
-/// the figures need of it (`MeteredRecord`, its coverage key, its share of connection overhead
-/// still to be given out); every record is counted for coverage. At the end, each meter is
-/// joined to the candidates, and its estimates are added to the figures, the overhead shares,
-/// the charts' samples, the diagnostics and, by a second pass, messages.csv.
-final class MeterStage {
-    let logs: [MeterLog]
-    private(set) var meters: [LoadedMeter]
-    let options: JoinOptions
-    /// Every URL without its query that an entry names: only records there can join.
-    private let pathKeys: Set<String>
-    private let normalizer: EndpointNormalizer
-
-    struct Candidate {
-        /// The record's place in the run (its row of messages.csv).
-        var ordinal: Int
-        var input: Int32
-        var wire: WireRecord
-        var figures: MeteredRecord
-        var coverageKey: CoverageKey?
-        /// Its share of connection overhead, given out at the end with the meters that count it.
-        var share: PendingShare?
-        var modelMask: UInt64
+/// Opening each file and reading its first line is done up front, on the caller's thread: a
+/// file that cannot be opened or read stops the run before any input is read. The rest of each
+/// file, the meters it names and the URLs its entries name are read and made on another
+/// thread; `load` waits for them. What is wrong in a line stays a diagnostic of its log.
+final class MeterLogLoading: @unchecked Sendable {
+    struct Loaded {
+        var logs: [MeterLog]
+        var meters: [LoadedMeter]
+        /// Every URL without its query that an entry names: only records there can join.
+        var pathKeys: Set<String>
     }
 
-    private(set) var candidates: [Candidate] = []
-    /// Each candidate's `ordinal`, kept when `finish` lets the candidates go.
-    private var candidateOrdinals: [Int] = []
-    /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
-    private(set) var matches: [[Int32]] = []
-    private(set) var coverage = CoverageFigures()
-    /// Records per input, for the `not-metered` counts.
-    private var recordsPerInput: [Int] = []
-    private var ordinal = 0
-    /// URLs seen, each kept once however many records name it.
-    private var urls: Set<NormalizedURL> = []
-    private var methods: Set<String> = []
-    /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
-    private var exchanges: [ExchangeKey: Int] = [:]
-    private var nextExchange = 0
-    private var currentInput = -1
+    private let done = DispatchGroup()
+    private let lock = NSLock()
+    private var finished = false
+    private var result: Result<Loaded, MeterLogSetupError>?
 
-    private struct ExchangeKey: Hashable {
-        var connection: Int
-        var tunnelHost: String?
-        var request: Int
+    init(sources: [MeterLogSource], modelNames: [String]) throws {
+        var opened: [OpenedMeterLog] = []
+        for source in sources {
+            // A name given on the command line is checked now; the names the entries give (and
+            // the file's stem, taken only when they give none) once the file is read.
+            if let given = source.name { try Self.check(name: given, source: source, modelNames: modelNames) }
+            do {
+                opened.append(try MeterLogReader.open(path: source.path))
+            } catch {
+                throw MeterLogSetupError.cannotRead("--meter-log \(error)")
+            }
+        }
+        let files = opened
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            let result = Result { try Self.load(sources: sources, opened: files, modelNames: modelNames) }
+                .mapError { $0 as? MeterLogSetupError ?? .cannotRead("--meter-log \($0)") }
+            lock.lock()
+            self.result = result
+            finished = true
+            lock.unlock()
+            done.leave()
+        }
+    }
+
+    /// Whether the logs are read (without waiting).
+    var isFinished: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+
+    /// Waits for the logs; throws when one could not be read further or a name is not usable.
+    func wait() throws -> Loaded {
+        done.wait()
+        return try result!.get()
+    }
+
+    /// Throws when `name` cannot name a meter: empty, holding a comma, a quote or a line break
+    /// (messages.csv's columns), or an estimator's.
+    private static func check(name: String, source: MeterLogSource, modelNames: [String]) throws {
+        guard !name.isEmpty, !name.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
+            throw MeterLogSetupError.badName("--meter-log \(source.path): meter name '\(name)' is not usable")
+        }
+        guard !modelNames.contains(name) else {
+            throw MeterLogSetupError.badName(
+                "--meter-log \(source.path): meter name '\(name)' is an estimator's; name it with NAME=FILE")
+        }
     }
 
     /// Reads every log (diagnostics kept in the logs) and names the meters. Throws when a file
     /// cannot be read or a name is taken.
-    init(sources: [MeterLogSource], modelNames: [String], options: JoinOptions, normalizer: EndpointNormalizer) throws {
+    private static func load(sources: [MeterLogSource], opened: [OpenedMeterLog], modelNames: [String]) throws
+        -> Loaded
+    {
         var logs: [MeterLog] = []
         var meters: [LoadedMeter] = []
-        for source in sources {
+        for (source, file) in zip(sources, opened) {
             let log: MeterLog
             do {
-                log = try MeterLogReader.read(path: source.path)
+                log = try MeterLogReader.read(file)
             } catch {
                 throw MeterLogSetupError.cannotRead("--meter-log \(error)")
             }
@@ -137,13 +159,7 @@ final class MeterStage {
                 } else {
                     name = field.isEmpty ? source.stem : field
                 }
-                guard !name.isEmpty, !name.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
-                    throw MeterLogSetupError.badName("--meter-log \(source.path): meter name '\(name)' is not usable")
-                }
-                guard !modelNames.contains(name) else {
-                    throw MeterLogSetupError.badName(
-                        "--meter-log \(source.path): meter name '\(name)' is an estimator's; name it with NAME=FILE")
-                }
+                try check(name: name, source: source, modelNames: modelNames)
                 var meterIndex = meters.firstIndex { $0.name == name }
                 if meterIndex == nil {
                     meters.append(LoadedMeter(name: name, files: []))
@@ -169,15 +185,108 @@ final class MeterStage {
                 }
             }
         }
-        self.logs = logs
-        self.meters = meters
+        let pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
+        return Loaded(logs: logs, meters: meters, pathKeys: pathKeys)
+    }
+}
+
+/// The meter logs of a run, joined to its records (docs/METER-LOG.md, "In a run").
+///
+/// The logs are read on another core while the inputs are analyzed (`MeterLogLoading`). While
+/// records stream by, each one whose URL (without its query) some entry names is kept as a
+/// `Candidate`: its `WireRecord` for the join, and what the figures need of it (`MeteredRecord`,
+/// its coverage key, its share of connection overhead still to be given out); until the logs
+/// are read, every record with a known request is kept, and those no entry names are let go
+/// once they are. Every record is counted for coverage. At the end, `load` waits for the logs
+/// and names the meters; each meter is joined to the candidates, and its estimates are added to
+/// the figures, the overhead shares, the charts' samples, the diagnostics and, by a second
+/// pass, messages.csv.
+final class MeterStage {
+    private(set) var logs: [MeterLog] = []
+    private(set) var meters: [LoadedMeter] = []
+    let options: JoinOptions
+    private let loading: MeterLogLoading
+    /// Every URL without its query that an entry names; nil until the logs are read.
+    private var pathKeys: Set<String>?
+    private let normalizer: EndpointNormalizer
+
+    struct Candidate {
+        /// The record's place in the run (its row of messages.csv).
+        var ordinal: Int
+        var input: Int32
+        var wire: WireRecord
+        var figures: MeteredRecord
+        var coverageKey: CoverageKey?
+        /// Its share of connection overhead, given out at the end with the meters that count it.
+        var share: PendingShare?
+        var modelMask: UInt64
+    }
+
+    private(set) var candidates: [Candidate] = []
+    /// The shares of records kept before the logs were read that no entry names: given out at
+    /// the end with their models alone, as their records' would have been.
+    private var heldShares: [(input: Int32, share: PendingShare, modelMask: UInt64)] = []
+    /// Each candidate's `ordinal`, kept when `finish` lets the candidates go.
+    private var candidateOrdinals: [Int] = []
+    /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
+    private(set) var matches: [[Int32]] = []
+    private(set) var coverage = CoverageFigures()
+    /// Records per input, for the `not-metered` counts.
+    private var recordsPerInput: [Int] = []
+    private var ordinal = 0
+    /// URLs seen, each kept once however many records name it.
+    private var urls: Set<NormalizedURL> = []
+    private var methods: Set<String> = []
+    /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
+    private var exchanges: [ExchangeKey: Int] = [:]
+    private var nextExchange = 0
+    private var currentInput = -1
+
+    private struct ExchangeKey: Hashable {
+        var connection: Int
+        var tunnelHost: String?
+        var request: Int
+    }
+
+    /// Opens every log and starts reading them on another thread. Throws when a file cannot be
+    /// opened or read at all; a name not usable is known only once read (`load`).
+    init(sources: [MeterLogSource], modelNames: [String], options: JoinOptions, normalizer: EndpointNormalizer) throws {
+        loading = try MeterLogLoading(sources: sources, modelNames: modelNames)
         self.options = options
         self.normalizer = normalizer
-        pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
-        // About one record per entry joins: the candidates' array made at that size up front
-        // holds what the log's entries need, where growing it by doubling would, for a moment,
-        // hold the old buffer and one twice its size (a candidate is about 400 B).
-        candidates.reserveCapacity(meters.map(\.entries.count).max() ?? 0)
+    }
+
+    /// Waits for the logs and names the meters (before `finish`, `names`, `messageColumns`).
+    /// Throws when a file could not be read to its end or a meter's name is not usable.
+    func load() throws {
+        let loaded = try loading.wait()
+        logs = loaded.logs
+        meters = loaded.meters
+        if pathKeys == nil { adopt(loaded) }
+    }
+
+    /// Takes the entries' URLs once the logs are read (none when they could not be: the run
+    /// stops at `load`): candidates kept until then that no entry names are let go, their
+    /// shares held.
+    private func adopt(_ loaded: MeterLogLoading.Loaded?) {
+        let keys = loaded?.pathKeys ?? []
+        pathKeys = keys
+        var kept = 0
+        for index in candidates.indices {
+            let candidate = candidates[index]
+            guard keys.contains(candidate.wire.url.pathKey) else {
+                if let share = candidate.share { heldShares.append((candidate.input, share, candidate.modelMask)) }
+                continue
+            }
+            candidates[kept] = candidate
+            candidates[kept].wire.index = kept
+            kept += 1
+        }
+        candidates.removeLast(candidates.count - kept)
+        // About one record per entry joins: the candidates' array made at that size here holds
+        // what the log's entries need, where growing it by doubling would, for a moment, hold
+        // the old buffer and one twice its size (a candidate is about 400 B).
+        candidates.reserveCapacity(loaded?.meters.map(\.entries.count).max() ?? 0)
     }
 
     var names: [String] { meters.map(\.name) }
@@ -199,8 +308,9 @@ final class MeterStage {
         defer { ordinal += 1 }
         recordsPerInput[input] += 1
         coverage.add(record)
+        if pathKeys == nil, loading.isFinished { adopt(try? loading.wait()) }
         guard record.direction != .interim, let wireRecord = wireRecord(of: record),
-            pathKeys.contains(wireRecord.url.pathKey)
+            pathKeys?.contains(wireRecord.url.pathKey) ?? true
         else { return false }
         var mask: UInt64 = 0
         for (index, estimate) in record.estimates.enumerated() where index < 64 {
@@ -360,6 +470,10 @@ final class MeterStage {
             }
             sharings[Int(candidates[candidate].input)].add(share, estimators: mask)
         }
+        for held in heldShares where Int(held.input) < sharings.count {
+            sharings[Int(held.input)].add(held.share, estimators: held.modelMask)
+        }
+        heldShares = []
         for index in sharings.indices { aggregation.add(sharings[index].finish()) }
         for (m, joined) in chartEstimates.enumerated() {
             charts.addJoined(estimator: modelCount + m, estimates: { joined.estimates[$0] }, records: joined.records)

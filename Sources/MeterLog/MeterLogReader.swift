@@ -7,11 +7,27 @@ public enum MeterLogReader {
     /// Reads the whole file. Throws only when it cannot be opened or read; everything wrong
     /// inside is in `MeterLog.diagnostics`.
     public static func read(path: String, limits: MeterLogLimits = MeterLogLimits()) throws -> MeterLog {
-        var state = State(log: MeterLog(path: path), limits: limits)
+        try read(open(path: path, limits: limits))
+    }
+
+    /// Opens the file and reads its first line: a file that cannot be opened or read at all
+    /// (missing, unreadable, a directory) throws here, before any reading of the rest.
+    public static func open(path: String, limits: MeterLogLimits = MeterLogLimits()) throws -> OpenedMeterLog {
         let lines = try LineReader(path: path, limits: limits)
-        while let line = try lines.next() {
+        let first = try lines.next()
+        return OpenedMeterLog(path: path, limits: limits, lines: lines, first: first)
+    }
+
+    /// Reads the rest of an opened file (on any thread, one at a time). Throws only when the
+    /// file cannot be read further; everything wrong inside is in `MeterLog.diagnostics`.
+    public static func read(_ opened: OpenedMeterLog) throws -> MeterLog {
+        var state = State(log: MeterLog(path: opened.path), limits: opened.limits)
+        let lines = opened.lines
+        var next = opened.first
+        while let line = next {
             state.log.linesRead += 1
             if !state.take(line) { break }
+            next = try lines.next()
         }
         state.log.peakLineBytes = lines.peakLineBytes
         if state.log.format == nil { state.report(line: 0, .emptyFile) }
@@ -621,4 +637,20 @@ public enum MeterLogReader {
 
 @inline(__always) func isBlank(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: " ") || byte == 0x09 || byte == 0x0D
+}
+
+/// A meter log whose file is open and first line read (`MeterLogReader.open`), the rest to read.
+/// Handed to one reading thread: no two threads use it at once.
+public final class OpenedMeterLog: @unchecked Sendable {
+    public let path: String
+    let limits: MeterLogLimits
+    let lines: LineReader
+    let first: LineReader.Line?
+
+    init(path: String, limits: MeterLogLimits, lines: LineReader, first: LineReader.Line?) {
+        self.path = path
+        self.limits = limits
+        self.lines = lines
+        self.first = first
+    }
 }
