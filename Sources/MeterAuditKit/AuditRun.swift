@@ -214,6 +214,11 @@ public struct AuditRun {
             for index in early.indices { earlyWrites.run(index, early[index].write) }
             if writesHTML { sampleCharts.charts = SampleCharts(samples, estimatorOrder: estimatorOrder) }
         }
+        // The meters' coverage tables (sorted by host and endpoint) on another core too.
+        let coverageTables = CoverageTablesBox()
+        if let coverage = meters?.coverage {
+            DispatchQueue.global().async(group: earlyDone) { coverageTables.tables = CoverageTables(coverage) }
+        }
         // The figures sorted once here (in place: the aggregation is complete), not once per
         // report: every report asks order-free ones. Ranked once too, for every report that
         // lists the endpoints.
@@ -221,10 +226,11 @@ public struct AuditRun {
         var prepared = RunReport(
             inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
-        prepared.coverage = meters?.coverage
+        prepared.setCoverageFigures(meters?.coverage)
         prepared.rankEndpoints()
         earlyDone.wait()
         prepared.sampleCharts = sampleCharts.charts
+        if let tables = coverageTables.tables { prepared.setCoverageTables(tables) }
         let report = prepared
         // The end-of-run reports are independent: written at once, on every core. Listed (and
         // their errors told) in registry order.
@@ -281,6 +287,11 @@ public struct AuditRun {
         result.reportFileSeconds = fileSeconds
         return result
     }
+}
+
+/// The coverage tables made on another core, read once that work is done (as `SampleChartsBox`).
+private final class CoverageTablesBox: @unchecked Sendable {
+    var tables: CoverageTables?
 }
 
 /// The sample charts drawn on another core, read once that work is done (`DispatchGroup.wait`

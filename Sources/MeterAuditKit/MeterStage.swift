@@ -76,8 +76,10 @@ final class MeterLogLoading: @unchecked Sendable {
     struct Loaded {
         var logs: [MeterLog]
         var meters: [LoadedMeter]
-        /// Every URL without its query that an entry names: only records there can join.
-        var pathKeys: Set<String>
+        /// Every URL without its query that an entry names (only records there can join), and
+        /// every method an entry names, numbered as the entries' `groupKey` numbers them.
+        var pathIDs: [String: Int32]
+        var methodIDs: [String: Int32]
     }
 
     private let done = DispatchGroup()
@@ -142,6 +144,8 @@ final class MeterLogLoading: @unchecked Sendable {
     {
         var logs: [MeterLog] = []
         var meters: [LoadedMeter] = []
+        var pathIDs: [String: Int32] = [:]
+        var methodIDs: [String: Int32] = [:]
         for (source, file) in zip(sources, opened) {
             let log: MeterLog
             do {
@@ -151,6 +155,9 @@ final class MeterLogLoading: @unchecked Sendable {
             }
             let logIndex = logs.count
             logs.append(log)
+            // Each distinct URL's path and method numbered once, not per entry.
+            var pathOfURL = [Int32](repeating: -1, count: log.urlCount)
+            var methodOfIndex = [Int32](repeating: -1, count: log.methodCount)
             let fields = log.meterNames
             for field in fields {
                 let name: String
@@ -174,6 +181,20 @@ final class MeterLogLoading: @unchecked Sendable {
                 }
                 for var entry in log.joinEntries(meter: field) {
                     let stored = log.entries[entry.index]
+                    let urlIndex = log.urlIndex(of: stored)
+                    if pathOfURL[urlIndex] < 0 {
+                        let pathKey = log.url(at: urlIndex).pathKey
+                        pathOfURL[urlIndex] = pathIDs[pathKey] ?? Int32(pathIDs.count)
+                        pathIDs[pathKey] = pathOfURL[urlIndex]
+                    }
+                    let methodIndex = log.methodIndex(of: stored)
+                    if methodOfIndex[methodIndex] < 0 {
+                        let method = log.method(at: methodIndex)
+                        methodOfIndex[methodIndex] = methodIDs[method] ?? Int32(methodIDs.count)
+                        methodIDs[method] = methodOfIndex[methodIndex]
+                    }
+                    entry.groupKey = MeterStage.groupKey(
+                        entry.direction, method: methodOfIndex[methodIndex], path: pathOfURL[urlIndex])
                     meters[m].references.append((Int32(logIndex), Int32(entry.index)))
                     entry.index = meters[m].entries.count
                     // Ids pair within one log: another log's ids are other exchanges.
@@ -185,8 +206,7 @@ final class MeterLogLoading: @unchecked Sendable {
                 }
             }
         }
-        let pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
-        return Loaded(logs: logs, meters: meters, pathKeys: pathKeys)
+        return Loaded(logs: logs, meters: meters, pathIDs: pathIDs, methodIDs: methodIDs)
     }
 }
 
@@ -206,8 +226,9 @@ final class MeterStage {
     private(set) var meters: [LoadedMeter] = []
     let options: JoinOptions
     private let loading: MeterLogLoading
-    /// Every URL without its query that an entry names; nil until the logs are read.
-    private var pathKeys: Set<String>?
+    /// The entries' paths and methods (`MeterLogLoading.Loaded`); nil until the logs are read.
+    private var entryPathIDs: [String: Int32]?
+    private var entryMethodIDs: [String: Int32] = [:]
     private let normalizer: EndpointNormalizer
 
     struct Candidate {
@@ -215,6 +236,9 @@ final class MeterStage {
         var ordinal: Int
         var input: Int32
         var wire: WireRecord
+        /// Its URL's path and its method, numbered in `recordPaths` and `recordMethods`.
+        var path: Int32
+        var method: Int32
         var figures: MeteredRecord
         var coverageKey: CoverageKey?
         /// Its share of connection overhead, given out at the end with the meters that count it.
@@ -234,9 +258,16 @@ final class MeterStage {
     /// Records per input, for the `not-metered` counts.
     private var recordsPerInput: [Int] = []
     private var ordinal = 0
-    /// URLs seen, each kept once however many records name it.
-    private var urls: Set<NormalizedURL> = []
-    private var methods: Set<String> = []
+    /// The records' paths (URLs without their query) and methods, numbered as first seen, so
+    /// that a record's are compared by number (and a path's text is kept once, however many
+    /// records name it): per path, the entries' number of it (−1 when no entry names it),
+    /// filled once the logs are read.
+    private var recordPaths: [String: Int32] = [:]
+    private var recordPathKeys: [String] = []
+    private var entryPathOfRecordPath: [Int32] = []
+    private var recordMethods: [String: Int32] = [:]
+    private var recordMethodNames: [String] = []
+    private var lastMethod: (text: String, number: Int32)?
     /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
     private var exchanges: [ExchangeKey: Int] = [:]
     private var nextExchange = 0
@@ -262,19 +293,21 @@ final class MeterStage {
         let loaded = try loading.wait()
         logs = loaded.logs
         meters = loaded.meters
-        if pathKeys == nil { adopt(loaded) }
+        if entryPathIDs == nil { adopt(loaded) }
     }
 
     /// Takes the entries' URLs once the logs are read (none when they could not be: the run
     /// stops at `load`): candidates kept until then that no entry names are let go, their
     /// shares held.
     private func adopt(_ loaded: MeterLogLoading.Loaded?) {
-        let keys = loaded?.pathKeys ?? []
-        pathKeys = keys
+        let keys = loaded?.pathIDs ?? [:]
+        entryPathIDs = keys
+        entryMethodIDs = loaded?.methodIDs ?? [:]
+        entryPathOfRecordPath = recordPathKeys.map { keys[$0] ?? -1 }
         var kept = 0
         for index in candidates.indices {
             let candidate = candidates[index]
-            guard keys.contains(candidate.wire.url.pathKey) else {
+            guard entryPathOfRecordPath[Int(candidate.path)] >= 0 else {
                 if let share = candidate.share { heldShares.append((candidate.input, share, candidate.modelMask)) }
                 continue
             }
@@ -308,9 +341,9 @@ final class MeterStage {
         defer { ordinal += 1 }
         recordsPerInput[input] += 1
         coverage.add(record)
-        if pathKeys == nil, loading.isFinished { adopt(try? loading.wait()) }
-        guard record.direction != .interim, let wireRecord = wireRecord(of: record),
-            pathKeys?.contains(wireRecord.url.pathKey) ?? true
+        if entryPathIDs == nil, loading.isFinished { adopt(try? loading.wait()) }
+        guard record.direction != .interim, let (wireRecord, path, method) = wireRecord(of: record),
+            entryPathIDs == nil || entryPathOfRecordPath[Int(path)] >= 0
         else { return false }
         var mask: UInt64 = 0
         for (index, estimate) in record.estimates.enumerated() where index < 64 {
@@ -321,27 +354,44 @@ final class MeterStage {
         wire.index = candidates.count
         candidates.append(
             Candidate(
-                ordinal: ordinal, input: Int32(input), wire: wire, figures: MeteredRecord(record),
+                ordinal: ordinal, input: Int32(input), wire: wire, path: path, method: method,
+                figures: MeteredRecord(record),
                 coverageKey: CoverageFigures.key(of: record), share: share, modelMask: mask))
         return share != nil
     }
 
     /// The last URL made, and what it was made of (a response names its request's URL again).
-    private var lastURL: (scheme: UInt8, host: String?, target: [UInt8], url: NormalizedURL?)?
+    private var lastURL: (scheme: UInt8, host: String?, target: [UInt8], url: (NormalizedURL, path: Int32)?)?
 
-    /// The record's URL as the join compares it, shared with every record naming it.
-    private func url(scheme: UInt8, host: String?, target: [UInt8], make: () -> NormalizedURL?) -> NormalizedURL? {
+    /// The record's URL as the join compares it, shared with every record naming it, and its
+    /// path's number.
+    private func url(scheme: UInt8, host: String?, target: [UInt8], make: () -> NormalizedURL?) -> (
+        NormalizedURL, path: Int32
+    )? {
         if let last = lastURL, last.scheme == scheme, last.host == host, last.target == target { return last.url }
-        let url = make().map { urls.insert($0).memberAfterInsert }
+        var url: (NormalizedURL, path: Int32)?
+        if let made = make() {
+            if let known = recordPaths.index(forKey: made.pathKey) {
+                let path = recordPaths.values[known]
+                url = (NormalizedURL(pathKey: recordPaths.keys[known], query: made.query), path)
+            } else {
+                let path = Int32(recordPathKeys.count)
+                recordPaths[made.pathKey] = path
+                recordPathKeys.append(made.pathKey)
+                if let entryPathIDs { entryPathOfRecordPath.append(entryPathIDs[made.pathKey] ?? -1) }
+                url = (made, path)
+            }
+        }
         lastURL = (scheme, host, target, url)
         return url
     }
 
-    /// The record as the join compares it; nil when its request is unknown.
-    func wireRecord(of record: MessageRecord) -> WireRecord? {
+    /// The record as the join compares it, with its path's and method's numbers; nil when its
+    /// request is unknown.
+    func wireRecord(of record: MessageRecord) -> (WireRecord, path: Int32, method: Int32)? {
         guard let request = record.requestSummary, request.fieldsKnown, !request.method.isEmpty else { return nil }
         let target = request.target
-        let url: NormalizedURL?
+        let url: (NormalizedURL, path: Int32)?
         let time: Int64
         var exchange: Int?
         switch record.source {
@@ -374,12 +424,30 @@ final class MeterStage {
                     ExchangeKey(connection: flow.connection, tunnelHost: flow.tunnelHost, request: request.index))
             }
         }
-        guard let shared = url else { return nil }
-        let method = methods.insert(request.method).memberAfterInsert
-        return WireRecord(
-            direction: record.message.kind == .request ? .request : .response, method: method, url: shared,
-            status: record.message.kind == .request ? nil : record.message.status, time: time,
-            exchange: exchange, index: 0)
+        guard let (shared, path) = url else { return nil }
+        let method: (text: String, number: Int32)
+        if let last = lastMethod, last.text == request.method {
+            method = last
+        } else if let known = recordMethods.index(forKey: request.method) {
+            method = (recordMethods.keys[known], recordMethods.values[known])
+        } else {
+            method = (request.method, Int32(recordMethodNames.count))
+            recordMethods[request.method] = method.number
+            recordMethodNames.append(request.method)
+        }
+        lastMethod = method
+        return (
+            WireRecord(
+                direction: record.message.kind == .request ? .request : .response, method: method.text, url: shared,
+                status: record.message.kind == .request ? nil : record.message.status, time: time,
+                exchange: exchange, index: 0),
+            path, method.number
+        )
+    }
+
+    /// The join's group key of (direction, method, path) numbered as the entries number them.
+    static func groupKey(_ direction: MeterDirection, method: Int32, path: Int32) -> Int64 {
+        Int64(path) << 32 | Int64(method) << 1 | Int64(direction.rawValue)
     }
 
     private func exchangeNumber(_ key: ExchangeKey) -> Int {
@@ -398,7 +466,16 @@ final class MeterStage {
         aggregation: inout Aggregation, sharings: inout [OverheadSharing], charts: inout ChartSamples,
         diagnostics: inout [InputDiagnostics]
     ) {
-        let records = candidates.map(\.wire)
+        // Each record's group key from its path's and method's numbers; a method no entry
+        // names takes a number no entry has.
+        let entryMethodOfRecordMethod = recordMethodNames.map { entryMethodIDs[$0] ?? Int32.max }
+        let records = candidates.map { candidate in
+            var wire = candidate.wire
+            wire.groupKey = Self.groupKey(
+                wire.direction, method: entryMethodOfRecordMethod[Int(candidate.method)],
+                path: entryPathOfRecordPath[Int(candidate.path)])
+            return wire
+        }
         let modelCount = aggregation.modelCount
         var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] =
             []
@@ -483,7 +560,8 @@ final class MeterStage {
         candidateOrdinals = candidates.map(\.ordinal)
         candidates = []
         for m in meters.indices { meters[m].entries = [] }
-        urls = []
+        recordPaths = [:]
+        recordPathKeys = []
         exchanges = [:]
         lastURL = nil
     }

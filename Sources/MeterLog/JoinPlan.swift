@@ -78,17 +78,23 @@ struct Plan {
     init(entries: [JoinEntry], records: [WireRecord]) {
         self.entries = entries
         self.records = records
-        var groupOf: [GroupKey: Int] = [:]
-        var keys: [GroupKey] = []
+        // Groups by an integer key: the callers' (`groupKey`) when every entry and record has
+        // one, else the strings numbered here.
+        var groupOf: [Int64: Int] = [:]
+        var keys: [MeterDirection] = []
         var groupEntries: [[Int]] = []
         var groupRecords: [[Int]] = []
-        func group(_ key: GroupKey) -> Int {
-            if let found = groupOf[key] { return found }
-            groupOf[key] = keys.count
-            keys.append(key)
-            groupEntries.append([])
-            groupRecords.append([])
-            return keys.count - 1
+        let keysGiven = entries.allSatisfy { $0.groupKey >= 0 } && records.allSatisfy { $0.groupKey >= 0 }
+        var numberOfKey: [GroupKey: Int64] = [:]
+        func number(_ direction: MeterDirection, _ method: String, _ url: NormalizedURL, given: Int64, add: Bool)
+            -> Int64?
+        {
+            if keysGiven { return given }
+            let key = GroupKey(direction: direction, method: method, pathKey: url.pathKey)
+            if let found = numberOfKey[key] { return found }
+            guard add else { return nil }
+            numberOfKey[key] = Int64(numberOfKey.count)
+            return Int64(numberOfKey.count - 1)
         }
         /// pairing → the position of the request entry that carries it.
         var requestOfPairing: [Int: Int] = [:]
@@ -97,7 +103,17 @@ struct Plan {
         var keyOfEntry = [Int32](repeating: -1, count: entries.count)
         var keyOfRecord = [Int32](repeating: -1, count: records.count)
         for (position, entry) in entries.enumerated() {
-            let key = group(GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey))
+            let number = number(entry.direction, entry.method, entry.url, given: entry.groupKey, add: true)!
+            let key: Int
+            if let found = groupOf[number] {
+                key = found
+            } else {
+                key = keys.count
+                groupOf[number] = key
+                keys.append(entry.direction)
+                groupEntries.append([])
+                groupRecords.append([])
+            }
             groupEntries[key].append(position)
             keyOfEntry[position] = Int32(key)
             if entry.direction == .request, let pairing = entry.pairing, requestOfPairing[pairing] == nil {
@@ -105,9 +121,10 @@ struct Plan {
             }
         }
         for (position, record) in records.enumerated() {
-            let key = GroupKey(direction: record.direction, method: record.method, pathKey: record.url.pathKey)
             // A record no entry can match stays out of every group.
-            if let index = groupOf[key] {
+            if let number = number(record.direction, record.method, record.url, given: record.groupKey, add: false),
+                let index = groupOf[number]
+            {
                 groupRecords[index].append(position)
                 keyOfRecord[position] = Int32(index)
             }
@@ -125,7 +142,7 @@ struct Plan {
             return Int32(response)
         }
         let order = keys.indices.sorted {
-            (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1)
+            (keys[$0] == .request ? 0 : 1, $0) < (keys[$1] == .request ? 0 : 1, $1)
         }
         // Groups are numbered in `groups`' order.
         var placeOfKey = [Int32](repeating: -1, count: keys.count)
@@ -156,7 +173,7 @@ struct Plan {
                 case (nil, nil): candidates = recordOrder
                 }
                 groups.append(Group(buckets: [Bucket(entries: entryOrder, records: candidates)]))
-                groupIsResponse.append(keys[index].direction == .response)
+                groupIsResponse.append(keys[index] == .response)
                 continue
             }
             var bucketKeys: [BucketKey] = []
@@ -199,7 +216,7 @@ struct Plan {
                 group.buckets.append(Bucket(entries: entriesOfKey[key]!, records: candidates))
             }
             groups.append(group)
-            groupIsResponse.append(keys[index].direction == .response)
+            groupIsResponse.append(keys[index] == .response)
         }
     }
 
