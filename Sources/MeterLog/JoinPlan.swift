@@ -80,10 +80,8 @@ struct Plan {
         self.records = records
         // Groups by an integer key: the callers' (`groupKey`) when every entry and record has
         // one, else the strings numbered here.
-        var groupOf: [Int64: Int] = [:]
+        var groupOf: [Int64: Int32] = [:]
         var keys: [MeterDirection] = []
-        var groupEntries: [[Int]] = []
-        var groupRecords: [[Int]] = []
         let keysGiven = entries.allSatisfy { $0.groupKey >= 0 } && records.allSatisfy { $0.groupKey >= 0 }
         var numberOfKey: [GroupKey: Int64] = [:]
         func number(_ direction: MeterDirection, _ method: String, _ url: NormalizedURL, given: Int64, add: Bool)
@@ -102,33 +100,44 @@ struct Plan {
         var responseOfExchange: [Int: Int] = [:]
         var keyOfEntry = [Int32](repeating: -1, count: entries.count)
         var keyOfRecord = [Int32](repeating: -1, count: records.count)
-        for (position, entry) in entries.enumerated() {
-            let number = number(entry.direction, entry.method, entry.url, given: entry.groupKey, add: true)!
-            let key: Int
+        // The sort keys apart, so that sorting reads no entry or record (and retains no string).
+        var entryTimes = [(Int64, Int)]()
+        entryTimes.reserveCapacity(entries.count)
+        var recordTimes = [(Int64, Int)]()
+        recordTimes.reserveCapacity(records.count)
+        for position in entries.indices {
+            let number = number(
+                entries[position].direction, entries[position].method, entries[position].url,
+                given: entries[position].groupKey, add: true)!
+            let key: Int32
             if let found = groupOf[number] {
                 key = found
             } else {
-                key = keys.count
+                key = Int32(keys.count)
                 groupOf[number] = key
-                keys.append(entry.direction)
-                groupEntries.append([])
-                groupRecords.append([])
+                keys.append(entries[position].direction)
             }
-            groupEntries[key].append(position)
-            keyOfEntry[position] = Int32(key)
-            if entry.direction == .request, let pairing = entry.pairing, requestOfPairing[pairing] == nil {
+            keyOfEntry[position] = key
+            entryTimes.append((entries[position].time, entries[position].index))
+            if entries[position].direction == .request, let pairing = entries[position].pairing,
+                requestOfPairing[pairing] == nil
+            {
                 requestOfPairing[pairing] = position
             }
         }
-        for (position, record) in records.enumerated() {
+        for position in records.indices {
             // A record no entry can match stays out of every group.
-            if let number = number(record.direction, record.method, record.url, given: record.groupKey, add: false),
+            if let number = number(
+                records[position].direction, records[position].method, records[position].url,
+                given: records[position].groupKey, add: false),
                 let index = groupOf[number]
             {
-                groupRecords[index].append(position)
-                keyOfRecord[position] = Int32(index)
+                keyOfRecord[position] = index
             }
-            if record.direction == .response, let exchange = record.exchange, responseOfExchange[exchange] == nil {
+            recordTimes.append((records[position].time, records[position].index))
+            if records[position].direction == .response, let exchange = records[position].exchange,
+                responseOfExchange[exchange] == nil
+            {
                 responseOfExchange[exchange] = position
             }
         }
@@ -149,13 +158,38 @@ struct Plan {
         for (place, index) in order.enumerated() { placeOfKey[index] = Int32(place) }
         groupOfEntry = keyOfEntry.map { placeOfKey[Int($0)] }
         groupOfRecord = keyOfRecord.map { $0 < 0 ? -1 : placeOfKey[Int($0)] }
-        for index in order {
-            let entryOrder = groupEntries[index].sorted {
-                (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index)
+        // Every group's entries (and records) in one array, group after group, each group's in
+        // time order (then by index; a stable sort of positions in order): a counting sort by
+        // group, then a sort of each group's range.
+        func grouped(_ groupOf: [Int32], times: [(Int64, Int)]) -> (positions: [Int], starts: [Int]) {
+            var starts = [Int](repeating: 0, count: keys.count + 1)
+            for group in groupOf where group >= 0 { starts[Int(group) + 1] += 1 }
+            for group in keys.indices { starts[group + 1] += starts[group] }
+            var next = starts
+            var positions = [Int](repeating: 0, count: starts[keys.count])
+            for (position, group) in groupOf.enumerated() where group >= 0 {
+                positions[next[Int(group)]] = position
+                next[Int(group)] += 1
             }
-            let recordOrder = groupRecords[index].sorted {
-                (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+            times.withUnsafeBufferPointer { times in
+                positions.withUnsafeMutableBufferPointer { positions in
+                    for group in keys.indices where starts[group + 1] - starts[group] > 1 {
+                        positions[starts[group]..<starts[group + 1]].sort { times[$0] < times[$1] }
+                    }
+                }
             }
+            return (positions, starts)
+        }
+        let groupedEntries = grouped(groupOfEntry, times: entryTimes)
+        let groupedRecords = grouped(groupOfRecord, times: recordTimes)
+        groups.reserveCapacity(keys.count)
+        groupIsResponse.reserveCapacity(keys.count)
+        for place in order.indices {
+            let entryOrder = Array(
+                groupedEntries.positions[groupedEntries.starts[place]..<groupedEntries.starts[place + 1]])
+            let recordOrder = Array(
+                groupedRecords.positions[groupedRecords.starts[place]..<groupedRecords.starts[place + 1]])
+            let index = order[place]
             let firstKey = BucketKey(query: entries[entryOrder[0]].url.query, status: entries[entryOrder[0]].status)
             if entryOrder.allSatisfy({ BucketKey(query: entries[$0].url.query, status: entries[$0].status) == firstKey }
             ) {

@@ -47,11 +47,19 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `init(scheme:host:target:)` for a target given as its bytes (a request's, which are
-    /// the String's UTF-8 when they are ASCII: only then is this the same URL).
+    /// the String's UTF-8 when they are ASCII: only then is this the same URL). Made in one
+    /// buffer: a capture's every request URL is made here.
     public init?(scheme: String, host: String, targetBytes: [UInt8]) {
-        let scheme = Array(scheme.utf8).map(Self.lower)
-        guard !scheme.isEmpty, let authority = Self.authority(ArraySlice(host.utf8), scheme: scheme) else { return nil }
-        self.init(scheme: scheme, normalizedAuthority: authority, target: targetBytes[...])
+        var key: [UInt8] = []
+        key.reserveCapacity(scheme.utf8.count + 4 + host.utf8.count + targetBytes.count)
+        for byte in scheme.utf8 { key.append(Self.lower(byte)) }
+        guard !key.isEmpty else { return nil }
+        let defaultPort = Self.defaultPort(key)
+        key.append(contentsOf: "://".utf8)
+        var host = host
+        let valid = host.withUTF8 { Self.appendAuthority($0, defaultPort: defaultPort, to: &key) }
+        guard valid else { return nil }
+        self.init(prefix: key, target: targetBytes[...])
     }
 
     private init(scheme: [UInt8], normalizedAuthority: [UInt8], target: ArraySlice<UInt8>) {
@@ -60,6 +68,12 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         key.append(contentsOf: scheme)
         key.append(contentsOf: "://".utf8)
         key.append(contentsOf: normalizedAuthority)
+        self.init(prefix: key, target: target)
+    }
+
+    /// `key` holds `scheme://authority`, normalized; the target's path and query follow.
+    private init(prefix key: [UInt8], target: ArraySlice<UInt8>) {
+        var key = key
         var position = target.startIndex
         let pathStart = position
         while position < target.endIndex, target[position] != UInt8(ascii: "?"), target[position] != UInt8(ascii: "#") {
@@ -84,6 +98,62 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
             }
         }
         self.init(pathKey: String(decoding: key, as: UTF8.self), query: query)
+    }
+
+    /// `authority(_:scheme:)` of `raw` appended to `out`, in place; false where that is nil.
+    private static func appendAuthority(_ raw: UnsafeBufferPointer<UInt8>, defaultPort: Int?, to out: inout [UInt8])
+        -> Bool
+    {
+        var start = 0
+        let end = raw.count
+        var index = end
+        while index > 0 {
+            index -= 1
+            if raw[index] == UInt8(ascii: "@") {
+                start = index + 1
+                break
+            }
+        }
+        var afterBracket = start
+        index = end
+        while index > start {
+            index -= 1
+            if raw[index] == UInt8(ascii: "]") {
+                afterBracket = index + 1
+                break
+            }
+        }
+        var hostEnd = end
+        var portStart = end
+        index = end
+        while index > afterBracket {
+            index -= 1
+            if raw[index] == UInt8(ascii: ":") {
+                hostEnd = index
+                portStart = index + 1
+                break
+            }
+        }
+        guard hostEnd > start else { return false }
+        for byte in raw[start..<hostEnd] { out.append(lower(byte)) }
+        guard portStart < end else { return true }
+        guard end - portStart <= 5 else { return false }
+        var value = 0
+        for byte in raw[portStart..<end] {
+            guard isDigit(byte) else { return false }
+            value = value * 10 + Int(byte - 48)
+        }
+        guard value <= 65535 else { return false }
+        if value != defaultPort {
+            out.append(UInt8(ascii: ":"))
+            var divisor = 10_000
+            while divisor > 1, value / divisor == 0 { divisor /= 10 }
+            while divisor > 0 {
+                out.append(UInt8(48 + value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        return true
     }
 
     // MARK: Pieces
