@@ -389,6 +389,15 @@ public enum MeterLogReader {
             }
         }
 
+        /// Whether `lowered(text) == word` (a lower-case word), without making the lowered text.
+        static func isLowered(_ text: String, _ word: String) -> Bool {
+            var expected = word.utf8.makeIterator()
+            for byte in text.utf8 where !isBlank(byte) {
+                guard let next = expected.next(), NormalizedURL.lower(byte) == next else { return false }
+            }
+            return expected.next() == nil
+        }
+
         static func lowered(_ text: String) -> String {
             String(decoding: text.utf8.map(NormalizedURL.lower).filter { !isBlank($0) }, as: UTF8.self)
         }
@@ -419,10 +428,12 @@ public enum MeterLogReader {
             var first: Half
             var second: Half?
             if let kind = fields[.kind] {
-                switch Self.lowered(kind) {
-                case "request": first = (.request, .bytes, .line, .headers, .body)
-                case "response": first = (.response, .bytes, .line, .headers, .body)
-                default: throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
+                if Self.isLowered(kind, "request") {
+                    first = (.request, .bytes, .line, .headers, .body)
+                } else if Self.isLowered(kind, "response") {
+                    first = (.response, .bytes, .line, .headers, .body)
+                } else {
+                    throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
                 }
             } else if fields[.requestBytes] != nil {
                 first = requestHalf
