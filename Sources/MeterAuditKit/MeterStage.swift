@@ -340,7 +340,8 @@ final class MeterStage {
         }
         defer { ordinal += 1 }
         recordsPerInput[input] += 1
-        coverage.add(record)
+        let coverageKey = CoverageFigures.key(of: record)
+        coverage.add(record, key: coverageKey)
         if entryPathIDs == nil, loading.isFinished { adopt(try? loading.wait()) }
         guard record.direction != .interim, let (wireRecord, path, method) = wireRecord(of: record),
             entryPathIDs == nil || entryPathOfRecordPath[Int(path)] >= 0
@@ -356,7 +357,7 @@ final class MeterStage {
             Candidate(
                 ordinal: ordinal, input: Int32(input), wire: wire, path: path, method: method,
                 figures: MeteredRecord(record),
-                coverageKey: CoverageFigures.key(of: record), share: share, modelMask: mask))
+                coverageKey: coverageKey, share: share, modelMask: mask))
         return share != nil
     }
 

@@ -108,6 +108,10 @@ public enum MeterLogReader {
         var idLines: [UInt64: (request: Int, response: Int)] = [:]
         /// A URL as written → its place in the URL table (while reading).
         var urlOfText: [String: Int] = [:]
+        /// The last line's URL and id as written, with their places in the tables: a response's
+        /// line names its request's again.
+        var lastURL: (text: String, index: Int)?
+        var lastID: (text: String, index: Int)?
         /// The last line's method and meter name, with their places in the tables.
         var lastMethod: (text: String, index: Int)?
         var lastMeter: (text: String, index: Int)?
@@ -390,12 +394,17 @@ public enum MeterLogReader {
         }
 
         /// Whether `lowered(text) == word` (a lower-case word), without making the lowered text.
-        static func isLowered(_ text: String, _ word: String) -> Bool {
-            var expected = word.utf8.makeIterator()
-            for byte in text.utf8 where !isBlank(byte) {
-                guard let next = expected.next(), NormalizedURL.lower(byte) == next else { return false }
+        static func isLowered(_ text: String, _ word: StaticString) -> Bool {
+            var text = text
+            return text.withUTF8 { bytes in
+                let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+                var index = 0
+                for byte in bytes where !isBlank(byte) {
+                    guard index < expected.count, NormalizedURL.lower(byte) == expected[index] else { return false }
+                    index += 1
+                }
+                return index == expected.count
             }
-            return expected.next() == nil
         }
 
         static func lowered(_ text: String) -> String {
@@ -410,7 +419,7 @@ public enum MeterLogReader {
             guard let method = fields[.method] else { throw LineError(kind: .missingField("method")) }
             guard let urlText = fields[.url] else { throw LineError(kind: .missingField("url")) }
             // A URL seen before, as written, is not normalized again.
-            let known = urlOfText[urlText]
+            let known = lastURL?.text == urlText ? lastURL?.index : urlOfText[urlText]
             guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText) else {
                 throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
             }
@@ -473,8 +482,14 @@ public enum MeterLogReader {
             lastMeter = (meter, meterIndex)
             let urlPosition = known ?? log.urls.intern(url)
             if known == nil { urlOfText[urlText] = urlPosition }
+            lastURL = (urlText, urlPosition)
             let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
-            let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
+            var idIndex = MeterEntry.noID
+            if let id = fields[.id] {
+                let index = lastID?.text == id ? lastID!.index : log.ids.intern(id)
+                lastID = (id, index)
+                idIndex = UInt32(truncatingIfNeeded: index)
+            }
             var pending: Sizes? = firstSizes
             var following = secondSizes
             while let (direction, bytes, lineBytes, headersBytes, bodyBytes) = pending {
