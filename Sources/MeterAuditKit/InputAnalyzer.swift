@@ -77,40 +77,72 @@ public struct InputAnalyzer {
             collector.fail("\(path): \(error)", readable: false)
             return
         }
-        var counts = InputDiagnostics.HARCounts(version: reader.harVersion)
         let builder = HARMessageBuilder(rule: ExporterRule(creatorName: reader.creatorName))
         collector.setFormat("har")
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        do {
-            while let result = try reader.next() {
-                switch result {
-                case let .entry(entry):
-                    counts.entries += 1
-                    if entry.fromCache { counts.fromCache += 1 }
-                    counts.webSocketMessages += entry.webSocketMessageCount
-                    if entry.responseStatus == 0 {
-                        counts.statusZero += 1
-                    } else if entry.responseStatus == nil {
-                        counts.noResponse += 1
+        // Entries are read, decoded and made into messages on their own thread; this one
+        // records them in the same order (ReadAhead).
+        let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
+            var counts = InputDiagnostics.HARCounts(version: reader.harVersion)
+            var failure: Error?
+            do {
+                while let result = try reader.next() {
+                    switch result {
+                    case let .entry(entry):
+                        counts.entries += 1
+                        if entry.fromCache { counts.fromCache += 1 }
+                        counts.webSocketMessages += entry.webSocketMessageCount
+                        if entry.responseStatus == 0 {
+                            counts.statusZero += 1
+                        } else if entry.responseStatus == nil {
+                            counts.noResponse += 1
+                        }
+                        let (request, response) = builder.messages(for: entry)
+                        counts.wireSources[request.wire.source, default: 0] += 1
+                        if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
+                        put(.messages(request, response), ReadItem.cost(request, response))
+                    case let .broken(index, reason):
+                        counts.brokenEntries.append(.init(index: index, reason: reason))
                     }
-                    let (request, response) = builder.messages(for: entry)
-                    for message in [request] + (response.map { [$0] } ?? []) {
-                        counts.wireSources[message.wire.source, default: 0] += 1
-                        sink.record(message)
+                    if progress != nil, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
+                        put(.progress(reader.bytesRead), 0)
                     }
-                case let .broken(index, reason):
-                    counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
-                    progress(reader.bytesRead, fileSize)
-                }
+            } catch {
+                failure = error
             }
-        } catch {
-            collector.fail("\(path): \(error)", readable: true)
+            // Complete now, also when `creator` came after the entries.
+            (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
+            return (counts, failure)
         }
-        // Complete now, also when `creator` came after the entries.
-        (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
+        while let item = ahead.next() { record(item, sink: sink, progress: progress, fileSize: fileSize) }
+        let (counts, failure) = ahead.result
+        if let failure { collector.fail("\(path): \(failure)", readable: true) }
         collector.setHAR(counts)
+    }
+
+    /// What the HAR and Charles readers hand the recording thread, in file order.
+    enum ReadItem {
+        case messages(HARMessage, HARMessage?)
+        /// A Charles tunnel: a connection row, not messages.
+        case tunnel(ConnectionRow)
+        /// Bytes of the file read so far.
+        case progress(Int)
+
+        /// What an item holds beyond its fixed size: its bodies' bytes.
+        static func cost(_ request: HARMessage, _ response: HARMessage?) -> Int {
+            1024 + (request.body?.count ?? 0) + (response?.body?.count ?? 0)
+        }
+    }
+
+    func record(_ item: ReadItem, sink: RecordSink, progress: ((Int, Int) -> Void)?, fileSize: Int) {
+        switch item {
+        case let .messages(request, response):
+            sink.record(request)
+            if let response { sink.record(response) }
+        case .tunnel: break
+        case let .progress(read): progress?(read, fileSize)
+        }
     }
 
     private func analyzeCapture(
