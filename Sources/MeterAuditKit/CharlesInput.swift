@@ -24,37 +24,39 @@ extension InputAnalyzer {
         let builder = CharlesMessageBuilder()
         let input = String(path.split(separator: "/").last ?? Substring(path))
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        // Transactions are read, decoded and made into messages or tunnel rows on their own
-        // thread; this one records them in the same order (ReadAhead).
+        // Three stages, each on its own thread, in file order, as for HAR (analyzeHAR).
+        let transactions = ReadAhead<(CharlesResult, read: Int), Error?> { put in
+            do {
+                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
+            } catch {
+                return error
+            }
+            return nil
+        }
         let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
             var counts = InputDiagnostics.HARCounts(version: nil)
             counts.creator = "Charles Proxy"
-            var failure: Error?
-            var read = 0
-            do {
-                while let result = try reader.next() {
-                    read += 1
-                    switch result {
-                    case let .transaction(transaction):
-                        counts.entries += 1
-                        if transaction.tunnel {
-                            put(.tunnel(Self.tunnelRow(transaction, input: input)), 1024)
-                            continue
-                        }
-                        if transaction.response == nil { counts.noResponse += 1 }
-                        let (request, response) = builder.messages(for: transaction)
-                        counts.wireSources[request.wire.source, default: 0] += 1
-                        if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
-                        put(.messages(request, response), ReadItem.cost(request, response))
-                    case let .broken(index, reason):
-                        counts.brokenEntries.append(.init(index: index, reason: reason))
+            var count = 0
+            while let (result, read) = transactions.next() {
+                count += 1
+                switch result {
+                case let .transaction(transaction):
+                    counts.entries += 1
+                    if transaction.tunnel {
+                        put(.tunnel(Self.tunnelRow(transaction, input: input)), 1024)
+                        continue
                     }
-                    if progress != nil, read & 0x3f == 0 { put(.progress(reader.bytesRead), 0) }
+                    if transaction.response == nil { counts.noResponse += 1 }
+                    let (request, response) = builder.messages(for: transaction)
+                    counts.wireSources[request.wire.source, default: 0] += 1
+                    if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
+                    put(.messages(request, response), ReadItem.cost(request, response))
+                case let .broken(index, reason):
+                    counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-            } catch {
-                failure = error
+                if progress != nil, count & 0x3f == 0 { put(.progress(read), 0) }
             }
-            return (counts, failure)
+            return (counts, transactions.result)
         }
         while let item = ahead.next() {
             if case let .tunnel(row) = item {

@@ -80,40 +80,46 @@ public struct InputAnalyzer {
         let builder = HARMessageBuilder(rule: ExporterRule(creatorName: reader.creatorName))
         collector.setFormat("har")
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        // Entries are read, decoded and made into messages on their own thread; this one
-        // records them in the same order (ReadAhead).
-        let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
-            var counts = InputDiagnostics.HARCounts(version: reader.harVersion)
-            var failure: Error?
+        // Three stages, each on its own thread, in file order (ReadAhead): entries are read and
+        // decoded; made into messages; recorded here. On two cores the work of the three
+        // shares both, which two threads of unequal work could not.
+        // As the reader saw it before the entries (the reader's thread changes it from here on).
+        let versionBeforeEntries = reader.harVersion
+        let entries = ReadAhead<(HAREntryResult, read: Int), Error?> { put in
             do {
-                while let result = try reader.next() {
-                    switch result {
-                    case let .entry(entry):
-                        counts.entries += 1
-                        if entry.fromCache { counts.fromCache += 1 }
-                        counts.webSocketMessages += entry.webSocketMessageCount
-                        if entry.responseStatus == 0 {
-                            counts.statusZero += 1
-                        } else if entry.responseStatus == nil {
-                            counts.noResponse += 1
-                        }
-                        let (request, response) = builder.messages(for: entry)
-                        counts.wireSources[request.wire.source, default: 0] += 1
-                        if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
-                        put(.messages(request, response), ReadItem.cost(request, response))
-                    case let .broken(index, reason):
-                        counts.brokenEntries.append(.init(index: index, reason: reason))
-                    }
-                    if progress != nil, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
-                        put(.progress(reader.bytesRead), 0)
-                    }
-                }
+                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
             } catch {
-                failure = error
+                return error
             }
-            // Complete now, also when `creator` came after the entries.
+            return nil
+        }
+        let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
+            var counts = InputDiagnostics.HARCounts(version: versionBeforeEntries)
+            while let (result, read) = entries.next() {
+                switch result {
+                case let .entry(entry):
+                    counts.entries += 1
+                    if entry.fromCache { counts.fromCache += 1 }
+                    counts.webSocketMessages += entry.webSocketMessageCount
+                    if entry.responseStatus == 0 {
+                        counts.statusZero += 1
+                    } else if entry.responseStatus == nil {
+                        counts.noResponse += 1
+                    }
+                    let (request, response) = builder.messages(for: entry)
+                    counts.wireSources[request.wire.source, default: 0] += 1
+                    if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
+                    put(.messages(request, response), ReadItem.cost(request, response))
+                case let .broken(index, reason):
+                    counts.brokenEntries.append(.init(index: index, reason: reason))
+                }
+                if progress != nil, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
+                    put(.progress(read), 0)
+                }
+            }
+            // The reader is done: complete now, also when `creator` came after the entries.
             (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
-            return (counts, failure)
+            return (counts, entries.result)
         }
         while let item = ahead.next() { record(item, sink: sink, progress: progress, fileSize: fileSize) }
         let (counts, failure) = ahead.result
@@ -132,6 +138,16 @@ public struct InputAnalyzer {
         /// What an item holds beyond its fixed size: its bodies' bytes.
         static func cost(_ request: HARMessage, _ response: HARMessage?) -> Int {
             1024 + (request.body?.count ?? 0) + (response?.body?.count ?? 0)
+        }
+
+        static func cost(_ result: HAREntryResult) -> Int {
+            guard case let .entry(entry) = result else { return 1024 }
+            return 1024 + (entry.request.postData?.text?.count ?? 0) + (entry.response?.content.text?.count ?? 0)
+        }
+
+        static func cost(_ result: CharlesResult) -> Int {
+            guard case let .transaction(transaction) = result else { return 1024 }
+            return 1024 + (transaction.request.body?.count ?? 0) + (transaction.response?.body?.count ?? 0)
         }
     }
 

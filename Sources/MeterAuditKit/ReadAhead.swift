@@ -17,22 +17,26 @@ import Foundation
 final class ReadAhead<Item, Result> {
     private let condition = NSCondition()
     /// Guarded by `condition`.
-    private var batches: Deque<(items: [Item], cost: Int)> = []
+    private var batches: Deque<(items: [Item?], cost: Int)> = []
     private var queuedCost = 0
     private var produced: Result?
     /// The consumer's side: the batch being handed out, and where.
-    private var current: [Item] = []
+    /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
+    /// release every array and string an item holds.
+    private var current: [Item?] = []
     private var position = 0
     private let maxQueuedCost: Int
+    private let maxQueuedBatches: Int
 
     /// `produce` runs on a new thread; it calls `put` for each item in order and returns its result.
     init(
-        maxBatchItems: Int = 64, maxBatchCost: Int = 1 << 20, maxQueuedCost: Int = 4 << 20,
-        produce: @escaping (_ put: (Item, _ cost: Int) -> Void) -> Result
+        maxBatchItems: Int = 64, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
+        maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (Item, _ cost: Int) -> Void) -> Result
     ) {
         self.maxQueuedCost = maxQueuedCost
+        self.maxQueuedBatches = maxQueuedBatches
         let thread = Thread { [self] in
-            var batch: [Item] = []
+            var batch: [Item?] = []
             var cost = 0
             batch.reserveCapacity(maxBatchItems)
             let result = produce { item, itemCost in
@@ -58,11 +62,13 @@ final class ReadAhead<Item, Result> {
         thread.start()
     }
 
-    /// Puts a batch in the queue, waiting while the queue holds `maxQueuedCost` (a batch
-    /// alone always goes in, however big).
-    private func hand(_ batch: [Item], cost: Int) {
+    /// Puts a batch in the queue, waiting while the queue holds `maxQueuedBatches` or
+    /// `maxQueuedCost` (a batch alone always goes in, however big).
+    private func hand(_ batch: [Item?], cost: Int) {
         condition.lock()
-        while !batches.isEmpty, queuedCost > maxQueuedCost - cost { condition.wait() }
+        while !batches.isEmpty, batches.count >= maxQueuedBatches || queuedCost > maxQueuedCost - cost {
+            condition.wait()
+        }
         batches.append((batch, cost))
         queuedCost += cost
         condition.signal()
@@ -71,10 +77,7 @@ final class ReadAhead<Item, Result> {
 
     /// The next item in order; nil once the reader is done and every item was taken.
     func next() -> Item? {
-        if position < current.count {
-            defer { position += 1 }
-            return current[position]
-        }
+        if position < current.count { return take() }
         condition.lock()
         while batches.isEmpty, produced == nil { condition.wait() }
         guard let batch = batches.popFirst() else {
@@ -87,8 +90,15 @@ final class ReadAhead<Item, Result> {
         condition.signal()
         condition.unlock()
         current = batch.items
-        position = 1
-        return current[0]
+        position = 0
+        return take()
+    }
+
+    private func take() -> Item? {
+        var item: Item?
+        swap(&item, &current[position])
+        position += 1
+        return item
     }
 
     /// What the reader returned; valid once `next()` has returned nil.
