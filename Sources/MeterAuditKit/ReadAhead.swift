@@ -30,7 +30,7 @@ final class ReadAhead<Item, Result> {
 
     /// `produce` runs on a new thread; it calls `put` for each item in order and returns its result.
     init(
-        maxBatchItems: Int = 64, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
+        maxBatchItems: Int = 32, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
         maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (Item, _ cost: Int) -> Void) -> Result
     ) {
         self.maxQueuedCost = maxQueuedCost
