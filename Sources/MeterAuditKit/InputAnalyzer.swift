@@ -9,9 +9,9 @@ import TCPReassembly
 import TLS
 
 /// Runs one input file through the pipeline. A capture goes frames → segments → streams →
-/// messages → records; a HAR file goes entries → messages → records. Records are handed to
-/// `emit` as they complete, so memory follows the open connections (HAR: one entry), not
-/// the file's size.
+/// messages → records; a HAR file goes entries → messages → records, each stage on its own
+/// thread (`ReadAhead`). Records are handed to `emit` as they complete, so memory follows the
+/// open connections (HAR, Charles: the bounded batches read ahead), not the file's size.
 public struct InputAnalyzer {
     public let options: AnalysisOptions
     /// Shared by every input of a run, so a body seen in one file is not measured again in the next.
