@@ -86,7 +86,13 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             public var trials = 0
             public var connections = 0
             public var untriedFlows = 0
-            public init() {}
+            public init(flows: Int = 0, datagrams: Int = 0, trials: Int = 0, connections: Int = 0, untriedFlows: Int = 0) {
+                self.flows = flows
+                self.datagrams = datagrams
+                self.trials = trials
+                self.connections = connections
+                self.untriedFlows = untriedFlows
+            }
         }
 
         public init() {}

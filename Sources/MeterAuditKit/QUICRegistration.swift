@@ -105,7 +105,7 @@ final class QUICEndpoint: UDPFlowReader {
     private var candidatesFromRandoms = 0
     /// Keys derived for an entry, kept while the input lasts (at most the key log's entries).
     private var trialKeys: [[UInt8]: QUICTrialKeys] = [:]
-    private lazy var trialsLeft = context.limits.midConnectionQUIC.maxTrialsPerInput
+    fileprivate private(set) lazy var trialsLeft = context.limits.midConnectionQUIC.maxTrialsPerInput
     private var trialCounts = InputDiagnostics.UDPCounts.MidConnectionTrials()
 
     /// The newest key log entries with both 1-RTT secrets that nothing claimed, up to the bound.
@@ -388,7 +388,7 @@ final class QUICMidwayTrial: TentativeDatagramHandler {
                 }
             }
             held = []
-        } else if held.count >= limits.maxDatagramsTried || trials <= 0 {
+        } else if held.count >= limits.maxDatagramsTried || trials <= 0 || endpoint.trialsLeft <= 0 {
             decline()
         }
     }
