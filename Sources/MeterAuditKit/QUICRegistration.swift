@@ -134,7 +134,8 @@ final class QUICEndpoint: UDPFlowReader {
     /// Tries the candidates on one datagram of a flow under trial (`direction` the flow's);
     /// on a match, the connection it starts and its flow handler.
     fileprivate func tryMidway(
-        _ payload: UnsafeRawBufferPointer, from direction: Direction, flow: ConnectionInfo, trials: inout Int
+        _ payload: UnsafeRawBufferPointer, from direction: Direction, flow: ConnectionInfo, confirmed: UInt32,
+        trials: inout Int
     ) -> QUICFlowHandler? {
         let limits = context.limits.midConnectionQUIC
         trialCounts.datagrams += 1
@@ -142,8 +143,11 @@ final class QUICEndpoint: UDPFlowReader {
         let before = budget
         let bounds = QUICTrialBounds(
             packetNumberWindows: limits.packetNumberWindows, keyGenerations: limits.keyGenerations)
+        // Length 0 and the lengths an earlier datagram confirms in the cheap pass; the confirmed
+        // ones at every reach.
         let match = QUICShortHeaderTrial.search(
-            payload, candidates: candidates(), sides: [.up, .down], bounds: bounds, trials: &budget)
+            payload, candidates: candidates(), sides: [.up, .down], lengths: confirmed | 1, fullReach: confirmed,
+            bounds: bounds, trials: &budget)
         let used = before - budget
         trials -= used
         trialsLeft -= used
@@ -379,8 +383,13 @@ final class QUICMidwayTrial: TentativeDatagramHandler {
             decline()
             return
         }
+        // Destination ID lengths an earlier datagram from the same sender confirms.
+        var confirmed: UInt32 = 0
+        for earlier in held where earlier.direction == direction {
+            earlier.payload.withUnsafeBytes { confirmed |= QUICShortHeaderTrial.confirmedLengths(payload, $0) }
+        }
         held.append(([UInt8](payload), direction, time, cost))
-        if let handler = endpoint.tryMidway(payload, from: direction, flow: flow, trials: &trials) {
+        if let handler = endpoint.tryMidway(payload, from: direction, flow: flow, confirmed: confirmed, trials: &trials) {
             found = handler
             for datagram in held {
                 datagram.payload.withUnsafeBytes {

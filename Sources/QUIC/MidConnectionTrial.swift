@@ -76,10 +76,32 @@ public struct QUICTrialMatch {
 /// each AEAD open is one trial, taken from the caller's budget; the cheapest reach comes first
 /// (the first packet-number window and the lowest key generation for every candidate, then
 /// the next), so a budget cut leaves out the unlikely cases, not entries.
+///
+/// Which lengths are tried is the caller's (`lengths`, a bit per length): a length a second
+/// datagram from the same sender confirms (the same bytes after the first: the ID repeats, the
+/// protected packet number and payload do not) is worth every reach (`fullReach`); an
+/// unconfirmed one only the cheap first pass, so that UDP that merely looks like QUIC costs little.
 public enum QUICShortHeaderTrial {
     /// Form bit 0, fixed bit 1, and room for a packet number sample and a tag.
     public static func looksLikeShortHeader(_ datagram: UnsafeRawBufferPointer) -> Bool {
         datagram.count >= 1 + 4 + 16 && datagram[0] & 0xC0 == 0x40
+    }
+
+    /// Every destination connection ID length, 0-20, as a bit per length.
+    public static let allLengths: UInt32 = (1 << 21) - 1
+
+    /// The lengths 1-20 that `datagram` and `earlier` (from the same sender) agree on: the
+    /// same bytes after the first byte.
+    public static func confirmedLengths(_ datagram: UnsafeRawBufferPointer, _ earlier: UnsafeRawBufferPointer) -> UInt32 {
+        var lengths: UInt32 = 0
+        var length = 1
+        while length <= QUICConnectionID.maxLength, length < datagram.count, length < earlier.count,
+            datagram[length] == earlier[length]
+        {
+            lengths |= 1 << UInt32(length)
+            length &+= 1
+        }
+        return lengths
     }
 
     /// Destination connection ID lengths, the ones implementations use most first.
@@ -90,10 +112,10 @@ public enum QUICShortHeaderTrial {
     /// variants (the peer of a connection found: its own).
     public static func search(
         _ datagram: UnsafeRawBufferPointer, candidates: [QUICTrialKeys], sides: [Direction], variant only: Int? = nil,
-        bounds: QUICTrialBounds, trials: inout Int
+        lengths tried: UInt32 = allLengths, fullReach: UInt32 = allLengths, bounds: QUICTrialBounds, trials: inout Int
     ) -> QUICTrialMatch? {
         guard looksLikeShortHeader(datagram), !candidates.isEmpty, !sides.isEmpty, trials > 0 else { return nil }
-        let lengths = destinationLengths.filter { 1 &+ $0 &+ 4 &+ 16 <= datagram.count }
+        let lengths = destinationLengths.filter { 1 &+ $0 &+ 4 &+ 16 <= datagram.count && (tried | fullReach) >> $0 & 1 != 0 }
         let variantCount = candidates.map(\.variants.count).max() ?? 0
         // Unmasked headers per (candidate, side, variant, length): 0 not yet, 1 rejected, else
         // 2 | first byte << 8 | truncated packet number << 16.
@@ -105,7 +127,8 @@ public enum QUICShortHeaderTrial {
                     for v in 0..<variantCount where only == nil || only == v {
                         for (ci, candidate) in candidates.enumerated() where v < candidate.variants.count {
                             for (si, side) in sides.enumerated() {
-                                for (li, length) in lengths.enumerated() {
+                                for (li, length) in lengths.enumerated()
+                                where window == 0 && step == 0 || fullReach >> length & 1 != 0 {
                                     let index = ((ci &* sides.count &+ si) &* variantCount &+ v) &* lengths.count &+ li
                                     if unmasked[index] == 0 {
                                         guard trials > 0 else { return nil }
