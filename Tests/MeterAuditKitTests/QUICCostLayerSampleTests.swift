@@ -12,7 +12,9 @@ import XCTest
 /// udp.length, Σ IP bytes (ip.len, or ipv6.plen + 40) and Σ frame.len. The records' layers plus
 /// the connection's overhead must give those totals exactly, at the QUIC (UDP payload), UDP, IP
 /// and frame layers; and the STREAM bytes sent again equal the sender's own count (the qlog
-/// truth's `retransmitted_stream_bytes`, Tests/Fixtures/h3/NAME.truth.json).
+/// truth's `retransmitted_stream_bytes`, Tests/Fixtures/h3/NAME.truth.json). h3-midconn, found
+/// mid-way by trial of its key log's 1-RTT secrets, is held to the same sums (its truth counts
+/// what was sent after the cut: the capture's own packets).
 final class QUICCostLayerSampleTests: XCTestCase {
     struct Totals: Equatable {
         var datagrams = 0, udp = 0, ip = 0, frame = 0
@@ -59,7 +61,7 @@ final class QUICCostLayerSampleTests: XCTestCase {
         var checkedDirections = 0
         var recordsWithLayers = 0
         var retransmittedChecked = 0
-        for name in ["h3-mixed", "h3-v2", "h3-loss", "h3-download", "h3-nokey"] {
+        for name in ["h3-mixed", "h3-v2", "h3-loss", "h3-download", "h3-nokey", "h3-midconn"] {
             guard let pcap = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
                 .first(where: FileManager.default.fileExists(atPath:))
             else { throw XCTSkip("Samples/\(name).pcap is missing") }
@@ -124,8 +126,8 @@ final class QUICCostLayerSampleTests: XCTestCase {
                 checkedDirections += 1
             }
         }
-        XCTAssertEqual(checkedDirections, 10)
-        XCTAssertGreaterThan(recordsWithLayers, 40)
+        XCTAssertEqual(checkedDirections, 12)
+        XCTAssertGreaterThan(recordsWithLayers, 46)
         XCTAssertGreaterThanOrEqual(retransmittedChecked, 3)
     }
 

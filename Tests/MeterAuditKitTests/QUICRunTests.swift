@@ -66,7 +66,9 @@ final class QUICRunTests: XCTestCase {
     /// Every HTTP/3 sample with its key log, against tshark's QUIC decryption: per direction,
     /// packets, STREAM frames and STREAM data bytes, and the UDP datagrams' frame and IP bytes.
     /// The samples come from scripts/make-h3-samples (METERAUDIT_H3_SAMPLES names another folder
-    /// of them). A capture that starts after the handshake has no QUIC connection either way.
+    /// of them). tshark learns connections from their handshake: in a capture that starts after
+    /// it (h3-midconn) it finds none, so that one is checked against the senders' qlog after the
+    /// cut instead (`testMidConnectionAgainstTheSendersAfterTheCut`).
     func testH3SamplesAgreeWithTshark() throws {
         guard let tshark = executable("tshark") else { throw XCTSkip("tshark is not installed") }
         let folder = ProcessInfo.processInfo.environment["METERAUDIT_H3_SAMPLES"]
@@ -112,6 +114,11 @@ final class QUICRunTests: XCTestCase {
                 return sums
             }
             let quicSides = try perSide("quic", ["quic.packet_length", "quic.stream.length"])
+            if name.hasPrefix("h3-midconn") {
+                XCTAssertEqual(quicSides[0][0] + quicSides[1][0], 0, "\(name): tshark found a connection without its handshake")
+                XCTAssertEqual(diagnostics.udp?.quic?.midConnection, 1, name)
+                continue
+            }
             guard let quic = diagnostics.udp?.quic else {
                 XCTAssertEqual(quicSides[0][0] + quicSides[1][0], 0, "\(name): tshark found QUIC packets")
                 continue
@@ -191,6 +198,115 @@ extension QUICRunTests {
         XCTAssertEqual(recorder.outOfOrder, 0)
         XCTAssertEqual(recorder.gaps, 0)
         XCTAssertTrue(recorder.finished.contains("0/up") && recorder.finished.contains("0/down"), "\(recorder.finished)")
+    }
+
+    /// h3-midconn against what each peer logged as sent after the cut (Tests/Fixtures/h3/
+    /// h3-midconn.truth.json, `scripts/h3-truth truth --after`): per direction, the QUIC packets
+    /// and their bytes, the datagrams' UDP payload, and the STREAM frame data bytes; every packet
+    /// decrypted, the trial found it on the second datagram (the first, alone, is tried with a
+    /// 0-length destination ID only: 2 secrets x 2 variants, 4 masks and at most 4 AEAD opens;
+    /// the second, from the client too, confirms length 8, tried first: one mask, one open), and
+    /// the other direction was found by trial too.
+    func testMidConnectionAgainstTheSendersAfterTheCut() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([folder + "/h3-midconn.keys"])
+        var rows: [ConnectionRow] = []
+        let diagnostics = InputAnalyzer(options: options).analyze(
+            path: folder + "/h3-midconn.pcap", connection: { rows.append($0) }) { _ in }
+        let udp = try XCTUnwrap(diagnostics.udp)
+        let quic = try XCTUnwrap(udp.quic)
+        let truth = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: Fixtures.path("h3/h3-midconn.truth.json")))) as! [String: Any]
+        let directions = ((truth["connections"] as! [[String: Any]])[0]["directions"]) as! [String: [String: Any]]
+        XCTAssertEqual(udp.other, [:])
+        XCTAssertEqual(udp.readFlows, 1)
+        XCTAssertEqual(quic.connections, 1)
+        XCTAssertEqual(quic.decrypted, 1)
+        XCTAssertEqual(quic.midConnection, 1)
+        let row = try XCTUnwrap(rows.first)
+        for (label, side, sent) in [("up", quic.up, row.clientTCPBytes), ("down", quic.down, row.serverTCPBytes)] {
+            let truth = try XCTUnwrap(directions[label])
+            XCTAssertEqual(side.packets, truth["packets"] as? Int, "\(label): packets")
+            XCTAssertEqual(side.decrypted, side.packets, "\(label): every packet decrypted")
+            XCTAssertEqual(side.packetBytes.values.reduce(0, +), truth["packet_bytes"] as? Int, "\(label): packet bytes")
+            XCTAssertEqual(sent, truth["datagram_bytes"] as? Int, "\(label): UDP payload")
+            XCTAssertEqual(side.streamBytes, truth["stream_frame_bytes"] as? Int, "\(label): STREAM bytes")
+            XCTAssertEqual(side.repeatedStreamBytes, truth["retransmitted_stream_bytes"] as? Int, "\(label): repeated")
+            XCTAssertEqual(side.withoutKey + side.badTag + side.unreadableBytes, 0, label)
+        }
+        let trials = try XCTUnwrap(udp.midConnectionTrials)
+        XCTAssertEqual([trials.flows, trials.datagrams, trials.connections, trials.untriedFlows], [1, 2, 1, 0])
+        XCTAssertGreaterThanOrEqual(trials.trials, 4 + 2)
+        XCTAssertLessThanOrEqual(trials.trials, 4 + 4 + 2)
+    }
+
+    /// The same capture with every secret of its key log wrong: no tag verifies, so the flow is
+    /// what it was without the trial, other UDP (never a guessed connection), every byte counted
+    /// there; the trial tried its 4 datagrams and stopped.
+    func testMidConnectionWithAWrongKeyStaysOtherUDP() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        let text = try String(contentsOfFile: folder + "/h3-midconn.keys", encoding: .utf8)
+        let wrong = text.split(separator: "\n").map { line -> String in
+            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
+            return line.dropLast() + String((digit + 1) % 16, radix: 16)
+        }.joined(separator: "\n") + "\n"
+        let keys = try CaptureFileWriter.temporaryFile(named: "midconn-wrong.keys", containing: Array(wrong.utf8))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([keys])
+        var rows: [ConnectionRow] = []
+        var records = 0
+        let diagnostics = InputAnalyzer(options: options).analyze(
+            path: folder + "/h3-midconn.pcap", connection: { rows.append($0) }) { _ in records += 1 }
+        let udp = try XCTUnwrap(diagnostics.udp)
+        XCTAssertEqual(records, 0)
+        XCTAssertEqual(rows.count, 0)
+        XCTAssertNil(udp.quic)
+        XCTAssertEqual(udp.readFlows, 0)
+        XCTAssertEqual(udp.readDatagrams, 0)
+        // 16 datagrams: 1,890 + 2,662 payload bytes (the truth's datagram bytes), 8 + 20 + 14
+        // bytes of UDP, IPv4 and Ethernet headers each.
+        let port = try XCTUnwrap(udp.other["18534"])
+        XCTAssertEqual(port.flows, 1)
+        XCTAssertEqual(port.datagrams, 16)
+        XCTAssertEqual(port.payloadBytes, 1890 + 2662)
+        XCTAssertEqual(port.udpBytes, 1890 + 2662 + 16 * 8)
+        XCTAssertEqual(port.ipBytes, 1890 + 2662 + 16 * 28)
+        XCTAssertEqual(port.frameBytes, 1890 + 2662 + 16 * 42)
+        XCTAssertEqual(udp.otherUp.datagrams + udp.otherDown.datagrams, 16)
+        let trials = try XCTUnwrap(udp.midConnectionTrials)
+        XCTAssertEqual(trials.flows, 1)
+        XCTAssertEqual(trials.datagrams, Limits().midConnectionQUIC.maxDatagramsTried)
+        XCTAssertEqual(trials.connections, 0)
+        XCTAssertGreaterThan(trials.trials, 0)
+        XCTAssertLessThanOrEqual(trials.trials, Limits().midConnectionQUIC.maxTrialsPerFlow)
+    }
+
+    /// h3-midconn without its first two datagrams (the client's): the first one captured is the
+    /// server's, opened by the server's secret, so the flow's first sender is the server; the row
+    /// still names the client as client, and both directions are read.
+    func testMidConnectionFirstSeenFromTheServer() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/h3-midconn.pcap")))
+        // Classic pcap, little-endian: a 24-byte file header, then 16-byte record headers.
+        var at = 24
+        for _ in 0..<2 {
+            let length = Int(bytes[at + 8]) | Int(bytes[at + 9]) << 8 | Int(bytes[at + 10]) << 16 | Int(bytes[at + 11]) << 24
+            at += 16 + length
+        }
+        let cut = try CaptureFileWriter.temporaryFile(named: "midconn-server-first.pcap", containing: Array(bytes[0..<24] + bytes[at...]))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([folder + "/h3-midconn.keys"])
+        var rows: [ConnectionRow] = []
+        let diagnostics = InputAnalyzer(options: options).analyze(path: cut, connection: { rows.append($0) }) { _ in }
+        let row = try XCTUnwrap(rows.first)
+        XCTAssertEqual(row.client, "127.0.0.1:58847")
+        XCTAssertEqual(row.server, "127.0.0.1:18534")
+        XCTAssertEqual(row.decrypted, "mid-connection")
+        let quic = try XCTUnwrap(diagnostics.udp?.quic)
+        // The truth's 9 client packets less the 2 cut, and the server's 7.
+        XCTAssertEqual([quic.up.packets, quic.down.packets], [7, 7])
+        XCTAssertEqual([quic.up.decrypted, quic.down.decrypted], [7, 7])
     }
 
     /// A key log whose secrets are all wrong: tags do not verify, so nothing is read past the
