@@ -247,6 +247,12 @@ struct RecordCause {
     let other: CauseName?
     let bytes: Int
 
+    init(known: KnownCause?, other: CauseName?, bytes: Int) {
+        self.known = known
+        self.other = other
+        self.bytes = bytes
+    }
+
     init(_ cause: ErrorCause) {
         // A known name made as text (a test, another estimator) counts in the same slot.
         let known = cause.known ?? KnownCause.named(cause.name)
@@ -361,7 +367,7 @@ public struct GroupKey: Hashable, Sendable, Comparable {
 /// Every figure of docs/METERING.md §5 over a run: per endpoint and direction, and in total.
 /// Aggregations of disjoint record sets merge into the aggregation of their union.
 public struct Aggregation: Sendable, Equatable {
-    public let estimatorNames: [String]
+    public private(set) var estimatorNames: [String]
     /// Index of the estimator whose error ranks endpoints (`EstimatorSet.ranking`).
     public let rankingEstimator: Int?
     public internal(set) var groups: [GroupKey: GroupFigures] = [:]
@@ -648,6 +654,34 @@ public enum MeterCause {
         }
         return [ErrorCause(.total, .totalOnly, estimate.total - total)]
     }
+
+    /// The causes' names as the figures count them, resolved once, not per record.
+    private static let lineCause = RecordCause(ErrorCause(.line, line, 0))
+    private static let headersCause = RecordCause(ErrorCause(.headers, headers, 0))
+    private static let bodyCause = RecordCause(ErrorCause(.body, body, 0))
+    private static let totalOnlyCause = RecordCause(ErrorCause(.total, totalOnly, 0))
+    private static let totalOnlyKnownCause = RecordCause(ErrorCause(.total, .totalOnly, 0))
+
+    /// `explain(...)` as the figures count it (`RecordCause(explain(...))`), without naming
+    /// each record's causes again.
+    static func recordCauses(wire: WireSize, estimate: Estimate, split: Bool) -> [RecordCause] {
+        func cause(_ named: RecordCause, _ bytes: Int) -> RecordCause {
+            RecordCause(known: named.known, other: named.other, bytes: bytes)
+        }
+        guard let total = wire.total else { return [] }
+        if let parts = wire.split {
+            guard split else { return [cause(totalOnlyCause, estimate.total - total)] }
+            var causes: [RecordCause] = []
+            causes.reserveCapacity(3)
+            if estimate.line != parts.line { causes.append(cause(lineCause, estimate.line - parts.line)) }
+            if estimate.headers != parts.headers {
+                causes.append(cause(headersCause, estimate.headers - parts.headers))
+            }
+            if estimate.body != parts.body { causes.append(cause(bodyCause, estimate.body - parts.body)) }
+            return causes
+        }
+        return [cause(totalOnlyKnownCause, estimate.total - total)]
+    }
 }
 
 extension Aggregation {
@@ -658,7 +692,7 @@ extension Aggregation {
     public mutating func addMeterEstimate(meter: Int, record: MeteredRecord, estimate: Estimate, split: Bool) {
         let index = modelCount + meter
         guard record.measured, record.wire.total != nil, index < estimatorNames.count else { return }
-        let causes = MeterCause.explain(wire: record.wire, estimate: estimate, split: split).map(RecordCause.init)
+        let causes = MeterCause.recordCauses(wire: record.wire, estimate: estimate, split: split)
         let count = estimatorNames.count
         groups[record.group, default: GroupFigures(estimatorCount: count)].estimators[index].add(
             wire: record.wire, estimate, split: split, causes: causes[...])
@@ -668,6 +702,24 @@ extension Aggregation {
             ProtocolKey(wireProtocol: record.wireProtocol, direction: record.group.direction),
             default: GroupFigures(estimatorCount: count)
         ].estimators[index].add(wire: record.wire, estimate, split: split, causes: causes[...])
+    }
+
+    /// Adds app meters after the estimators, named only once their logs are read (while the
+    /// records streamed by, a meter had no estimate of any): every group gets their figures, empty.
+    public mutating func addMeters(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        estimatorNames += names
+        let empty = Array(repeating: EstimatorFigures(), count: names.count)
+        func extend<Key>(_ figures: inout [Key: GroupFigures]) {
+            var position = figures.values.startIndex
+            while position != figures.values.endIndex {
+                figures.values[position].estimators += empty
+                figures.values.formIndex(after: &position)
+            }
+        }
+        extend(&groups)
+        extend(&totals)
+        extend(&protocolTotals)
     }
 
     /// Once every meter estimate is in: each group's measured records that a meter gave no

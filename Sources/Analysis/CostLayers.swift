@@ -173,6 +173,12 @@ public struct NetworkFigures: Sendable, Equatable {
     public var quicFrame = 0
     public var otherUDPIP = 0
     public var otherUDPFrame = 0
+    /// QUIC's share of the records' bytes and of the connection overhead, parts of their own
+    /// ("QUIC overhead", "UDP/IP headers"): the records' QUIC packet bytes beyond their HTTP/3
+    /// frames, their UDP and IP headers, and the QUIC connections' costs (a part of `cost`).
+    public var quicOverhead = 0
+    public var udpHeaders = 0
+    public var quicCost = DirectionCost()
 
     public init() {}
 
@@ -187,15 +193,22 @@ public struct NetworkFigures: Sendable, Equatable {
         let once = max(lower.tcp - min(lower.retransmitted, lower.tcp), 0)
         let httpPart = min(max(record.wire.total ?? 0, 0), once)
         http = saturatingSum(http, httpPart)
-        tlsOverhead = saturatingSum(tlsOverhead, once - httpPart)
         retransmitted = saturatingSum(retransmitted, lower.tcp - once)
-        headers = saturatingSum(headers, max(lower.ip - lower.tcp, 0))
+        // Over QUIC `tcp` holds the QUIC packet bytes, and `ip - tcp` UDP's and IP's headers.
+        if lower.udp == nil {
+            tlsOverhead = saturatingSum(tlsOverhead, once - httpPart)
+            headers = saturatingSum(headers, max(lower.ip - lower.tcp, 0))
+        } else {
+            quicOverhead = saturatingSum(quicOverhead, once - httpPart)
+            udpHeaders = saturatingSum(udpHeaders, max(lower.ip - lower.tcp, 0))
+        }
         link = saturatingSum(link, max(lower.frame - max(lower.ip, lower.tcp), 0))
     }
 
     mutating func add(_ cost: DirectionCost) {
         connections += 1
         self.cost.add(cost)
+        if cost.udp > 0 { quicCost.add(cost) }
     }
 
     public mutating func merge(_ other: NetworkFigures) {
@@ -214,37 +227,53 @@ public struct NetworkFigures: Sendable, Equatable {
         quicFrame = saturatingSum(quicFrame, other.quicFrame)
         otherUDPIP = saturatingSum(otherUDPIP, other.otherUDPIP)
         otherUDPFrame = saturatingSum(otherUDPFrame, other.otherUDPFrame)
+        quicOverhead = saturatingSum(quicOverhead, other.quicOverhead)
+        udpHeaders = saturatingSum(udpHeaders, other.udpHeaders)
+        quicCost.add(other.quicCost)
     }
 
     /// The rows of report.md's "What the network carried", in order, partitioning `frameTotal`:
     /// (name, bytes). TLS handshake records count as TLS overhead; the headers of the packets
-    /// that carry connection overhead as TCP/IP and link-layer headers.
+    /// that carry connection overhead as TCP/IP (UDP/IP over QUIC) and link-layer headers. A
+    /// run with QUIC has two more rows, "QUIC overhead" and "UDP/IP headers"; without, the rows
+    /// are those of a TCP-only run.
     public var parts: [(name: String, bytes: Int)] {
         // Each overhead kind's bytes go to its part; the headers of its packets (but those of
-        // packets without payload, which are their own part) to the header parts.
+        // packets without payload, which are their own part) to the header parts. TCP's share of
+        // a kind is what QUIC's connections (`quicCost`) leave of it.
         var tls = tlsOverhead
+        var quic = quicOverhead
+        var (tcpHeaders, quicHeaders) = (headers, udpHeaders)
         var emptyPackets = 0
         var other = 0
-        var overheadHeaders = 0
         var overheadLink = 0
         for kind in OverheadKind.all {
-            let bytes = cost[kind]
-            switch kind.part {
-            case .tls: tls = saturatingSum(tls, bytes.tcp)
-            case .emptyPackets: emptyPackets = saturatingSum(emptyPackets, bytes.ip)
-            case .other: other = saturatingSum(other, bytes.tcp)
+            let quicBytes = quicCost[kind]
+            let all = cost[kind]
+            for (bytes, overQUIC) in [(all.minus(quicBytes), false), (quicBytes, true)] {
+                switch kind.part {
+                case .tls:
+                    if overQUIC { quic = saturatingSum(quic, bytes.tcp) } else { tls = saturatingSum(tls, bytes.tcp) }
+                case .emptyPackets: emptyPackets = saturatingSum(emptyPackets, bytes.ip)
+                case .other: other = saturatingSum(other, bytes.tcp)
+                }
+                if kind.part != .emptyPackets {
+                    let packetHeaders = max(bytes.ip - bytes.tcp, 0)
+                    if overQUIC {
+                        quicHeaders = saturatingSum(quicHeaders, packetHeaders)
+                    } else {
+                        tcpHeaders = saturatingSum(tcpHeaders, packetHeaders)
+                    }
+                }
+                overheadLink = saturatingSum(overheadLink, max(bytes.frame - bytes.ip, 0))
             }
-            if kind.part != .emptyPackets { overheadHeaders = saturatingSum(overheadHeaders, max(bytes.ip - bytes.tcp, 0)) }
-            overheadLink = saturatingSum(overheadLink, max(bytes.frame - bytes.ip, 0))
         }
-        var rows: [(name: String, bytes: Int)] = [
-            ("HTTP bytes", http),
-            ("TLS overhead", tls),
-            ("retransmissions", retransmitted),
-            ("TCP/IP headers", saturatingSum(headers, overheadHeaders)),
-            ("handshakes and ACKs", emptyPackets),
-            ("other connection overhead", other),
-        ]
+        let hasQUIC = quicCost.total.frame > 0 || quicOverhead > 0 || udpHeaders > 0
+        var rows: [(name: String, bytes: Int)] = [("HTTP bytes", http), ("TLS overhead", tls)]
+        if hasQUIC { rows.append(("QUIC overhead", quic)) }
+        rows += [("retransmissions", retransmitted), ("TCP/IP headers", tcpHeaders)]
+        if hasQUIC { rows.append(("UDP/IP headers", quicHeaders)) }
+        rows += [("handshakes and ACKs", emptyPackets), ("other connection overhead", other)]
         if quicFrame > 0 { rows.append(("QUIC connections (UDP/IP)", quicIP)) }
         if otherUDPFrame > 0 { rows.append(("other UDP (UDP/IP)", otherUDPIP)) }
         let udpLink = saturatingSum(max(quicFrame - quicIP, 0), max(otherUDPFrame - otherUDPIP, 0))

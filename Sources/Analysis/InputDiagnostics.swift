@@ -50,6 +50,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             case readDatagrams = "read_datagrams"
             case readFlows = "read_flows"
             case evictedFlows = "evicted_flows"
+            case midConnectionTrials = "mid_connection_trials"
         }
         /// Every UDP datagram decoded (tunnels opened: the inner ones).
         public var datagrams = 0
@@ -68,6 +69,31 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
         public var otherDown = PortCounts()
         /// The QUIC connections' packets and frames, summed; nil when there was none.
         public var quic: QUICCounts?
+        /// The trial of the key log's 1-RTT secrets on flows that looked like QUIC joined after
+        /// its handshake; nil when no flow was tried (and then not written).
+        public var midConnectionTrials: MidConnectionTrials?
+
+        /// What finding QUIC connections begun before the capture cost (docs/METERING.md §2d):
+        /// flows and datagrams tried, trials (header-protection masks and AEAD opens), the
+        /// connections found, and the flows left untried once the input's budget was spent.
+        public struct MidConnectionTrials: Codable, Sendable, Equatable {
+            enum CodingKeys: String, CodingKey {
+                case flows, datagrams, trials, connections
+                case untriedFlows = "untried_flows"
+            }
+            public var flows = 0
+            public var datagrams = 0
+            public var trials = 0
+            public var connections = 0
+            public var untriedFlows = 0
+            public init(flows: Int = 0, datagrams: Int = 0, trials: Int = 0, connections: Int = 0, untriedFlows: Int = 0) {
+                self.flows = flows
+                self.datagrams = datagrams
+                self.trials = trials
+                self.connections = connections
+                self.untriedFlows = untriedFlows
+            }
+        }
 
         public init() {}
 
@@ -80,6 +106,9 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
             public var down = Side()
             /// The connections not decrypted, by reason (no-key, bad-key, handshake-not-captured).
             public var notDecrypted: [String: Int] = [:]
+            /// Of the decrypted ones, those found mid-way by a trial of the key log's 1-RTT
+            /// secrets (`decrypted` `mid-connection`); nil when none was (and then not written).
+            public var midConnection: Int?
             /// Their UDP payload bytes (both directions) by server name (`""`: no SNI).
             public var undecryptedBytes: [String: Int] = [:]
             public init() {}
@@ -88,6 +117,7 @@ public struct InputDiagnostics: Codable, Sendable, Equatable {
                 case connections, decrypted, up, down
                 case notDecrypted = "not_decrypted"
                 case undecryptedBytes = "undecrypted_bytes_by_server_name"
+                case midConnection = "mid_connection"
             }
 
             /// One direction: packets (coalesced ones each), decrypted, without a key, whose tag

@@ -129,8 +129,11 @@ public struct CoverageFigures: Sendable, Equatable {
     public init() {}
 
     /// Counts a record on the wire (any meter may have logged it).
-    public mutating func add(_ record: MessageRecord) {
-        guard let key = Self.key(of: record) else { return }
+    public mutating func add(_ record: MessageRecord) { add(record, key: Self.key(of: record)) }
+
+    /// `add(record)` with the record's key made already (`key(of: record)`).
+    public mutating func add(_ record: MessageRecord, key: CoverageKey?) {
+        guard let key else { return }
         wire[key, default: CoverageCounts()].add(record.wire, measured: record.measured)
     }
 

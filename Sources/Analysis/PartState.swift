@@ -463,21 +463,24 @@ extension NetworkFigures {
     func encode(to encoder: inout StateEncoder) {
         encoder.ints([
             records, lowerBoundRecords, httpOnlyRecords, http, tlsOverhead, retransmitted, headers, link, connections,
-            unsharedIP, quicIP, quicFrame, otherUDPIP, otherUDPFrame,
+            unsharedIP, quicIP, quicFrame, otherUDPIP, otherUDPFrame, quicOverhead, udpHeaders,
         ])
         cost.encode(to: &encoder)
+        quicCost.encode(to: &encoder)
     }
 
     init(state decoder: inout StateDecoder) throws {
         let values = try decoder.ints()
-        guard values.count == 14 else { throw StateDecoder.Malformed(reason: "\(values.count) network figures") }
+        guard values.count == 16 else { throw StateDecoder.Malformed(reason: "\(values.count) network figures") }
         self.init()
         (records, lowerBoundRecords, httpOnlyRecords, http, tlsOverhead) = (
             values[0], values[1], values[2], values[3], values[4]
         )
         (retransmitted, headers, link, connections, unsharedIP) = (values[5], values[6], values[7], values[8], values[9])
         (quicIP, quicFrame, otherUDPIP, otherUDPFrame) = (values[10], values[11], values[12], values[13])
+        (quicOverhead, udpHeaders) = (values[14], values[15])
         cost = try DirectionCost(state: &decoder)
+        quicCost = try DirectionCost(state: &decoder)
     }
 }
 

@@ -18,6 +18,14 @@ public struct LayerBytes: Sendable, Equatable, Codable {
         self.frame = frame
     }
 
+    /// These bytes without `part`, a share of them (QUIC's share of a kind of overhead).
+    public func minus(_ part: LayerBytes) -> LayerBytes {
+        var rest = LayerBytes()
+        (rest.tls, rest.tcp) = (tls &- part.tls, tcp &- part.tcp)
+        (rest.ip, rest.frame) = (ip &- part.ip, frame &- part.frame)
+        return rest
+    }
+
     public mutating func add(_ other: LayerBytes) {
         tls = saturatingSum(tls, other.tls)
         tcp = saturatingSum(tcp, other.tcp)

@@ -9,6 +9,10 @@ import QUIC
 /// | --- | --- |
 /// | then, repeated | 1 byte: bit 7 the datagram is the server's; 2 bytes: its length (big endian), clamped to what follows; the datagram |
 ///
+/// When the first datagram looks like a short header, the trial that finds a connection begun
+/// before the capture runs on it first (`QUICShortHeaderTrial`, fixed secrets, a small budget
+/// that must never be overspent); a match would start the connection mid-way.
+///
 /// Seeds: RFC 9001 Appendix A's client and server Initial (Tests/Fixtures/fuzz/FuzzQUIC), and
 /// scripts/make-fuzz-corpus cuts more from the HTTP/3 samples when present.
 enum QUICEntry {
@@ -43,6 +47,11 @@ enum QUICEntry {
         func close(_ accounting: ConnectionAccounting) {}
     }
 
+    /// Fixed 1-RTT secrets for the trial.
+    static let trialKeys = QUICTrialKeys(
+        clientRandom: [UInt8](repeating: 0, count: 32), client: [UInt8](repeating: 1, count: 32),
+        server: [UInt8](repeating: 2, count: 32))!
+
     @discardableResult
     static func run(_ input: UnsafeRawBufferPointer) -> (connection: QUICConnection, checker: Checker) {
         var cursor = InputCursor(input)
@@ -51,10 +60,22 @@ enum QUICEntry {
         let connection = QUICConnection(secrets: { _ in nil }, maxHeldBytes: 4096)
         connection.setHandler(checker)
         var time: Int64 = 0
+        var first = true
         while !cursor.isAtEnd {
             let control = cursor.u8()
             let length = Int(cursor.u16())
             let datagram = cursor.take(length)
+            if first, QUICShortHeaderTrial.looksLikeShortHeader(datagram) {
+                var trials = 256
+                let bounds = QUICTrialBounds(packetNumberWindows: 2, keyGenerations: 2)
+                if let match = QUICShortHeaderTrial.search(
+                    datagram, candidates: [trialKeys], sides: [.up, .down], bounds: bounds, trials: &trials)
+                {
+                    connection.beginMidway(match, datagram: datagram, bounds: bounds, peerTrials: 256, peerDatagrams: 2)
+                }
+                precondition(trials >= 0, "a trial budget overspent")
+            }
+            first = false
             connection.datagram(datagram, from: control & 0x80 != 0 ? .down : .up, time: time)
             time += 1000
         }

@@ -81,7 +81,7 @@ public struct HARMessageBuilder: Sendable {
         message.target = url.target
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
-        message.startLine = Array("\(har.method) \(url.requestLineTarget(method: har.method)) HTTP/1.1".utf8)
+        message.startLine = Self.line(har.method, url.requestLineTarget(method: har.method), "HTTP/1.1")
         message.complete = true
         if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
@@ -119,7 +119,7 @@ public struct HARMessageBuilder: Sendable {
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
         // docs/METERING.md §3: the documented estimator's status line for a HAR record.
-        message.startLine = Array("\(har.httpVersion) \(har.status) \(har.statusText)".utf8)
+        message.startLine = Self.line(har.httpVersion, String(har.status), har.statusText)
         message.pair = entry.index
         message.request = RequestSummary(
             index: entry.index, method: request.method ?? "", target: request.target,
@@ -175,6 +175,19 @@ public struct HARMessageBuilder: Sendable {
         }
         message.bodyLength = bodySize ?? 0
         return HARMessage(message: message, wire: wire, source: source, body: body, notes: notes)
+    }
+
+    /// "first second third" as bytes, built in place: a start line per message, without the
+    /// interpolated String it was made from before.
+    static func line(_ first: String, _ second: String, _ third: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(first.utf8.count + second.utf8.count + third.utf8.count + 2)
+        line.append(contentsOf: first.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: second.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: third.utf8)
+        return line
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.

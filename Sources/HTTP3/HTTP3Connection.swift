@@ -704,30 +704,12 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
 
     /// Ends the reader's side: a frame cut off is counted, the open message ends.
     private func endReader(_ reader: StreamReader, reset: Bool, closing: Bool = false) {
-        let side = reader.side.rawValue
         reader.ended = true
         let cut = !reader.header.isEmpty || reader.phase == .payload || reader.phase == .streamType
             || reader.phase == .pushID
-        if !reader.header.isEmpty {
-            tallies[side].lostBytes = saturatingSum(tallies[side].lostBytes, reader.header.count)
-            sink.claim(
-                (reader.offset &- Int64(reader.header.count))..<reader.offset, of: reader.side, stream: reader.id,
-                by: .unclaimed)
-            reader.header.removeAll()
-        }
+        cutFrame(reader)
         if reader.phase == .payload {
-            let read = saturatingSum(reader.frameHeaderSize, Int(clamping: reader.payloadRead))
-            if reader.knownFrameType == .data, let message = reader.frameMessage {
-                // What came of a DATA frame is its message's.
-                message.captured.wireBody = saturatingSum(message.captured.wireBody, read)
-                addFrame(message)
-                message.captured.anomalies.insert(.bytesMissing)
-            } else if reader.type == .control {
-                tallies[side].controlStreamBytes = saturatingSum(tallies[side].controlStreamBytes, read)
-            } else {
-                tallies[side].lostBytes = saturatingSum(tallies[side].lostBytes, read)
-            }
-            if let message = reader.frameMessage, reader.knownFrameType == .headers {
+            if let message = reader.frameMessage, reader.knownFrameType == .data || reader.knownFrameType == .headers {
                 message.captured.anomalies.insert(.bytesMissing)
             }
             reader.frameMessage = nil
@@ -748,8 +730,10 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
         }
     }
 
-    /// A gap or a lost start took the frame boundaries: the open frame's message ends incomplete.
-    private func loseFrames(_ reader: StreamReader, cutBy length: Int) {
+    /// The frame a stream's end or a gap cut off: a partial frame header is lost bytes; what
+    /// was read of a DATA frame is its message's, of a control frame the control stream's, of
+    /// any other frame lost.
+    private func cutFrame(_ reader: StreamReader) {
         let side = reader.side.rawValue
         if !reader.header.isEmpty {
             tallies[side].lostBytes = saturatingSum(tallies[side].lostBytes, reader.header.count)
@@ -758,17 +742,22 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
                 by: .unclaimed)
             reader.header.removeAll()
         }
-        if reader.phase == .payload {
-            let read = saturatingSum(reader.frameHeaderSize, Int(clamping: reader.payloadRead))
-            if reader.knownFrameType == .data, let message = reader.frameMessage {
-                message.captured.wireBody = saturatingSum(message.captured.wireBody, read)
-                addFrame(message)
-            } else if reader.type == .control {
-                tallies[side].controlStreamBytes = saturatingSum(tallies[side].controlStreamBytes, read)
-            } else {
-                tallies[side].lostBytes = saturatingSum(tallies[side].lostBytes, read)
-            }
+        guard reader.phase == .payload else { return }
+        let read = saturatingSum(reader.frameHeaderSize, Int(clamping: reader.payloadRead))
+        if reader.knownFrameType == .data, let message = reader.frameMessage {
+            message.captured.wireBody = saturatingSum(message.captured.wireBody, read)
+            addFrame(message)
+        } else if reader.type == .control {
+            tallies[side].controlStreamBytes = saturatingSum(tallies[side].controlStreamBytes, read)
+        } else {
+            tallies[side].lostBytes = saturatingSum(tallies[side].lostBytes, read)
         }
+    }
+
+    /// A gap or a lost start took the frame boundaries: the open frame's message ends incomplete.
+    private func loseFrames(_ reader: StreamReader, cutBy length: Int) {
+        let side = reader.side.rawValue
+        cutFrame(reader)
         if reader.type == .qpackEncoder || reader.phase == .streamType {
             // A unidirectional stream whose type was never read may be the encoder stream.
             decoders[side].loseEncoderStream()

@@ -76,9 +76,10 @@ public struct AuditRun {
     /// Runs every input in order, then writes the reports, and last the part files that let
     /// `merge` add this folder to others (docs/SCALE.md; only when every other file was
     /// written). Throws only when the output directory cannot be made or the streamed files
-    /// (messages.csv, connections.csv, part.points) cannot be created there (before reading
-    /// anything); a write failing later is in `Result.outputErrors`, and the other outputs
-    /// are still written.
+    /// (messages.csv, connections.csv, part.points) cannot be created there, or a meter log
+    /// cannot be opened (before reading anything), or a meter log cannot be read to its end or
+    /// names a meter that is not usable (known once it is read, at the end: nothing is left);
+    /// a write failing later is in `Result.outputErrors`, and the other outputs are still written.
     public func run(progress: Progress = Progress()) throws -> Result {
         options.protocols.registerOverheadKinds()
         do {
@@ -91,7 +92,8 @@ public struct AuditRun {
         let started = monotonicSeconds()
         var files: [String] = []
         var outputErrors: [String] = []
-        // The app meters' logs, read before the inputs (docs/METER-LOG.md, "In a run").
+        // The app meters' logs, opened before the inputs and read on another core while they are
+        // analyzed (docs/METER-LOG.md, "In a run").
         let meters: MeterStage?
         do {
             meters =
@@ -110,15 +112,18 @@ public struct AuditRun {
         let messagesPath = outputDirectory + "/" + MessagesCSV.fileName
         // Created first, so an unwritable directory is reported before any input is read.
         let messages =
-            writesMessages
-            ? try MessagesCSV(
-                path: messagesPath, estimators: options.estimators.names, lateColumns: meters?.messageColumns ?? [])
-            : nil
+            !writesMessages
+            ? nil
+            : meters == nil
+                ? try MessagesCSV(path: messagesPath, estimators: options.estimators.names)
+                : try MessagesCSV(
+                    path: messagesPath, estimators: options.estimators.names, lateColumnsNamedAtTheEnd: ())
         let writesConnections = formats?.contains(ConnectionsCSV.formatName) ?? true
         let connectionsPath = outputDirectory + "/" + ConnectionsCSV.fileName
         let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
-        var aggregation = Aggregation(estimators: options.estimators, meters: meters?.names ?? [])
+        // The meters are named once their logs are read, at the end (`addMeters`).
+        var aggregation = Aggregation(estimators: options.estimators)
         // report.html's per-record charts, in bounded memory; only when the page is written.
         let writesHTML = formats?.contains(HTMLReport.name) ?? true
         // The page's template, parsed on another core while this one starts reading (the
@@ -160,7 +165,18 @@ public struct AuditRun {
             }
             diagnostics.append(inputDiagnostics)
         }
-        meters?.finish(aggregation: &aggregation, sharings: &sharings, charts: &charts, diagnostics: &diagnostics)
+        if let meters {
+            do {
+                try meters.load()
+            } catch {
+                messages?.discard()
+                connections?.discard()
+                throw Error.meterLog(String(describing: error))
+            }
+            aggregation.addMeters(meters.names)
+            charts.addMeters(meters.names)
+            meters.finish(aggregation: &aggregation, sharings: &sharings, charts: &charts, diagnostics: &diagnostics)
+        }
         let read = monotonicSeconds()
         // What follows has two parts that need nothing of each other: putting the streamed
         // files in place with diagnostics.json (which needs only the diagnostics) and drawing
@@ -176,7 +192,9 @@ public struct AuditRun {
             guard let meters else { return file.close }
             return {
                 var cursor = 0
-                try file.complete { ordinal, row in meters.appendCells(ordinal: ordinal, cursor: &cursor, to: &row) }
+                try file.complete(lateColumns: meters.messageColumns) { ordinal, row in
+                    meters.appendCells(ordinal: ordinal, cursor: &cursor, to: &row)
+                }
             }
         }
         let streamed: [(path: String, close: () throws -> Void)] =
@@ -196,6 +214,11 @@ public struct AuditRun {
             for index in early.indices { earlyWrites.run(index, early[index].write) }
             if writesHTML { sampleCharts.charts = SampleCharts(samples, estimatorOrder: estimatorOrder) }
         }
+        // The meters' coverage tables (sorted by host and endpoint) on another core too.
+        let coverageTables = CoverageTablesBox()
+        if let coverage = meters?.coverage {
+            DispatchQueue.global().async(group: earlyDone) { coverageTables.tables = CoverageTables(coverage) }
+        }
         // The figures sorted once here (in place: the aggregation is complete), not once per
         // report: every report asks order-free ones. Ranked once too, for every report that
         // lists the endpoints.
@@ -203,10 +226,11 @@ public struct AuditRun {
         var prepared = RunReport(
             inputs: diagnostics, aggregation: aggregation, settings: options.settings, charts: charts,
             rankBy: options.rankBy)
-        prepared.coverage = meters?.coverage
+        prepared.setCoverageFigures(meters?.coverage)
         prepared.rankEndpoints()
         earlyDone.wait()
         prepared.sampleCharts = sampleCharts.charts
+        if let tables = coverageTables.tables { prepared.setCoverageTables(tables) }
         let report = prepared
         // The end-of-run reports are independent: written at once, on every core. Listed (and
         // their errors told) in registry order.
@@ -263,6 +287,11 @@ public struct AuditRun {
         result.reportFileSeconds = fileSeconds
         return result
     }
+}
+
+/// The coverage tables made on another core, read once that work is done (as `SampleChartsBox`).
+private final class CoverageTablesBox: @unchecked Sendable {
+    var tables: CoverageTables?
 }
 
 /// The sample charts drawn on another core, read once that work is done (`DispatchGroup.wait`

@@ -21,38 +21,53 @@ extension InputAnalyzer {
             return
         }
         collector.setFormat(reader.format)
-        var counts = InputDiagnostics.HARCounts(version: nil)
-        counts.creator = "Charles Proxy"
         let builder = CharlesMessageBuilder()
         let input = String(path.split(separator: "/").last ?? Substring(path))
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        var read = 0
-        do {
-            while let result = try reader.next() {
-                read += 1
+        // Three stages, each on its own thread, in file order, as for HAR (analyzeHAR).
+        let transactions = ReadAhead<(CharlesResult, read: Int), Error?> { put in
+            do {
+                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
+            } catch {
+                return error
+            }
+            return nil
+        }
+        let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
+            var counts = InputDiagnostics.HARCounts(version: nil)
+            counts.creator = "Charles Proxy"
+            var count = 0
+            while let (result, read) = transactions.next() {
+                count += 1
                 switch result {
                 case let .transaction(transaction):
                     counts.entries += 1
                     if transaction.tunnel {
-                        let row = Self.tunnelRow(transaction, input: input)
-                        collector.countRecorded(row)
-                        connection?(row)
+                        put(.tunnel(Self.tunnelRow(transaction, input: input)), 1024)
                         continue
                     }
                     if transaction.response == nil { counts.noResponse += 1 }
                     let (request, response) = builder.messages(for: transaction)
-                    for message in [request] + (response.map { [$0] } ?? []) {
-                        counts.wireSources[message.wire.source, default: 0] += 1
-                        sink.record(message)
-                    }
+                    counts.wireSources[request.wire.source, default: 0] += 1
+                    if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
+                    put(.messages(request, response), ReadItem.cost(request, response))
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                if let progress, read & 0x3f == 0 { progress(reader.bytesRead, fileSize) }
+                if progress != nil, count & 0x3f == 0 { put(.progress(read), 0) }
             }
-        } catch {
-            collector.fail("\(path): \(error)", readable: true)
+            return (counts, transactions.result)
         }
+        while let item = ahead.next() {
+            if case let .tunnel(row) = item {
+                collector.countRecorded(row)
+                connection?(row)
+            } else {
+                record(item, sink: sink, progress: progress, fileSize: fileSize)
+            }
+        }
+        let (counts, failure) = ahead.result
+        if let failure { collector.fail("\(path): \(failure)", readable: true) }
         collector.setHAR(counts)
     }
 

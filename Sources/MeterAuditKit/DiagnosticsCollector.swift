@@ -146,8 +146,17 @@ final class DiagnosticsCollector {
     /// The UDP flow table's counts, with the QUIC connections' figures already added.
     func setUDP(_ counts: InputDiagnostics.UDPCounts) {
         let quic = diagnostics.udp?.quic
+        let trials = diagnostics.udp?.midConnectionTrials
         diagnostics.udp = counts
         diagnostics.udp?.quic = quic
+        diagnostics.udp?.midConnectionTrials = trials
+    }
+
+    /// What the trial of 1-RTT secrets on flows joined mid-way cost (QUIC's reader, at its end).
+    func setMidConnectionTrials(_ trials: InputDiagnostics.UDPCounts.MidConnectionTrials) {
+        var udp = diagnostics.udp ?? InputDiagnostics.UDPCounts()
+        udp.midConnectionTrials = trials
+        diagnostics.udp = udp
     }
 
     /// One QUIC connection's figures, when its row is written.

@@ -9,9 +9,9 @@ import TCPReassembly
 import TLS
 
 /// Runs one input file through the pipeline. A capture goes frames → segments → streams →
-/// messages → records; a HAR file goes entries → messages → records. Records are handed to
-/// `emit` as they complete, so memory follows the open connections (HAR: one entry), not
-/// the file's size.
+/// messages → records; a HAR file goes entries → messages → records, each stage on its own
+/// thread (`ReadAhead`). Records are handed to `emit` as they complete, so memory follows the
+/// open connections (HAR, Charles: the bounded batches read ahead), not the file's size.
 public struct InputAnalyzer {
     public let options: AnalysisOptions
     /// Shared by every input of a run, so a body seen in one file is not measured again in the next.
@@ -77,12 +77,25 @@ public struct InputAnalyzer {
             collector.fail("\(path): \(error)", readable: false)
             return
         }
-        var counts = InputDiagnostics.HARCounts(version: reader.harVersion)
         let builder = HARMessageBuilder(rule: ExporterRule(creatorName: reader.creatorName))
         collector.setFormat("har")
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        do {
-            while let result = try reader.next() {
+        // Three stages, each on its own thread, in file order (ReadAhead): entries are read and
+        // decoded; made into messages; recorded here. On two cores the work of the three
+        // shares both, which two threads of unequal work could not.
+        // As the reader saw it before the entries (the reader's thread changes it from here on).
+        let versionBeforeEntries = reader.harVersion
+        let entries = ReadAhead<(HAREntryResult, read: Int), Error?> { put in
+            do {
+                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
+            } catch {
+                return error
+            }
+            return nil
+        }
+        let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
+            var counts = InputDiagnostics.HARCounts(version: versionBeforeEntries)
+            while let (result, read) = entries.next() {
                 switch result {
                 case let .entry(entry):
                     counts.entries += 1
@@ -94,23 +107,58 @@ public struct InputAnalyzer {
                         counts.noResponse += 1
                     }
                     let (request, response) = builder.messages(for: entry)
-                    for message in [request] + (response.map { [$0] } ?? []) {
-                        counts.wireSources[message.wire.source, default: 0] += 1
-                        sink.record(message)
-                    }
+                    counts.wireSources[request.wire.source, default: 0] += 1
+                    if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
+                    put(.messages(request, response), ReadItem.cost(request, response))
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }
-                if let progress, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
-                    progress(reader.bytesRead, fileSize)
+                if progress != nil, (counts.entries + counts.brokenEntries.count) & 0x3f == 0 {
+                    put(.progress(read), 0)
                 }
             }
-        } catch {
-            collector.fail("\(path): \(error)", readable: true)
+            // The reader is done: complete now, also when `creator` came after the entries.
+            (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
+            return (counts, entries.result)
         }
-        // Complete now, also when `creator` came after the entries.
-        (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
+        while let item = ahead.next() { record(item, sink: sink, progress: progress, fileSize: fileSize) }
+        let (counts, failure) = ahead.result
+        if let failure { collector.fail("\(path): \(failure)", readable: true) }
         collector.setHAR(counts)
+    }
+
+    /// What the HAR and Charles readers hand the recording thread, in file order.
+    enum ReadItem {
+        case messages(HARMessage, HARMessage?)
+        /// A Charles tunnel: a connection row, not messages.
+        case tunnel(ConnectionRow)
+        /// Bytes of the file read so far.
+        case progress(Int)
+
+        /// What an item holds beyond its fixed size: its bodies' bytes.
+        static func cost(_ request: HARMessage, _ response: HARMessage?) -> Int {
+            1024 + (request.body?.count ?? 0) + (response?.body?.count ?? 0)
+        }
+
+        static func cost(_ result: HAREntryResult) -> Int {
+            guard case let .entry(entry) = result else { return 1024 }
+            return 1024 + (entry.request.postData?.text?.count ?? 0) + (entry.response?.content.text?.count ?? 0)
+        }
+
+        static func cost(_ result: CharlesResult) -> Int {
+            guard case let .transaction(transaction) = result else { return 1024 }
+            return 1024 + (transaction.request.body?.count ?? 0) + (transaction.response?.body?.count ?? 0)
+        }
+    }
+
+    func record(_ item: ReadItem, sink: RecordSink, progress: ((Int, Int) -> Void)?, fileSize: Int) {
+        switch item {
+        case let .messages(request, response):
+            sink.record(request)
+            if let response { sink.record(response) }
+        case .tunnel: break
+        case let .progress(read): progress?(read, fileSize)
+        }
     }
 
     private func analyzeCapture(

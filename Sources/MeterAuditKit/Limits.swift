@@ -30,8 +30,37 @@ public struct Limits: Sendable {
     public var udpIdleTimeout: Int64 = 120_000_000_000
     /// QUIC: stream bytes held out of order per connection, over all its streams and CRYPTO.
     public var maxQUICBufferedBytes = 4 << 20
+    /// QUIC joined after its handshake (docs/METERING.md §2d, "QUIC detection"): the trial of
+    /// the key log's 1-RTT secrets on a flow whose first datagram looks like a short header.
+    public var midConnectionQUIC = MidConnectionQUIC()
 
     public init() {}
+
+    /// Bounds of the trial that finds a QUIC connection begun before the capture. A trial is one
+    /// header-protection mask or one AEAD open; everything else is bounded by these.
+    public struct MidConnectionQUIC: Sendable {
+        /// Key log entries tried per flow: the newest entries with both 1-RTT secrets that no
+        /// QUIC handshake or earlier trial of the input claimed.
+        public var maxKeyLogEntries = 64
+        /// Datagrams of a flow tried before it is left to other UDP (they are held, copied,
+        /// until the trial ends, so that a connection found gets them all).
+        public var maxDatagramsTried = 4
+        /// Trials per flow, over its datagrams.
+        public var maxTrialsPerFlow = 16_384
+        /// Trials per input, over its flows: past this, no new flow is tried.
+        public var maxTrialsPerInput = 262_144
+        /// Full packet numbers tried: the truncated number in each of its first windows
+        /// (a 1-byte number and 8 windows: 0-2047; a 2-byte one: 0-524,287).
+        public var packetNumberWindows = 8
+        /// Key generations tried (0 is the logged secret; then `quic ku` updates), each packet
+        /// trying those of its key phase bit.
+        public var keyGenerations = 4
+        /// Once one direction is found: trials and datagrams to find the other one.
+        public var maxPeerTrials = 4096
+        public var maxPeerDatagramsTried = 8
+
+        public init() {}
+    }
 
     /// The cost ledgers' bounds.
     public var costs: CostLimits {

@@ -1,6 +1,8 @@
 import Analysis
+import Dispatch
 import Estimation
 import Flows
+import Foundation
 import MessageModel
 import MeterLog
 import Records
@@ -64,71 +66,98 @@ struct LoadedMeter {
     var logsBody = false
 }
 
-/// The meter logs of a run, joined to its records (docs/METER-LOG.md, "In a run").
+/// The meter logs of a run, read on another core while the inputs are analyzed.
 ///
-/// The logs are read before the inputs. While records stream by, each one whose URL (without
-/// its query) some entry names is kept as a `Candidate`: its `WireRecord` for the join, and what
-/// the figures need of it (`MeteredRecord`, its coverage key, its share of connection overhead
-/// still to be given out); every record is counted for coverage. At the end, each meter is
-/// joined to the candidates, and its estimates are added to the figures, the overhead shares,
-/// the charts' samples, the diagnostics and, by a second pass, messages.csv.
-final class MeterStage {
-    let logs: [MeterLog]
-    private(set) var meters: [LoadedMeter]
-    let options: JoinOptions
-    /// Every URL without its query that an entry names: only records there can join.
-    private let pathKeys: Set<String>
-    private let normalizer: EndpointNormalizer
-
-    struct Candidate {
-        /// The record's place in the run (its row of messages.csv).
-        var ordinal: Int
-        var input: Int32
-        var wire: WireRecord
-        var figures: MeteredRecord
-        var coverageKey: CoverageKey?
-        /// Its share of connection overhead, given out at the end with the meters that count it.
-        var share: PendingShare?
-        var modelMask: UInt64
+/// Opening each file and reading its first line is done up front, on the caller's thread: a
+/// file that cannot be opened or read stops the run before any input is read. The rest of each
+/// file, the meters it names and the URLs its entries name are read and made on another
+/// thread; `load` waits for them. What is wrong in a line stays a diagnostic of its log.
+final class MeterLogLoading: @unchecked Sendable {
+    struct Loaded {
+        var logs: [MeterLog]
+        var meters: [LoadedMeter]
+        /// Every URL without its query that an entry names (only records there can join), and
+        /// every method an entry names, numbered as the entries' `groupKey` numbers them.
+        var pathIDs: [String: Int32]
+        var methodIDs: [String: Int32]
     }
 
-    private(set) var candidates: [Candidate] = []
-    /// Each candidate's `ordinal`, kept when `finish` lets the candidates go.
-    private var candidateOrdinals: [Int] = []
-    /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
-    private(set) var matches: [[Int32]] = []
-    private(set) var coverage = CoverageFigures()
-    /// Records per input, for the `not-metered` counts.
-    private var recordsPerInput: [Int] = []
-    private var ordinal = 0
-    /// URLs seen, each kept once however many records name it.
-    private var urls: Set<NormalizedURL> = []
-    private var methods: Set<String> = []
-    /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
-    private var exchanges: [ExchangeKey: Int] = [:]
-    private var nextExchange = 0
-    private var currentInput = -1
+    private let done = DispatchGroup()
+    private let lock = NSLock()
+    private var finished = false
+    private var result: Result<Loaded, MeterLogSetupError>?
 
-    private struct ExchangeKey: Hashable {
-        var connection: Int
-        var tunnelHost: String?
-        var request: Int
+    init(sources: [MeterLogSource], modelNames: [String]) throws {
+        var opened: [OpenedMeterLog] = []
+        for source in sources {
+            // A name given on the command line is checked now; the names the entries give (and
+            // the file's stem, taken only when they give none) once the file is read.
+            if let given = source.name { try Self.check(name: given, source: source, modelNames: modelNames) }
+            do {
+                opened.append(try MeterLogReader.open(path: source.path))
+            } catch {
+                throw MeterLogSetupError.cannotRead("--meter-log \(error)")
+            }
+        }
+        let files = opened
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            let result = Result { try Self.load(sources: sources, opened: files, modelNames: modelNames) }
+                .mapError { $0 as? MeterLogSetupError ?? .cannotRead("--meter-log \($0)") }
+            lock.lock()
+            self.result = result
+            finished = true
+            lock.unlock()
+            done.leave()
+        }
+    }
+
+    /// Whether the logs are read (without waiting).
+    var isFinished: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+
+    /// Waits for the logs; throws when one could not be read further or a name is not usable.
+    func wait() throws -> Loaded {
+        done.wait()
+        return try result!.get()
+    }
+
+    /// Throws when `name` cannot name a meter: empty, holding a comma, a quote or a line break
+    /// (messages.csv's columns), or an estimator's.
+    private static func check(name: String, source: MeterLogSource, modelNames: [String]) throws {
+        guard !name.isEmpty, !name.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
+            throw MeterLogSetupError.badName("--meter-log \(source.path): meter name '\(name)' is not usable")
+        }
+        guard !modelNames.contains(name) else {
+            throw MeterLogSetupError.badName(
+                "--meter-log \(source.path): meter name '\(name)' is an estimator's; name it with NAME=FILE")
+        }
     }
 
     /// Reads every log (diagnostics kept in the logs) and names the meters. Throws when a file
     /// cannot be read or a name is taken.
-    init(sources: [MeterLogSource], modelNames: [String], options: JoinOptions, normalizer: EndpointNormalizer) throws {
+    private static func load(sources: [MeterLogSource], opened: [OpenedMeterLog], modelNames: [String]) throws
+        -> Loaded
+    {
         var logs: [MeterLog] = []
         var meters: [LoadedMeter] = []
-        for source in sources {
+        var pathIDs: [String: Int32] = [:]
+        var methodIDs: [String: Int32] = [:]
+        for (source, file) in zip(sources, opened) {
             let log: MeterLog
             do {
-                log = try MeterLogReader.read(path: source.path)
+                log = try MeterLogReader.read(file)
             } catch {
                 throw MeterLogSetupError.cannotRead("--meter-log \(error)")
             }
             let logIndex = logs.count
             logs.append(log)
+            // Each distinct URL's path and method numbered once, not per entry.
+            var pathOfURL = [Int32](repeating: -1, count: log.urlCount)
+            var methodOfIndex = [Int32](repeating: -1, count: log.methodCount)
             let fields = log.meterNames
             for field in fields {
                 let name: String
@@ -137,13 +166,7 @@ final class MeterStage {
                 } else {
                     name = field.isEmpty ? source.stem : field
                 }
-                guard !name.isEmpty, !name.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else {
-                    throw MeterLogSetupError.badName("--meter-log \(source.path): meter name '\(name)' is not usable")
-                }
-                guard !modelNames.contains(name) else {
-                    throw MeterLogSetupError.badName(
-                        "--meter-log \(source.path): meter name '\(name)' is an estimator's; name it with NAME=FILE")
-                }
+                try check(name: name, source: source, modelNames: modelNames)
                 var meterIndex = meters.firstIndex { $0.name == name }
                 if meterIndex == nil {
                     meters.append(LoadedMeter(name: name, files: []))
@@ -158,6 +181,20 @@ final class MeterStage {
                 }
                 for var entry in log.joinEntries(meter: field) {
                     let stored = log.entries[entry.index]
+                    let urlIndex = log.urlIndex(of: stored)
+                    if pathOfURL[urlIndex] < 0 {
+                        let pathKey = log.url(at: urlIndex).pathKey
+                        pathOfURL[urlIndex] = pathIDs[pathKey] ?? Int32(pathIDs.count)
+                        pathIDs[pathKey] = pathOfURL[urlIndex]
+                    }
+                    let methodIndex = log.methodIndex(of: stored)
+                    if methodOfIndex[methodIndex] < 0 {
+                        let method = log.method(at: methodIndex)
+                        methodOfIndex[methodIndex] = methodIDs[method] ?? Int32(methodIDs.count)
+                        methodIDs[method] = methodOfIndex[methodIndex]
+                    }
+                    entry.groupKey = MeterStage.groupKey(
+                        entry.direction, method: methodOfIndex[methodIndex], path: pathOfURL[urlIndex])
                     meters[m].references.append((Int32(logIndex), Int32(entry.index)))
                     entry.index = meters[m].entries.count
                     // Ids pair within one log: another log's ids are other exchanges.
@@ -169,15 +206,120 @@ final class MeterStage {
                 }
             }
         }
-        self.logs = logs
-        self.meters = meters
+        return Loaded(logs: logs, meters: meters, pathIDs: pathIDs, methodIDs: methodIDs)
+    }
+}
+
+/// The meter logs of a run, joined to its records (docs/METER-LOG.md, "In a run").
+///
+/// The logs are read on another core while the inputs are analyzed (`MeterLogLoading`). While
+/// records stream by, each one whose URL (without its query) some entry names is kept as a
+/// `Candidate`: its `WireRecord` for the join, and what the figures need of it (`MeteredRecord`,
+/// its coverage key, its share of connection overhead still to be given out); until the logs
+/// are read, every record with a known request is kept, and those no entry names are let go
+/// once they are. Every record is counted for coverage. At the end, `load` waits for the logs
+/// and names the meters; each meter is joined to the candidates, and its estimates are added to
+/// the figures, the overhead shares, the charts' samples, the diagnostics and, by a second
+/// pass, messages.csv.
+final class MeterStage {
+    private(set) var logs: [MeterLog] = []
+    private(set) var meters: [LoadedMeter] = []
+    let options: JoinOptions
+    private let loading: MeterLogLoading
+    /// The entries' paths and methods (`MeterLogLoading.Loaded`); nil until the logs are read.
+    private var entryPathIDs: [String: Int32]?
+    private var entryMethodIDs: [String: Int32] = [:]
+    private let normalizer: EndpointNormalizer
+
+    struct Candidate {
+        /// The record's place in the run (its row of messages.csv).
+        var ordinal: Int
+        var input: Int32
+        var wire: WireRecord
+        /// Its URL's path and its method, numbered in `recordPaths` and `recordMethods`.
+        var path: Int32
+        var method: Int32
+        var figures: MeteredRecord
+        var coverageKey: CoverageKey?
+        /// Its share of connection overhead, given out at the end with the meters that count it.
+        var share: PendingShare?
+        var modelMask: UInt64
+    }
+
+    private(set) var candidates: [Candidate] = []
+    /// The shares of records kept before the logs were read that no entry names: given out at
+    /// the end with their models alone, as their records' would have been.
+    private var heldShares: [(input: Int32, share: PendingShare, modelMask: UInt64)] = []
+    /// Each candidate's `ordinal`, kept when `finish` lets the candidates go.
+    private var candidateOrdinals: [Int] = []
+    /// Per meter, per candidate: the matched entry (`LoadedMeter.references` index), or −1.
+    private(set) var matches: [[Int32]] = []
+    private(set) var coverage = CoverageFigures()
+    /// Records per input, for the `not-metered` counts.
+    private var recordsPerInput: [Int] = []
+    private var ordinal = 0
+    /// The records' paths (URLs without their query) and methods, numbered as first seen, so
+    /// that a record's are compared by number (and a path's text is kept once, however many
+    /// records name it): per path, the entries' number of it (−1 when no entry names it),
+    /// filled once the logs are read.
+    private var recordPaths: [String: Int32] = [:]
+    private var recordPathKeys: [String] = []
+    private var entryPathOfRecordPath: [Int32] = []
+    private var recordMethods: [String: Int32] = [:]
+    private var recordMethodNames: [String] = []
+    private var lastMethod: (text: String, number: Int32)?
+    /// Exchanges of the current input: (connection, tunnel, request index) → exchange number.
+    private var exchanges: [ExchangeKey: Int] = [:]
+    private var nextExchange = 0
+    private var currentInput = -1
+
+    private struct ExchangeKey: Hashable {
+        var connection: Int
+        var tunnelHost: String?
+        var request: Int
+    }
+
+    /// Opens every log and starts reading them on another thread. Throws when a file cannot be
+    /// opened or read at all; a name not usable is known only once read (`load`).
+    init(sources: [MeterLogSource], modelNames: [String], options: JoinOptions, normalizer: EndpointNormalizer) throws {
+        loading = try MeterLogLoading(sources: sources, modelNames: modelNames)
         self.options = options
         self.normalizer = normalizer
-        pathKeys = Set(meters.flatMap { $0.entries.map(\.url.pathKey) })
-        // About one record per entry joins: the candidates' array made at that size up front
-        // holds what the log's entries need, where growing it by doubling would, for a moment,
-        // hold the old buffer and one twice its size (a candidate is about 400 B).
-        candidates.reserveCapacity(meters.map(\.entries.count).max() ?? 0)
+    }
+
+    /// Waits for the logs and names the meters (before `finish`, `names`, `messageColumns`).
+    /// Throws when a file could not be read to its end or a meter's name is not usable.
+    func load() throws {
+        let loaded = try loading.wait()
+        logs = loaded.logs
+        meters = loaded.meters
+        if entryPathIDs == nil { adopt(loaded) }
+    }
+
+    /// Takes the entries' URLs once the logs are read (none when they could not be: the run
+    /// stops at `load`): candidates kept until then that no entry names are let go, their
+    /// shares held.
+    private func adopt(_ loaded: MeterLogLoading.Loaded?) {
+        let keys = loaded?.pathIDs ?? [:]
+        entryPathIDs = keys
+        entryMethodIDs = loaded?.methodIDs ?? [:]
+        entryPathOfRecordPath = recordPathKeys.map { keys[$0] ?? -1 }
+        var kept = 0
+        for index in candidates.indices {
+            let candidate = candidates[index]
+            guard entryPathOfRecordPath[Int(candidate.path)] >= 0 else {
+                if let share = candidate.share { heldShares.append((candidate.input, share, candidate.modelMask)) }
+                continue
+            }
+            candidates[kept] = candidate
+            candidates[kept].wire.index = kept
+            kept += 1
+        }
+        candidates.removeLast(candidates.count - kept)
+        // About one record per entry joins: the candidates' array made at that size here holds
+        // what the log's entries need, where growing it by doubling would, for a moment, hold
+        // the old buffer and one twice its size (a candidate is about 400 B).
+        candidates.reserveCapacity(loaded?.meters.map(\.entries.count).max() ?? 0)
     }
 
     var names: [String] { meters.map(\.name) }
@@ -198,9 +340,11 @@ final class MeterStage {
         }
         defer { ordinal += 1 }
         recordsPerInput[input] += 1
-        coverage.add(record)
-        guard record.direction != .interim, let wireRecord = wireRecord(of: record),
-            pathKeys.contains(wireRecord.url.pathKey)
+        let coverageKey = CoverageFigures.key(of: record)
+        coverage.add(record, key: coverageKey)
+        if entryPathIDs == nil, loading.isFinished { adopt(try? loading.wait()) }
+        guard record.direction != .interim, let (wireRecord, path, method) = wireRecord(of: record),
+            entryPathIDs == nil || entryPathOfRecordPath[Int(path)] >= 0
         else { return false }
         var mask: UInt64 = 0
         for (index, estimate) in record.estimates.enumerated() where index < 64 {
@@ -211,27 +355,44 @@ final class MeterStage {
         wire.index = candidates.count
         candidates.append(
             Candidate(
-                ordinal: ordinal, input: Int32(input), wire: wire, figures: MeteredRecord(record),
-                coverageKey: CoverageFigures.key(of: record), share: share, modelMask: mask))
+                ordinal: ordinal, input: Int32(input), wire: wire, path: path, method: method,
+                figures: MeteredRecord(record),
+                coverageKey: coverageKey, share: share, modelMask: mask))
         return share != nil
     }
 
     /// The last URL made, and what it was made of (a response names its request's URL again).
-    private var lastURL: (scheme: UInt8, host: String?, target: [UInt8], url: NormalizedURL?)?
+    private var lastURL: (scheme: UInt8, host: String?, target: [UInt8], url: (NormalizedURL, path: Int32)?)?
 
-    /// The record's URL as the join compares it, shared with every record naming it.
-    private func url(scheme: UInt8, host: String?, target: [UInt8], make: () -> NormalizedURL?) -> NormalizedURL? {
+    /// The record's URL as the join compares it, shared with every record naming it, and its
+    /// path's number.
+    private func url(scheme: UInt8, host: String?, target: [UInt8], make: () -> NormalizedURL?) -> (
+        NormalizedURL, path: Int32
+    )? {
         if let last = lastURL, last.scheme == scheme, last.host == host, last.target == target { return last.url }
-        let url = make().map { urls.insert($0).memberAfterInsert }
+        var url: (NormalizedURL, path: Int32)?
+        if let made = make() {
+            if let known = recordPaths.index(forKey: made.pathKey) {
+                let path = recordPaths.values[known]
+                url = (NormalizedURL(pathKey: recordPaths.keys[known], query: made.query), path)
+            } else {
+                let path = Int32(recordPathKeys.count)
+                recordPaths[made.pathKey] = path
+                recordPathKeys.append(made.pathKey)
+                if let entryPathIDs { entryPathOfRecordPath.append(entryPathIDs[made.pathKey] ?? -1) }
+                url = (made, path)
+            }
+        }
         lastURL = (scheme, host, target, url)
         return url
     }
 
-    /// The record as the join compares it; nil when its request is unknown.
-    func wireRecord(of record: MessageRecord) -> WireRecord? {
+    /// The record as the join compares it, with its path's and method's numbers; nil when its
+    /// request is unknown.
+    func wireRecord(of record: MessageRecord) -> (WireRecord, path: Int32, method: Int32)? {
         guard let request = record.requestSummary, request.fieldsKnown, !request.method.isEmpty else { return nil }
         let target = request.target
-        let url: NormalizedURL?
+        let url: (NormalizedURL, path: Int32)?
         let time: Int64
         var exchange: Int?
         switch record.source {
@@ -264,12 +425,30 @@ final class MeterStage {
                     ExchangeKey(connection: flow.connection, tunnelHost: flow.tunnelHost, request: request.index))
             }
         }
-        guard let shared = url else { return nil }
-        let method = methods.insert(request.method).memberAfterInsert
-        return WireRecord(
-            direction: record.message.kind == .request ? .request : .response, method: method, url: shared,
-            status: record.message.kind == .request ? nil : record.message.status, time: time,
-            exchange: exchange, index: 0)
+        guard let (shared, path) = url else { return nil }
+        let method: (text: String, number: Int32)
+        if let last = lastMethod, last.text == request.method {
+            method = last
+        } else if let known = recordMethods.index(forKey: request.method) {
+            method = (recordMethods.keys[known], recordMethods.values[known])
+        } else {
+            method = (request.method, Int32(recordMethodNames.count))
+            recordMethods[request.method] = method.number
+            recordMethodNames.append(request.method)
+        }
+        lastMethod = method
+        return (
+            WireRecord(
+                direction: record.message.kind == .request ? .request : .response, method: method.text, url: shared,
+                status: record.message.kind == .request ? nil : record.message.status, time: time,
+                exchange: exchange, index: 0),
+            path, method.number
+        )
+    }
+
+    /// The join's group key of (direction, method, path) numbered as the entries number them.
+    static func groupKey(_ direction: MeterDirection, method: Int32, path: Int32) -> Int64 {
+        Int64(path) << 32 | Int64(method) << 1 | Int64(direction.rawValue)
     }
 
     private func exchangeNumber(_ key: ExchangeKey) -> Int {
@@ -288,7 +467,16 @@ final class MeterStage {
         aggregation: inout Aggregation, sharings: inout [OverheadSharing], charts: inout ChartSamples,
         diagnostics: inout [InputDiagnostics]
     ) {
-        let records = candidates.map(\.wire)
+        // Each record's group key from its path's and method's numbers; a method no entry
+        // names takes a number no entry has.
+        let entryMethodOfRecordMethod = recordMethodNames.map { entryMethodIDs[$0] ?? Int32.max }
+        let records = candidates.map { candidate in
+            var wire = candidate.wire
+            wire.groupKey = Self.groupKey(
+                wire.direction, method: entryMethodOfRecordMethod[Int(candidate.method)],
+                path: entryPathOfRecordPath[Int(candidate.path)])
+            return wire
+        }
         let modelCount = aggregation.modelCount
         var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] =
             []
@@ -360,6 +548,10 @@ final class MeterStage {
             }
             sharings[Int(candidates[candidate].input)].add(share, estimators: mask)
         }
+        for held in heldShares where Int(held.input) < sharings.count {
+            sharings[Int(held.input)].add(held.share, estimators: held.modelMask)
+        }
+        heldShares = []
         for index in sharings.indices { aggregation.add(sharings[index].finish()) }
         for (m, joined) in chartEstimates.enumerated() {
             charts.addJoined(estimator: modelCount + m, estimates: { joined.estimates[$0] }, records: joined.records)
@@ -369,7 +561,8 @@ final class MeterStage {
         candidateOrdinals = candidates.map(\.ordinal)
         candidates = []
         for m in meters.indices { meters[m].entries = [] }
-        urls = []
+        recordPaths = [:]
+        recordPathKeys = []
         exchanges = [:]
         lastURL = nil
     }

@@ -44,10 +44,29 @@ final class QUICEndpoint: UDPFlowReader {
             let clientInitiated = state.isClientSide(payload)
             return QUICFlowHandler(state, clientInitiated: clientInitiated)
         }
-        guard QUICPacketHeader.beginsLongHeader(payload) else { return nil }
+        if QUICPacketHeader.beginsLongHeader(payload) {
+            return QUICFlowHandler(newConnection(flow), clientInitiated: true)
+        }
+        // Maybe a connection begun before the capture: tried against the key log's 1-RTT secrets.
+        guard QUICShortHeaderTrial.looksLikeShortHeader(payload), !candidates().isEmpty else { return nil }
+        guard trialsLeft > 0 else {
+            trialCounts.untriedFlows += 1
+            return nil
+        }
+        trialCounts.flows += 1
+        return QUICMidwayTrial(flow, endpoint: self, limits: context.limits.midConnectionQUIC)
+    }
+
+    /// A new connection on `flow` (whose initiator is the client), its hooks set.
+    private func newConnection(_ flow: ConnectionInfo) -> QUICConnectionState {
         let keys = context.keys
         let connection = QUICConnection(
-            secrets: { keys.keyLog.secrets(forClientRandom: $0) }, maxHeldBytes: context.limits.maxQUICBufferedBytes)
+            secrets: { [weak self] random in
+                guard let entry = keys.keyLog.secrets(forClientRandom: random) else { return nil }
+                // A captured handshake's entry is no candidate for a trial.
+                if self?.claimed.insert(random).inserted == true { self?.candidatesStale = true }
+                return entry
+            }, maxHeldBytes: context.limits.maxQUICBufferedBytes)
         let state = QUICConnectionState(connection, info: flow, context: context)
         let costs = state.costs
         connection.packetRead = { side, carried, bytes, first in
@@ -75,7 +94,80 @@ final class QUICEndpoint: UDPFlowReader {
         }
         state.onClose = { [weak self] closed in self?.forget(closed) }
         open.append(state)
-        return QUICFlowHandler(state, clientInitiated: true)
+        return state
+    }
+
+    // MARK: - Connections begun before the capture
+
+    private var claimed: Set<[UInt8]> = []
+    private var candidatesStale = true
+    private var candidateList: [QUICTrialKeys] = []
+    private var candidatesFromRandoms = 0
+    /// Keys derived for an entry, kept while the input lasts (at most the key log's entries).
+    private var trialKeys: [[UInt8]: QUICTrialKeys] = [:]
+    fileprivate private(set) lazy var trialsLeft = context.limits.midConnectionQUIC.maxTrialsPerInput
+    private var trialCounts = InputDiagnostics.UDPCounts.MidConnectionTrials()
+
+    /// The newest key log entries with both 1-RTT secrets that nothing claimed, up to the bound.
+    private func candidates() -> [QUICTrialKeys] {
+        let log = context.keys.keyLog
+        guard candidatesStale || log.clientRandoms.count != candidatesFromRandoms else { return candidateList }
+        candidatesStale = false
+        candidatesFromRandoms = log.clientRandoms.count
+        candidateList.removeAll(keepingCapacity: true)
+        let bound = context.limits.midConnectionQUIC.maxKeyLogEntries
+        for random in log.clientRandoms.reversed() where !claimed.contains(random) {
+            guard candidateList.count < bound else { break }
+            if let known = trialKeys[random] {
+                candidateList.append(known)
+            } else if let entry = log.secrets(forClientRandom: random), let client = entry.clientTrafficSecret0,
+                let server = entry.serverTrafficSecret0,
+                let keys = QUICTrialKeys(clientRandom: random, client: client, server: server)
+            {
+                trialKeys[random] = keys
+                candidateList.append(keys)
+            }
+        }
+        return candidateList
+    }
+
+    /// Tries the candidates on one datagram of a flow under trial (`direction` the flow's);
+    /// on a match, the connection it starts and its flow handler.
+    fileprivate func tryMidway(
+        _ payload: UnsafeRawBufferPointer, from direction: Direction, flow: ConnectionInfo, confirmed: UInt32,
+        trials: inout Int
+    ) -> QUICFlowHandler? {
+        let limits = context.limits.midConnectionQUIC
+        trialCounts.datagrams += 1
+        var budget = min(trials, trialsLeft)
+        let before = budget
+        let bounds = QUICTrialBounds(
+            packetNumberWindows: limits.packetNumberWindows, keyGenerations: limits.keyGenerations)
+        // Length 0 and the lengths an earlier datagram confirms in the cheap pass; the confirmed
+        // ones at every reach.
+        let match = QUICShortHeaderTrial.search(
+            payload, candidates: candidates(), sides: [.up, .down], lengths: confirmed | 1, fullReach: confirmed,
+            bounds: bounds, trials: &budget)
+        let used = before - budget
+        trials -= used
+        trialsLeft -= used
+        trialCounts.trials += used
+        guard let match else { return nil }
+        trialCounts.connections += 1
+        claimed.insert(match.keys.clientRandom)
+        candidatesStale = true
+        // The client sent this datagram when the client's secret opened it.
+        let clientInitiated = (direction == .up) == (match.sender == .up)
+        var info = flow
+        if !clientInitiated { swap(&info.initiator, &info.responder) }
+        let state = newConnection(info)
+        state.connection.beginMidway(
+            match, datagram: payload, bounds: bounds, peerTrials: limits.maxPeerTrials,
+            peerDatagrams: limits.maxPeerDatagramsTried)
+        // The ALPN was in the handshake the capture lacks: HTTP/3 is assumed.
+        state.assumedALPN = "h3"
+        state.connection.setHandler(state.connection.chooseHandler?("h3"))
+        return QUICFlowHandler(state, clientInitiated: clientInitiated)
     }
 
     private func known(_ payload: UnsafeRawBufferPointer) -> QUICConnectionState? {
@@ -100,6 +192,7 @@ final class QUICEndpoint: UDPFlowReader {
     func finish() {
         for state in open { state.finish() }
         open.removeAll()
+        if trialCounts.flows > 0 || trialCounts.untriedFlows > 0 { context.diagnostics.setMidConnectionTrials(trialCounts) }
     }
 }
 
@@ -119,6 +212,8 @@ final class QUICConnectionState {
     /// The application's reader, once the ALPN chose one: it adds its own columns to the row.
     var application: MultiplexedStreamHandler?
     var onClose: ((QUICConnectionState) -> Void)?
+    /// The application protocol assumed for a connection found mid-way (its ALPN unseen).
+    var assumedALPN: String?
 
     init(_ connection: QUICConnection, info: ConnectionInfo, context: UDPReaderContext) {
         self.connection = connection
@@ -167,15 +262,20 @@ final class QUICConnectionState {
         costs.close()
         let hello = connection.clientHello
         let alpn = connection.selectedALPN
-        let isH3 = (alpn ?? hello?.offeredALPN.first).map { $0 == "h3" || $0.hasPrefix("h3-") } ?? false
+        let isH3 = (alpn ?? hello?.offeredALPN.first ?? assumedALPN).map { $0 == "h3" || $0.hasPrefix("h3-") } ?? false
         var row = ConnectionRow(
             input: context.input, connection: info.number, client: info.initiator.description,
             server: info.responder.description, protocolKind: isH3 ? .h3 : .quic)
         row.serverName = hello?.serverName ?? ""
         row.alpn = alpn ?? hello?.offeredALPN.joined(separator: ",") ?? ""
         row.tlsVersion = connection.version.map { "QUIC v\($0.name)" } ?? ""
-        if let suite = connection.serverHello?.cipherSuite { row.cipherSuite = TLSHello.suiteName(suite) }
-        row.decrypted = connection.notDecrypted?.rawValue ?? "yes"
+        if let suite = connection.serverHello?.cipherSuite {
+            row.cipherSuite = TLSHello.suiteName(suite)
+        } else if connection.startedMidway, let cipher = connection.cipher {
+            // The AEAD whose tag verified tells the suite (a 32-byte secret: SHA-256's).
+            row.cipherSuite = TLSHello.suiteName(cipher.tlsSuite)
+        }
+        row.decrypted = connection.notDecrypted?.rawValue ?? (connection.startedMidway ? "mid-connection" : "yes")
         row.records = recordSink?.records ?? 0
         for (side, cost) in [(Direction.up, \ConnectionRow.clientCost), (.down, \ConnectionRow.serverCost)] {
             // Every datagram went through the cost layer: its totals are the flows' own.
@@ -195,6 +295,7 @@ final class QUICConnectionState {
                 counts.undecryptedBytes[row.serverName, default: 0] += accounting.initiator.payloadBytes
                     + accounting.responder.payloadBytes
             }
+            if connection.startedMidway, notDecrypted == nil { counts.midConnection = (counts.midConnection ?? 0) + 1 }
             for (side, figures) in zip([Direction.up, .down], connection.figures) {
                 var out = side == .up ? counts.up : counts.down
                 out.packets += figures.packets.reduce(0, +)
@@ -246,5 +347,70 @@ final class QUICFlowHandler: DatagramHandler {
 
     func close(_ accounting: ConnectionAccounting) {
         state.flowClosed(accounting, clientInitiated: clientInitiated)
+    }
+}
+
+/// A flow whose first datagram looked like a short header that no known connection ID matched:
+/// its datagrams are held (copies, at most `maxDatagramsTried`) and each is tried against the key
+/// log's 1-RTT secrets (`QUICShortHeaderTrial`) until one opens, which starts a connection found
+/// mid-way that reads them all; else, once the bounds are reached, a datagram that cannot be a
+/// short header comes, or the flow closes, the flow is declined: other UDP.
+final class QUICMidwayTrial: TentativeDatagramHandler {
+    private let flow: ConnectionInfo
+    private unowned let endpoint: QUICEndpoint
+    private let limits: Limits.MidConnectionQUIC
+    private var held: [(payload: [UInt8], direction: Direction, time: Int64, cost: PacketCost)] = []
+    private var trials: Int
+    private var found: QUICFlowHandler?
+    private(set) var declined = false
+    var settled: Bool { found != nil }
+
+    init(_ flow: ConnectionInfo, endpoint: QUICEndpoint, limits: Limits.MidConnectionQUIC) {
+        self.flow = flow
+        self.endpoint = endpoint
+        self.limits = limits
+        trials = limits.maxTrialsPerFlow
+    }
+
+    func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost) {
+        if let found {
+            found.datagram(payload, from: direction, time: time, cost: cost)
+            return
+        }
+        guard !declined else { return }
+        guard QUICShortHeaderTrial.looksLikeShortHeader(payload) else {
+            decline()
+            return
+        }
+        // Destination ID lengths an earlier datagram from the same sender confirms.
+        var confirmed: UInt32 = 0
+        for earlier in held where earlier.direction == direction {
+            earlier.payload.withUnsafeBytes { confirmed |= QUICShortHeaderTrial.confirmedLengths(payload, $0) }
+        }
+        held.append(([UInt8](payload), direction, time, cost))
+        if let handler = endpoint.tryMidway(payload, from: direction, flow: flow, confirmed: confirmed, trials: &trials) {
+            found = handler
+            for datagram in held {
+                datagram.payload.withUnsafeBytes {
+                    handler.datagram($0, from: datagram.direction, time: datagram.time, cost: datagram.cost)
+                }
+            }
+            held = []
+        } else if held.count >= limits.maxDatagramsTried || trials <= 0 || endpoint.trialsLeft <= 0 {
+            decline()
+        }
+    }
+
+    private func decline() {
+        declined = true
+        held = []
+    }
+
+    func close(_ accounting: ConnectionAccounting) {
+        if let found {
+            found.close(accounting)
+        } else {
+            decline()
+        }
     }
 }

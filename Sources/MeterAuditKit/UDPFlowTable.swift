@@ -13,6 +13,14 @@ public protocol UDPFlowReader: AnyObject {
     func finish()
 }
 
+/// A handler that may give its flow back (QUIC's trial of a flow that may be a connection begun
+/// before the capture): once `declined`, after a datagram or at its close, the table counts the
+/// flow as other UDP, every datagram it had; once `settled`, the flow is the reader's for good.
+protocol TentativeDatagramHandler: DatagramHandler {
+    var declined: Bool { get }
+    var settled: Bool { get }
+}
+
 /// The UDP flow table (docs/METERING.md §2d): datagrams by 4-tuple, each new flow offered to the
 /// run's UDP readers (`ProtocolRegistry`), the rest counted per port at every layer. Bounded by
 /// `Limits.maxUDPFlows` (past it the flow idle longest is closed) and expired by capture time
@@ -38,12 +46,15 @@ final class UDPFlowTable {
     /// is a plain read-modify-write that calls nothing.
     private final class Flow {
         @exclusivity(unchecked) var accounting: ConnectionAccounting
-        let handler: DatagramHandler?
+        var handler: DatagramHandler?
+        /// The handler while it may still decline the flow.
+        var tentative: TentativeDatagramHandler?
         let port: String
         @exclusivity(unchecked) var lastSeen: Int64
         init(info: ConnectionInfo, handler: DatagramHandler?, port: String) {
             accounting = ConnectionAccounting(info: info)
             self.handler = handler
+            tentative = handler as? TentativeDatagramHandler
             self.port = port
             lastSeen = info.firstPacketTime
         }
@@ -100,6 +111,13 @@ final class UDPFlowTable {
                 cost: PacketCost(
                     time: time, offset: 0, payloadLength: datagram.payloadLength,
                     headerBytes: datagram.headerBytes, linkBytes: datagram.linkBytes))
+            if let tentative = flow.tentative {
+                if tentative.declined {
+                    decline(flow)
+                } else if tentative.settled {
+                    flow.tentative = nil
+                }
+            }
         } else {
             var port = counts.other[flow.port] ?? .init()
             port.datagrams += 1
@@ -156,6 +174,30 @@ final class UDPFlowTable {
         flows[key] = nil
         if lastFlow?.key == key { lastFlow = nil }
         flow.handler?.close(flow.accounting)
+        if let tentative = flow.tentative, tentative.declined { decline(flow) }
+    }
+
+    /// A flow its reader gave back: every datagram it had is other UDP, as if no reader took it.
+    private func decline(_ flow: Flow) {
+        flow.handler = nil
+        flow.tentative = nil
+        counts.readFlows -= 1
+        var port = counts.other[flow.port] ?? .init()
+        port.flows += 1
+        for direction in Direction.allCases {
+            let sent = flow.accounting[direction]
+            counts.readDatagrams -= sent.packets
+            let add = { (counts: inout InputDiagnostics.UDPCounts.PortCounts) in
+                counts.datagrams += sent.packets
+                counts.payloadBytes += sent.payloadBytes
+                counts.udpBytes += sent.payloadBytes &+ 8 &* sent.packets
+                counts.ipBytes += sent.ipBytes
+                counts.frameBytes += sent.frameBytes
+            }
+            add(&port)
+            if direction == .up { add(&counts.otherUp) } else { add(&counts.otherDown) }
+        }
+        counts.other[flow.port] = port
     }
 
     /// Closes flows idle past the timeout; a full pass at most once per second of capture time.

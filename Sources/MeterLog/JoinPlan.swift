@@ -78,17 +78,21 @@ struct Plan {
     init(entries: [JoinEntry], records: [WireRecord]) {
         self.entries = entries
         self.records = records
-        var groupOf: [GroupKey: Int] = [:]
-        var keys: [GroupKey] = []
-        var groupEntries: [[Int]] = []
-        var groupRecords: [[Int]] = []
-        func group(_ key: GroupKey) -> Int {
-            if let found = groupOf[key] { return found }
-            groupOf[key] = keys.count
-            keys.append(key)
-            groupEntries.append([])
-            groupRecords.append([])
-            return keys.count - 1
+        // Groups by an integer key: the callers' (`groupKey`) when every entry and record has
+        // one, else the strings numbered here.
+        var groupOf: [Int64: Int32] = [:]
+        var keys: [MeterDirection] = []
+        let keysGiven = entries.allSatisfy { $0.groupKey >= 0 } && records.allSatisfy { $0.groupKey >= 0 }
+        var numberOfKey: [GroupKey: Int64] = [:]
+        func number(_ direction: MeterDirection, _ method: String, _ url: NormalizedURL, given: Int64, add: Bool)
+            -> Int64?
+        {
+            if keysGiven { return given }
+            let key = GroupKey(direction: direction, method: method, pathKey: url.pathKey)
+            if let found = numberOfKey[key] { return found }
+            guard add else { return nil }
+            numberOfKey[key] = Int64(numberOfKey.count)
+            return Int64(numberOfKey.count - 1)
         }
         /// pairing → the position of the request entry that carries it.
         var requestOfPairing: [Int: Int] = [:]
@@ -96,22 +100,44 @@ struct Plan {
         var responseOfExchange: [Int: Int] = [:]
         var keyOfEntry = [Int32](repeating: -1, count: entries.count)
         var keyOfRecord = [Int32](repeating: -1, count: records.count)
-        for (position, entry) in entries.enumerated() {
-            let key = group(GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey))
-            groupEntries[key].append(position)
-            keyOfEntry[position] = Int32(key)
-            if entry.direction == .request, let pairing = entry.pairing, requestOfPairing[pairing] == nil {
+        // The sort keys apart, so that sorting reads no entry or record (and retains no string).
+        var entryTimes = [(Int64, Int)]()
+        entryTimes.reserveCapacity(entries.count)
+        var recordTimes = [(Int64, Int)]()
+        recordTimes.reserveCapacity(records.count)
+        for position in entries.indices {
+            let number = number(
+                entries[position].direction, entries[position].method, entries[position].url,
+                given: entries[position].groupKey, add: true)!
+            let key: Int32
+            if let found = groupOf[number] {
+                key = found
+            } else {
+                key = Int32(keys.count)
+                groupOf[number] = key
+                keys.append(entries[position].direction)
+            }
+            keyOfEntry[position] = key
+            entryTimes.append((entries[position].time, entries[position].index))
+            if entries[position].direction == .request, let pairing = entries[position].pairing,
+                requestOfPairing[pairing] == nil
+            {
                 requestOfPairing[pairing] = position
             }
         }
-        for (position, record) in records.enumerated() {
-            let key = GroupKey(direction: record.direction, method: record.method, pathKey: record.url.pathKey)
+        for position in records.indices {
             // A record no entry can match stays out of every group.
-            if let index = groupOf[key] {
-                groupRecords[index].append(position)
-                keyOfRecord[position] = Int32(index)
+            if let number = number(
+                records[position].direction, records[position].method, records[position].url,
+                given: records[position].groupKey, add: false),
+                let index = groupOf[number]
+            {
+                keyOfRecord[position] = index
             }
-            if record.direction == .response, let exchange = record.exchange, responseOfExchange[exchange] == nil {
+            recordTimes.append((records[position].time, records[position].index))
+            if records[position].direction == .response, let exchange = records[position].exchange,
+                responseOfExchange[exchange] == nil
+            {
                 responseOfExchange[exchange] = position
             }
         }
@@ -125,20 +151,45 @@ struct Plan {
             return Int32(response)
         }
         let order = keys.indices.sorted {
-            (keys[$0].direction == .request ? 0 : 1, $0) < (keys[$1].direction == .request ? 0 : 1, $1)
+            (keys[$0] == .request ? 0 : 1, $0) < (keys[$1] == .request ? 0 : 1, $1)
         }
         // Groups are numbered in `groups`' order.
         var placeOfKey = [Int32](repeating: -1, count: keys.count)
         for (place, index) in order.enumerated() { placeOfKey[index] = Int32(place) }
         groupOfEntry = keyOfEntry.map { placeOfKey[Int($0)] }
         groupOfRecord = keyOfRecord.map { $0 < 0 ? -1 : placeOfKey[Int($0)] }
-        for index in order {
-            let entryOrder = groupEntries[index].sorted {
-                (entries[$0].time, entries[$0].index) < (entries[$1].time, entries[$1].index)
+        // Every group's entries (and records) in one array, group after group, each group's in
+        // time order (then by index; a stable sort of positions in order): a counting sort by
+        // group, then a sort of each group's range.
+        func grouped(_ groupOf: [Int32], times: [(Int64, Int)]) -> (positions: [Int], starts: [Int]) {
+            var starts = [Int](repeating: 0, count: keys.count + 1)
+            for group in groupOf where group >= 0 { starts[Int(group) + 1] += 1 }
+            for group in keys.indices { starts[group + 1] += starts[group] }
+            var next = starts
+            var positions = [Int](repeating: 0, count: starts[keys.count])
+            for (position, group) in groupOf.enumerated() where group >= 0 {
+                positions[next[Int(group)]] = position
+                next[Int(group)] += 1
             }
-            let recordOrder = groupRecords[index].sorted {
-                (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
+            times.withUnsafeBufferPointer { times in
+                positions.withUnsafeMutableBufferPointer { positions in
+                    for group in keys.indices where starts[group + 1] - starts[group] > 1 {
+                        positions[starts[group]..<starts[group + 1]].sort { times[$0] < times[$1] }
+                    }
+                }
             }
+            return (positions, starts)
+        }
+        let groupedEntries = grouped(groupOfEntry, times: entryTimes)
+        let groupedRecords = grouped(groupOfRecord, times: recordTimes)
+        groups.reserveCapacity(keys.count)
+        groupIsResponse.reserveCapacity(keys.count)
+        for place in order.indices {
+            let entryOrder = Array(
+                groupedEntries.positions[groupedEntries.starts[place]..<groupedEntries.starts[place + 1]])
+            let recordOrder = Array(
+                groupedRecords.positions[groupedRecords.starts[place]..<groupedRecords.starts[place + 1]])
+            let index = order[place]
             let firstKey = BucketKey(query: entries[entryOrder[0]].url.query, status: entries[entryOrder[0]].status)
             if entryOrder.allSatisfy({ BucketKey(query: entries[$0].url.query, status: entries[$0].status) == firstKey }
             ) {
@@ -156,7 +207,7 @@ struct Plan {
                 case (nil, nil): candidates = recordOrder
                 }
                 groups.append(Group(buckets: [Bucket(entries: entryOrder, records: candidates)]))
-                groupIsResponse.append(keys[index].direction == .response)
+                groupIsResponse.append(keys[index] == .response)
                 continue
             }
             var bucketKeys: [BucketKey] = []
@@ -199,7 +250,7 @@ struct Plan {
                 group.buckets.append(Bucket(entries: entriesOfKey[key]!, records: candidates))
             }
             groups.append(group)
-            groupIsResponse.append(keys[index].direction == .response)
+            groupIsResponse.append(keys[index] == .response)
         }
     }
 

@@ -10,10 +10,14 @@ public struct JoinEntry: Sendable, Equatable {
     public var pairing: Int?
     /// The caller's number for the entry (its position in the log's entries).
     public var index: Int
+    /// The caller's number for (direction, method, `url.pathKey`), equal exactly where those
+    /// are, over the entries and the records of one join; −1 when not given (the join then
+    /// compares the strings: one hash of them per entry and per record).
+    public var groupKey: Int64
 
     public init(
         direction: MeterDirection, method: String, url: NormalizedURL, status: Int?, time: Int64, pairing: Int?,
-        index: Int
+        index: Int, groupKey: Int64 = -1
     ) {
         self.direction = direction
         self.method = method
@@ -22,6 +26,7 @@ public struct JoinEntry: Sendable, Equatable {
         self.time = time
         self.pairing = pairing
         self.index = index
+        self.groupKey = groupKey
     }
 }
 
@@ -37,10 +42,12 @@ public struct WireRecord: Sendable, Equatable {
     public var exchange: Int?
     /// The caller's number for the record.
     public var index: Int
+    /// As `JoinEntry.groupKey`, from the same numbering; −1 when not given.
+    public var groupKey: Int64
 
     public init(
         direction: MeterDirection, method: String, url: NormalizedURL, status: Int?, time: Int64, exchange: Int?,
-        index: Int
+        index: Int, groupKey: Int64 = -1
     ) {
         self.direction = direction
         self.method = method
@@ -49,6 +56,7 @@ public struct WireRecord: Sendable, Equatable {
         self.time = time
         self.exchange = exchange
         self.index = index
+        self.groupKey = groupKey
     }
 }
 

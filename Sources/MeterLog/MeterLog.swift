@@ -35,6 +35,15 @@ public struct MeterLog: Sendable {
     public func meter(of entry: MeterEntry) -> String { meters.strings[Int(entry.meterIndex)] }
     public func id(of entry: MeterEntry) -> String? { entry.hasID ? ids.strings[Int(entry.idIndex)] : nil }
 
+    /// The distinct URLs and methods, each once (a caller numbering them once, not per entry),
+    /// and an entry's place among them.
+    public var urlCount: Int { urls.urls.count }
+    public func url(at index: Int) -> NormalizedURL { urls.urls[index] }
+    public func urlIndex(of entry: MeterEntry) -> Int { Int(entry.urlIndex) }
+    public var methodCount: Int { methods.strings.count }
+    public func method(at index: Int) -> String { methods.strings[index] }
+    public func methodIndex(of entry: MeterEntry) -> Int { Int(entry.methodIndex) }
+
     /// The meter names entries carry, in order of first appearance ("" first when any entry had
     /// no `meter`).
     public var meterNames: [String] {

@@ -7,11 +7,27 @@ public enum MeterLogReader {
     /// Reads the whole file. Throws only when it cannot be opened or read; everything wrong
     /// inside is in `MeterLog.diagnostics`.
     public static func read(path: String, limits: MeterLogLimits = MeterLogLimits()) throws -> MeterLog {
-        var state = State(log: MeterLog(path: path), limits: limits)
+        try read(open(path: path, limits: limits))
+    }
+
+    /// Opens the file and reads its first line: a file that cannot be opened or read at all
+    /// (missing, unreadable, a directory) throws here, before any reading of the rest.
+    public static func open(path: String, limits: MeterLogLimits = MeterLogLimits()) throws -> OpenedMeterLog {
         let lines = try LineReader(path: path, limits: limits)
-        while let line = try lines.next() {
+        let first = try lines.next()
+        return OpenedMeterLog(path: path, limits: limits, lines: lines, first: first)
+    }
+
+    /// Reads the rest of an opened file (on any thread, one at a time). Throws only when the
+    /// file cannot be read further; everything wrong inside is in `MeterLog.diagnostics`.
+    public static func read(_ opened: OpenedMeterLog) throws -> MeterLog {
+        var state = State(log: MeterLog(path: opened.path), limits: opened.limits)
+        let lines = opened.lines
+        var next = opened.first
+        while let line = next {
             state.log.linesRead += 1
             if !state.take(line) { break }
+            next = try lines.next()
         }
         state.log.peakLineBytes = lines.peakLineBytes
         if state.log.format == nil { state.report(line: 0, .emptyFile) }
@@ -92,6 +108,10 @@ public enum MeterLogReader {
         var idLines: [UInt64: (request: Int, response: Int)] = [:]
         /// A URL as written → its place in the URL table (while reading).
         var urlOfText: [String: Int] = [:]
+        /// The last line's URL and id as written, with their places in the tables: a response's
+        /// line names its request's again.
+        var lastURL: (text: String, index: Int)?
+        var lastID: (text: String, index: Int)?
         /// The last line's method and meter name, with their places in the tables.
         var lastMethod: (text: String, index: Int)?
         var lastMeter: (text: String, index: Int)?
@@ -373,6 +393,20 @@ public enum MeterLogReader {
             }
         }
 
+        /// Whether `lowered(text) == word` (a lower-case word), without making the lowered text.
+        static func isLowered(_ text: String, _ word: StaticString) -> Bool {
+            var text = text
+            return text.withUTF8 { bytes in
+                let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+                var index = 0
+                for byte in bytes where !isBlank(byte) {
+                    guard index < expected.count, NormalizedURL.lower(byte) == expected[index] else { return false }
+                    index += 1
+                }
+                return index == expected.count
+            }
+        }
+
         static func lowered(_ text: String) -> String {
             String(decoding: text.utf8.map(NormalizedURL.lower).filter { !isBlank($0) }, as: UTF8.self)
         }
@@ -385,7 +419,7 @@ public enum MeterLogReader {
             guard let method = fields[.method] else { throw LineError(kind: .missingField("method")) }
             guard let urlText = fields[.url] else { throw LineError(kind: .missingField("url")) }
             // A URL seen before, as written, is not normalized again.
-            let known = urlOfText[urlText]
+            let known = lastURL?.text == urlText ? lastURL?.index : urlOfText[urlText]
             guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText) else {
                 throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
             }
@@ -403,10 +437,12 @@ public enum MeterLogReader {
             var first: Half
             var second: Half?
             if let kind = fields[.kind] {
-                switch Self.lowered(kind) {
-                case "request": first = (.request, .bytes, .line, .headers, .body)
-                case "response": first = (.response, .bytes, .line, .headers, .body)
-                default: throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
+                if Self.isLowered(kind, "request") {
+                    first = (.request, .bytes, .line, .headers, .body)
+                } else if Self.isLowered(kind, "response") {
+                    first = (.response, .bytes, .line, .headers, .body)
+                } else {
+                    throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
                 }
             } else if fields[.requestBytes] != nil {
                 first = requestHalf
@@ -446,8 +482,14 @@ public enum MeterLogReader {
             lastMeter = (meter, meterIndex)
             let urlPosition = known ?? log.urls.intern(url)
             if known == nil { urlOfText[urlText] = urlPosition }
+            lastURL = (urlText, urlPosition)
             let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
-            let idIndex = fields[.id].map { UInt32(truncatingIfNeeded: log.ids.intern($0)) } ?? MeterEntry.noID
+            var idIndex = MeterEntry.noID
+            if let id = fields[.id] {
+                let index = lastID?.text == id ? lastID!.index : log.ids.intern(id)
+                lastID = (id, index)
+                idIndex = UInt32(truncatingIfNeeded: index)
+            }
             var pending: Sizes? = firstSizes
             var following = secondSizes
             while let (direction, bytes, lineBytes, headersBytes, bodyBytes) = pending {
@@ -621,4 +663,20 @@ public enum MeterLogReader {
 
 @inline(__always) func isBlank(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: " ") || byte == 0x09 || byte == 0x0D
+}
+
+/// A meter log whose file is open and first line read (`MeterLogReader.open`), the rest to read.
+/// Handed to one reading thread: no two threads use it at once.
+public final class OpenedMeterLog: @unchecked Sendable {
+    public let path: String
+    let limits: MeterLogLimits
+    let lines: LineReader
+    let first: LineReader.Line?
+
+    init(path: String, limits: MeterLogLimits, lines: LineReader, first: LineReader.Line?) {
+        self.path = path
+        self.limits = limits
+        self.lines = lines
+        self.first = first
+    }
 }

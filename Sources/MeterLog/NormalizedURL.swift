@@ -27,39 +27,49 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         guard position > 0, position + 2 < bytes.count, bytes[position] == UInt8(ascii: ":"),
             bytes[position + 1] == UInt8(ascii: "/"), bytes[position + 2] == UInt8(ascii: "/")
         else { return nil }
-        let scheme = bytes[0..<position].map(Self.lower)
+        var key: [UInt8] = []
+        key.reserveCapacity(bytes.count + 1)
+        for byte in bytes[0..<position] { key.append(Self.lower(byte)) }
+        let defaultPort = Self.defaultPort(key)
+        key.append(contentsOf: "://".utf8)
         position += 3
         let authorityStart = position
         while position < bytes.count, !Self.endsAuthority(bytes[position]) { position += 1 }
-        guard
-            let authority = Self.authority(bytes[authorityStart..<position], scheme: scheme)
-        else { return nil }
-        self.init(scheme: scheme, normalizedAuthority: authority, target: bytes[position...])
+        let authorityEnd = position
+        let valid = bytes.withUnsafeBufferPointer {
+            Self.appendAuthority(
+                UnsafeBufferPointer(rebasing: $0[authorityStart..<authorityEnd]), defaultPort: defaultPort, to: &key)
+        }
+        guard valid else { return nil }
+        self.init(prefix: key, target: bytes[position...])
     }
 
     /// A wire record's URL: its scheme (`http`, `https`), its host as the request named it (a
     /// `Host` field or `:authority`, port included or not) and its request target in origin form
     /// (`/path?query`). Nil when the host is empty or its port is not a number up to 65535.
     public init?(scheme: String, host: String, target: String) {
-        let scheme = Array(scheme.utf8).map(Self.lower)
-        guard !scheme.isEmpty, let authority = Self.authority(ArraySlice(host.utf8), scheme: scheme) else { return nil }
-        self.init(scheme: scheme, normalizedAuthority: authority, target: ArraySlice(target.utf8))
+        self.init(scheme: scheme, host: host, targetBytes: Array(target.utf8))
     }
 
     /// `init(scheme:host:target:)` for a target given as its bytes (a request's, which are
-    /// the String's UTF-8 when they are ASCII: only then is this the same URL).
+    /// the String's UTF-8 when they are ASCII: only then is this the same URL). Made in one
+    /// buffer: a capture's every request URL is made here.
     public init?(scheme: String, host: String, targetBytes: [UInt8]) {
-        let scheme = Array(scheme.utf8).map(Self.lower)
-        guard !scheme.isEmpty, let authority = Self.authority(ArraySlice(host.utf8), scheme: scheme) else { return nil }
-        self.init(scheme: scheme, normalizedAuthority: authority, target: targetBytes[...])
+        var key: [UInt8] = []
+        key.reserveCapacity(scheme.utf8.count + 4 + host.utf8.count + targetBytes.count)
+        for byte in scheme.utf8 { key.append(Self.lower(byte)) }
+        guard !key.isEmpty else { return nil }
+        let defaultPort = Self.defaultPort(key)
+        key.append(contentsOf: "://".utf8)
+        var host = host
+        let valid = host.withUTF8 { Self.appendAuthority($0, defaultPort: defaultPort, to: &key) }
+        guard valid else { return nil }
+        self.init(prefix: key, target: targetBytes[...])
     }
 
-    private init(scheme: [UInt8], normalizedAuthority: [UInt8], target: ArraySlice<UInt8>) {
-        var key: [UInt8] = []
-        key.reserveCapacity(scheme.count + 4 + normalizedAuthority.count + target.count)
-        key.append(contentsOf: scheme)
-        key.append(contentsOf: "://".utf8)
-        key.append(contentsOf: normalizedAuthority)
+    /// `key` holds `scheme://authority`, normalized; the target's path and query follow.
+    private init(prefix key: [UInt8], target: ArraySlice<UInt8>) {
+        var key = key
         var position = target.startIndex
         let pathStart = position
         while position < target.endIndex, target[position] != UInt8(ascii: "?"), target[position] != UInt8(ascii: "#") {
@@ -86,37 +96,64 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         self.init(pathKey: String(decoding: key, as: UTF8.self), query: query)
     }
 
-    // MARK: Pieces
-
-    /// `host[:port]` lowered, user info dropped, the scheme's default port dropped.
-    private static func authority(_ raw: ArraySlice<UInt8>, scheme: [UInt8]) -> [UInt8]? {
-        var hostPort = raw
-        if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
-        var host = hostPort
-        var port: ArraySlice<UInt8>?
-        let afterBracket = hostPort.lastIndex(of: UInt8(ascii: "]")).map { $0 + 1 } ?? hostPort.startIndex
-        if let colon = hostPort[afterBracket...].lastIndex(of: UInt8(ascii: ":")) {
-            host = hostPort[..<colon]
-            port = hostPort[(colon + 1)...]
-        }
-        guard !host.isEmpty else { return nil }
-        var out = host.map(lower)
-        if let port, !port.isEmpty {
-            guard port.count <= 5, port.allSatisfy(isDigit) else { return nil }
-            let value = port.reduce(0) { $0 * 10 + Int($1 - 48) }
-            guard value <= 65535 else { return nil }
-            if value != defaultPort(scheme) {
-                out.append(UInt8(ascii: ":"))
-                var divisor = 10_000
-                while divisor > 1, value / divisor == 0 { divisor /= 10 }
-                while divisor > 0 {
-                    out.append(UInt8(48 + value / divisor % 10))
-                    divisor /= 10
-                }
+    /// `host[:port]` of `raw` lowered, user info dropped, the scheme's default port dropped,
+    /// appended to `out`; false when the host is empty or the port not a number up to 65535.
+    private static func appendAuthority(_ raw: UnsafeBufferPointer<UInt8>, defaultPort: Int?, to out: inout [UInt8])
+        -> Bool
+    {
+        var start = 0
+        let end = raw.count
+        var index = end
+        while index > 0 {
+            index -= 1
+            if raw[index] == UInt8(ascii: "@") {
+                start = index + 1
+                break
             }
         }
-        return out
+        var afterBracket = start
+        index = end
+        while index > start {
+            index -= 1
+            if raw[index] == UInt8(ascii: "]") {
+                afterBracket = index + 1
+                break
+            }
+        }
+        var hostEnd = end
+        var portStart = end
+        index = end
+        while index > afterBracket {
+            index -= 1
+            if raw[index] == UInt8(ascii: ":") {
+                hostEnd = index
+                portStart = index + 1
+                break
+            }
+        }
+        guard hostEnd > start else { return false }
+        for byte in raw[start..<hostEnd] { out.append(lower(byte)) }
+        guard portStart < end else { return true }
+        guard end - portStart <= 5 else { return false }
+        var value = 0
+        for byte in raw[portStart..<end] {
+            guard isDigit(byte) else { return false }
+            value = value * 10 + Int(byte - 48)
+        }
+        guard value <= 65535 else { return false }
+        if value != defaultPort {
+            out.append(UInt8(ascii: ":"))
+            var divisor = 10_000
+            while divisor > 1, value / divisor == 0 { divisor /= 10 }
+            while divisor > 0 {
+                out.append(UInt8(48 + value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        return true
     }
+
+    // MARK: Pieces
 
     private static func defaultPort(_ scheme: [UInt8]) -> Int? {
         if scheme.elementsEqual("http".utf8) || scheme.elementsEqual("ws".utf8) { return 80 }

@@ -13,6 +13,12 @@ struct OrderedStream {
     var finalSize: UInt64?
     var ended = false
 
+    init() {}
+
+    /// A stream whose bytes before `offset` were sent before the capture began (a connection
+    /// found mid-way): delivery starts there.
+    init(startingAt offset: UInt64) { delivered = offset }
+
     /// Adds `data` at `offset`; `deliver` gets each in-order run with its offset, `gap` each hole
     /// given up. Returns the change in held bytes.
     mutating func add(

@@ -17,6 +17,15 @@ public enum QUICCipher: Sendable, Equatable {
         }
     }
 
+    /// The TLS 1.3 suite of this cipher (RFC 8446 §B.4).
+    public var tlsSuite: UInt16 {
+        switch self {
+        case .aes128GCM: return 0x1301
+        case .aes256GCM: return 0x1302
+        case .chaCha20Poly1305: return 0x1303
+        }
+    }
+
     var keyLength: Int { self == .aes128GCM ? 16 : 32 }
     /// SHA-384 for TLS_AES_256_GCM_SHA384, SHA-256 otherwise.
     var hashLength: Int { self == .aes256GCM ? 48 : 32 }

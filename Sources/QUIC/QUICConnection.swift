@@ -128,6 +128,16 @@ public final class QUICConnection {
     /// The AEAD's input (nonce, ciphertext, tag), written per packet (`QUICPacketKeys.open`).
     @exclusivity(unchecked) private var sealedBox: [UInt8] = []
     private var sawKeyLog = false
+    /// A connection found mid-way (`beginMidway`): the entry and variant its keys came from, the
+    /// destination ID length of each direction's short headers once known, the trial budget left
+    /// to find the other direction, and how many of its datagrams may still be tried.
+    public private(set) var startedMidway = false
+    private var midwayKeys: QUICTrialKeys?
+    private var midwayVariant = 0
+    private var midwayBounds = QUICTrialBounds(packetNumberWindows: 1, keyGenerations: 1)
+    private var shortDestinationLength: [Int?] = [nil, nil]
+    private var peerTrials = 0
+    private var peerDatagrams = 0
 
     private struct StreamKey: Hashable {
         var id: UInt64
@@ -164,6 +174,7 @@ public final class QUICConnection {
     /// Why 1-RTT packets were not read; nil when some were (or none was sent with keys known).
     public var notDecrypted: QUICNotDecrypted? {
         if decryptedOneRTT > 0 { return nil }
+        if startedMidway { return .badKey }
         if oneRTT[0] != nil || oneRTT[1] != nil { return figures[0].badTag + figures[1].badTag > 0 ? .badKey : nil }
         return clientHello == nil ? .handshakeNotCaptured : .noKey
     }
@@ -176,8 +187,12 @@ public final class QUICConnection {
         scratch.append(contentsOf: payload)
         scratch.withUnsafeMutableBytes { buffer in
             var offset = 0
+            if startedMidway, shortDestinationLength[direction.rawValue] == nil, peerDatagrams > 0 {
+                findPeer(UnsafeRawBufferPointer(buffer), from: direction)
+            }
             while offset < buffer.count {
-                let shortLength = connectionIDs[direction.peer.rawValue].first?.length ?? 0
+                let shortLength =
+                    shortDestinationLength[direction.rawValue] ?? connectionIDs[direction.peer.rawValue].first?.length ?? 0
                 guard let header = QUICPacketHeader.read(UnsafeRawBufferPointer(buffer), at: offset, shortDestinationLength: shortLength),
                     header.end <= buffer.count
                 else {
@@ -338,7 +353,22 @@ public final class QUICConnection {
         _ id: UInt64, _ data: UnsafeRawBufferPointer, at offset: UInt64, fin: Bool, from direction: Direction, time: Int64
     ) {
         let key = StreamKey(id: id, direction: direction)
-        let state = streamState(key)
+        let state: StreamState
+        if let known = streams[key] {
+            state = known
+        } else {
+            state = StreamState()
+            if startedMidway, offset > 0 {
+                // A stream first seen mid-way: its bytes before this frame were sent before the
+                // capture began (never captured: a gap), as far as the capture can tell.
+                state.ordered = OrderedStream(startingAt: offset)
+                figures[direction.rawValue].gapBytes &+= Int(clamping: offset)
+                handler?.gap(
+                    Int(clamping: offset), stream: id, from: direction,
+                    at: StreamPosition(time: time, offset: 0, peerAcknowledged: nil))
+            }
+            streams[key] = state
+        }
         guard !state.ordered.ended else {
             figures[direction.rawValue].repeatedStreamBytes &+= data.count
             return
@@ -472,6 +502,61 @@ public final class QUICConnection {
                 (QUICPacketKeys(secret: server, cipher: cipher, version: version), false, nil),
             ]
         }
+    }
+
+    /// Starts a connection found mid-way by a trial of the key log's 1-RTT secrets
+    /// (`QUICShortHeaderTrial`), before its first datagram is read: the matched side's keys at
+    /// the matched generation (its key phase), the version and AEAD the trial verified, the
+    /// packet number space placed at the matched number, and the destination ID length of that
+    /// side's short headers. The other side's keys are the same entry's other secret; its
+    /// destination ID length, packet numbers and key generation are found by trial on its first
+    /// datagrams (at most `peerDatagrams` of them, `peerTrials` trials in all; its packets stay
+    /// unread until then). Streams first seen at an offset past 0 start there (a gap before).
+    public func beginMidway(
+        _ match: QUICTrialMatch, datagram: UnsafeRawBufferPointer, bounds: QUICTrialBounds, peerTrials: Int,
+        peerDatagrams: Int
+    ) {
+        startedMidway = true
+        midwayKeys = match.keys
+        midwayVariant = match.variant
+        midwayBounds = bounds
+        self.peerTrials = peerTrials
+        self.peerDatagrams = peerDatagrams
+        version = match.version
+        cipher = match.cipher
+        adopt(match, datagram: datagram)
+    }
+
+    /// One side's keys and short-header facts, from a match.
+    private func adopt(_ match: QUICTrialMatch, datagram: UnsafeRawBufferPointer) {
+        let side = match.sender.rawValue
+        let keys = match.keys.keys(side: match.sender, variant: match.variant, generation: match.generation)
+        let previous =
+            match.generation > 0
+            ? match.keys.keys(side: match.sender, variant: match.variant, generation: match.generation - 1) : nil
+        oneRTT[side] = (keys, match.generation % 2 == 1, previous)
+        // The matched packet decodes to its number: the next expected one.
+        largest[QUICEpoch.oneRTT.space][side] = match.packetNumber > 0 ? match.packetNumber &- 1 : nil
+        shortDestinationLength[side] = match.destinationLength
+        // The destination ID the sender's peer chose.
+        if match.destinationLength > 0, datagram.count > match.destinationLength,
+            let id = QUICConnectionID(UnsafeRawBufferPointer(rebasing: datagram[1..<(1 &+ match.destinationLength)]))
+        {
+            learn(id, of: match.sender.peer)
+        }
+    }
+
+    /// Finds the other side of a connection found mid-way: the same entry's other secret, tried
+    /// on this datagram (its destination ID is the one the first side chose).
+    private func findPeer(_ datagram: UnsafeRawBufferPointer, from direction: Direction) {
+        guard let keys = midwayKeys, QUICShortHeaderTrial.looksLikeShortHeader(datagram) else { return }
+        peerDatagrams &-= 1
+        guard
+            let match = QUICShortHeaderTrial.search(
+                datagram, candidates: [keys], sides: [direction], variant: midwayVariant, bounds: midwayBounds,
+                trials: &peerTrials)
+        else { return }
+        adopt(match, datagram: datagram)
     }
 
     /// Sets the handler of the streams (when the caller chose it before the handshake was read).

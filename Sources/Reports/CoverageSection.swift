@@ -4,7 +4,7 @@ import Foundation
 /// "Coverage": what each app meter (`--meter-log`) saw of the wire and what it logged that the
 /// wire never carried (docs/FIGURES.md, Coverage). Computed once; report.md, report.html,
 /// report.json and the terminal summary render it. Absent without meters.
-struct CoverageSection {
+struct CoverageSection: @unchecked Sendable {
     struct Direction {
         var direction: RecordClass
         var wire: CoverageCounts
@@ -276,4 +276,12 @@ struct CoverageSection {
         }
         return lines
     }
+}
+
+/// The coverage section made apart from its report (`RunReport.setCoverageTables`): sorting the
+/// tables of a log of many endpoints is worth another core.
+public struct CoverageTables: Sendable {
+    let section: CoverageSection?
+
+    public init(_ coverage: CoverageFigures?) { section = CoverageSection(coverage) }
 }

@@ -181,6 +181,9 @@ public enum MarkdownReport: RunReporter {
         var line =
             "QUIC: \(TextFormat.count(quic.connections, "connection")),"
             + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+        if quic.midConnection > 0 {
+            line += " (\(TextFormat.bytes(quic.midConnection)) found mid-connection: handshake not captured, 1-RTT keys by trial)"
+        }
         if !quic.reasons.isEmpty {
             line +=
                 "; not decrypted: "

@@ -61,11 +61,26 @@ public final class MessagesCSV {
         writer = try CSVWriter(path: path)
         writer.writeRow(Self.columns(estimators: estimators) + lateColumns)
         guard !lateColumns.isEmpty else { return }
+        scratch = try Self.scratch(beside: path)
+    }
+
+    /// Late columns named only at the end of the run (an app meter's, once its log is read
+    /// on another core): the header row waits for `complete(lateColumns:_:)`.
+    public init(path: String, estimators: [String], lateColumnsNamedAtTheEnd: Void) throws {
+        writer = try CSVWriter(path: path)
+        pendingHeader = Self.columns(estimators: estimators)
+        scratch = try Self.scratch(beside: path)
+    }
+
+    private static func scratch(beside path: String) throws -> RowScratch {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        scratch = try RowScratch(path: directory + "." + name + ".rows-\(getpid())")
+        return try RowScratch(path: directory + "." + name + ".rows-\(getpid())")
     }
+
+    /// The header row without its late columns, written by `complete(lateColumns:_:)`.
+    private var pendingHeader: [String]?
 
     /// The rows without their late cells, and each one's length (CRLF included).
     private var scratch: RowScratch?
@@ -91,7 +106,18 @@ public final class MessagesCSV {
     /// With late columns: writes every row with its late cells (`cells(row, &cells)` appends
     /// them for the row at that place, rows asked in order), then puts the file in place.
     public func complete(_ cells: (Int, inout CSVRowBytes) -> Void) throws {
+        try complete(lateColumns: [], cells)
+    }
+
+    /// `complete`, the header row (when it waited) written first with `lateColumns`; no late
+    /// column: the rows as they came.
+    public func complete(lateColumns: [String], _ cells: (Int, inout CSVRowBytes) -> Void) throws {
         guard let scratch else { return try close() }
+        if let header = pendingHeader {
+            pendingHeader = nil
+            writer.writeRow(header + lateColumns)
+            guard !lateColumns.isEmpty else { return try completeWithoutLateCells(scratch) }
+        }
         self.scratch = nil
         defer { scratch.remove() }
         var late = CSVRowBytes()
@@ -104,6 +130,21 @@ public final class MessagesCSV {
             withUnsafeBytes(of: UInt8(ascii: ",")) { writer.write(raw: $0) }
             late.withBytes { writer.write(raw: $0) }
             late.removeAll()
+        }
+        if let failure {
+            writer.discard()
+            throw CSVWriter.Error.cannotWrite(path: writer.path, reason: "scratch file: \(failure)")
+        }
+        try writer.close()
+    }
+
+    /// The rows from the scratch file as they were written.
+    private func completeWithoutLateCells(_ scratch: RowScratch) throws {
+        self.scratch = nil
+        defer { scratch.remove() }
+        var failure: String?
+        scratch.read(lengths: rowLengths, failure: &failure) { _, bytes in
+            writer.write(raw: UnsafeRawBufferPointer(rebasing: bytes))
         }
         if let failure {
             writer.discard()

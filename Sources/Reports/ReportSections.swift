@@ -567,6 +567,8 @@ extension CostSection {
 struct QUICSection {
     var connections = 0
     var decrypted = 0
+    /// Of the decrypted ones, those found mid-way (their handshake not captured).
+    var midConnection = 0
     /// Not-decrypted reasons with their connection counts, by reason.
     var reasons: [(reason: String, count: Int)] = []
     /// The undecrypted connections' UDP payload bytes by server name (`""`: no SNI), by name.
@@ -578,6 +580,7 @@ struct QUICSection {
         for count in inputs.compactMap({ $0.udp?.quic }) {
             connections += count.connections
             decrypted += count.decrypted
+            midConnection += count.midConnection ?? 0
             for (reason, number) in count.notDecrypted { reasonCounts[reason, default: 0] += number }
             for (name, bytes) in count.undecryptedBytes { bytesByName[name, default: 0] += bytes }
         }

@@ -25,10 +25,24 @@ public struct RunReport: Sendable {
     public var sampleCharts: SampleCharts?
     /// The app meters' coverage (`--meter-log`); nil without meters, and no report shows it.
     public var coverage: CoverageFigures? {
-        didSet { coverageSection = CoverageSection(coverage) }
+        get { coverageFigures }
+        set {
+            coverageFigures = newValue
+            coverageSection = CoverageSection(newValue)
+        }
     }
+    private var coverageFigures: CoverageFigures?
     /// `coverage` sorted into the tables every report shows, made once.
     private(set) var coverageSection: CoverageSection?
+
+    /// Sets `coverage` without making its section: a run makes that on another core meanwhile
+    /// (`CoverageTables(coverage)`) and gives it with `setCoverageTables` before any report.
+    public mutating func setCoverageFigures(_ coverage: CoverageFigures?) {
+        coverageFigures = coverage
+        coverageSection = nil
+    }
+
+    public mutating func setCoverageTables(_ tables: CoverageTables) { coverageSection = tables.section }
     /// The layer the ranking estimator's error is taken against to rank endpoints (`--rank-by`).
     public var rankBy: RankLayer {
         didSet { forgetRanking() }

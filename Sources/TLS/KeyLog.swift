@@ -49,6 +49,9 @@ public struct KeyLogIssue: Error, Sendable, Equatable, CustomStringConvertible {
 public struct KeyLog: Sendable {
     public private(set) var secrets: [[UInt8]: ConnectionSecrets] = [:]
     public private(set) var issues: [KeyLogIssue] = []
+    /// The client randoms in the order the log first named them (a dictionary has no order:
+    /// QUIC's trial of 1-RTT secrets on a connection found mid-way goes newest first).
+    public private(set) var clientRandoms: [[UInt8]] = []
 
     public init() {}
 
@@ -84,7 +87,9 @@ public struct KeyLog: Sendable {
 
     /// Adds the secrets of another key log (later entries win).
     public mutating func merge(_ other: KeyLog) {
-        for (random, entry) in other.secrets {
+        for random in other.clientRandoms {
+            guard let entry = other.secrets[random] else { continue }
+            if secrets[random] == nil { clientRandoms.append(random) }
             var merged = secrets[random] ?? ConnectionSecrets()
             merged.masterSecret = entry.masterSecret ?? merged.masterSecret
             merged.clientHandshakeTrafficSecret =
@@ -181,6 +186,7 @@ public struct KeyLog: Sendable {
             issues.append(KeyLogIssue(file: file, line: number, problem: .badSecret))
             return
         }
+        if secrets[random] == nil { clientRandoms.append(random) }
         var entry = secrets[random] ?? ConnectionSecrets()
         switch label {
         case "CLIENT_RANDOM": entry.masterSecret = secret

@@ -22,8 +22,9 @@ final class HTTP3EstimateTests: XCTestCase {
         var est_naive_body: Int?
     }
 
-    /// The keyed samples with records (h3-midconn's capture begins after the handshake: its
-    /// flows are other UDP, no record is made; h3-nokey has no key).
+    /// The keyed samples with known heads (h3-midconn's capture begins after the handshake: its
+    /// connection is found by trial, but most heads are unknown and no script computes their
+    /// estimates; h3-nokey has no key).
     static let samples = ["h3-mixed", "h3-v2", "h3-loss", "h3-download"]
 
     private func expected(_ name: String) throws -> [Expected] {

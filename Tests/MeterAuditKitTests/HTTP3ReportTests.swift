@@ -154,4 +154,12 @@ final class HTTP3ReportTests: XCTestCase {
             (try JSONSerialization.jsonObject(with: Data(JSONReport.render(report).utf8)) as! [String: Any])[
                 "http3_headers"])
     }
+
+    /// A connection found mid-way is decrypted, and the QUIC line says how it was found.
+    func testMidConnectionIsSaidFoundByTrial() throws {
+        let report = try run("h3-midconn", keys: true)
+        let line = "QUIC: 1 connection, 1 decrypted (1 found mid-connection: handshake not captured, 1-RTT keys by trial)."
+        XCTAssertTrue(MarkdownReport.render(report, endpointRows: 50, explainedEndpoints: 5).contains(line))
+        XCTAssertTrue(HTMLReport.render(report).contains("<p id=\"quic\">" + line + "</p>"))
+    }
 }

@@ -294,6 +294,52 @@ final class MeterRunTests: XCTestCase {
         XCTAssertTrue(joined.contains("4"), "the line after the bad one (now line 4) joins")
     }
 
+    /// A meter name that only the log's entries give is known once the log is read (on another
+    /// core, while the inputs are analyzed): the run stops all the same, and leaves no file.
+    func testEstimatorNameFromTheEntriesStopsTheRunAndLeavesNoFile() throws {
+        let text = try String(contentsOfFile: Fixtures.sample("meter-app.meter.jsonl"), encoding: .utf8)
+            .replacingOccurrences(of: "\"meter\":\"seed001\"", with: "\"meter\":\"documented\"")
+        XCTAssertTrue(text.contains("\"meter\":\"documented\""))
+        let path = try CaptureFileWriter.temporaryFile(named: "renamed.jsonl", containing: Array(text.utf8))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([Fixtures.sample("meter-app.keys")])
+        options.meterLogs = [MeterLogSource(path: path)]
+        let directory = NSTemporaryDirectory() + "meter-run-\(UUID().uuidString)"
+        XCTAssertThrowsError(
+            try AuditRun(inputs: [Fixtures.sample("meter-app.pcap")], outputDirectory: directory, options: options)
+                .run()
+        ) { error in
+            XCTAssertTrue(
+                "\(error)".contains("\(path): meter name 'documented' is an estimator's"), "\(error)")
+        }
+        // Not messages.csv, connections.csv nor messages.csv's scratch file.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
+    }
+
+    /// A meter log that cannot be read at all (here a directory), or a name given that cannot
+    /// name a meter, stops the run before any input is read.
+    func testUnreadableLogOrBadNameStopsTheRunBeforeAnyInput() throws {
+        for source in [
+            MeterLogSource(path: NSTemporaryDirectory()),
+            MeterLogSource(path: Fixtures.sample("meter-app.meter.jsonl"), name: "naive"),
+            MeterLogSource(path: Fixtures.sample("meter-app.meter.jsonl"), name: "a,b"),
+        ] {
+            var options = AnalysisOptions()
+            options.meterLogs = [source]
+            var inputsStarted = 0
+            var progress = AuditRun.Progress()
+            progress.input = { _, _ in inputsStarted += 1 }
+            let directory = NSTemporaryDirectory() + "meter-run-\(UUID().uuidString)"
+            XCTAssertThrowsError(
+                try AuditRun(inputs: [Fixtures.sample("meter-app.pcap")], outputDirectory: directory, options: options)
+                    .run(progress: progress)
+            ) { error in
+                XCTAssertTrue("\(error)".hasPrefix("--meter-log \(source.path)"), "\(error)")
+            }
+            XCTAssertEqual(inputsStarted, 0, "\(source)")
+        }
+    }
+
     func testMeterLogArguments() throws {
         XCTAssertEqual(MeterLogSource(parsing: "a.jsonl"), MeterLogSource(path: "a.jsonl"))
         XCTAssertEqual(MeterLogSource(parsing: "app=logs/a.jsonl"), MeterLogSource(path: "logs/a.jsonl", name: "app"))

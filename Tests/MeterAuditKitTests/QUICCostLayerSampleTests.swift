@@ -1,5 +1,6 @@
 import Analysis
 import CostAccounting
+import Flows
 import Foundation
 import MeterAuditKit
 import Records
@@ -11,7 +12,9 @@ import XCTest
 /// udp.length, Σ IP bytes (ip.len, or ipv6.plen + 40) and Σ frame.len. The records' layers plus
 /// the connection's overhead must give those totals exactly, at the QUIC (UDP payload), UDP, IP
 /// and frame layers; and the STREAM bytes sent again equal the sender's own count (the qlog
-/// truth's `retransmitted_stream_bytes`, Tests/Fixtures/h3/NAME.truth.json).
+/// truth's `retransmitted_stream_bytes`, Tests/Fixtures/h3/NAME.truth.json). h3-midconn, found
+/// mid-way by trial of its key log's 1-RTT secrets, is held to the same sums (its truth counts
+/// what was sent after the cut: the capture's own packets).
 final class QUICCostLayerSampleTests: XCTestCase {
     struct Totals: Equatable {
         var datagrams = 0, udp = 0, ip = 0, frame = 0
@@ -58,7 +61,7 @@ final class QUICCostLayerSampleTests: XCTestCase {
         var checkedDirections = 0
         var recordsWithLayers = 0
         var retransmittedChecked = 0
-        for name in ["h3-mixed", "h3-v2", "h3-loss", "h3-download", "h3-nokey"] {
+        for name in ["h3-mixed", "h3-v2", "h3-loss", "h3-download", "h3-nokey", "h3-midconn"] {
             guard let pcap = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
                 .first(where: FileManager.default.fileExists(atPath:))
             else { throw XCTSkip("Samples/\(name).pcap is missing") }
@@ -123,8 +126,45 @@ final class QUICCostLayerSampleTests: XCTestCase {
                 checkedDirections += 1
             }
         }
-        XCTAssertEqual(checkedDirections, 10)
-        XCTAssertGreaterThan(recordsWithLayers, 40)
+        XCTAssertEqual(checkedDirections, 12)
+        XCTAssertGreaterThan(recordsWithLayers, 46)
         XCTAssertGreaterThanOrEqual(retransmittedChecked, 3)
+    }
+
+    /// report.md's "What the network carried" over a QUIC-only capture: no byte is called TCP or
+    /// TLS; the parts add up to tshark's frame bytes, the link layer is tshark's frame bytes less
+    /// its IP bytes, and the HTTP bytes are the records' own.
+    func testNetworkPartsCallQUICBytesQUIC() throws {
+        for name in ["h3-mixed", "h3-loss"] {
+            guard let pcap = [".pcap", ".pcap.gz"].map({ Fixtures.sample(name + $0) })
+                .first(where: FileManager.default.fileExists(atPath:))
+            else { throw XCTSkip("Samples/\(name).pcap is missing") }
+            var options = AnalysisOptions()
+            try options.loadKeyLogs([Fixtures.sample(name + ".keys")])
+            var aggregation = Aggregation(estimators: options.estimators)
+            var rows: [ConnectionRow] = []
+            var http: [Direction: Int] = [:]
+            _ = InputAnalyzer(options: options).analyze(path: pcap, connection: { rows.append($0) }) { record in
+                aggregation.add(record)
+                if record.wire.lower != nil { http[Direction.of(record), default: 0] += record.wire.total ?? 0 }
+            }
+            for row in rows { aggregation.add(row) }
+            guard let row = rows.first(where: { $0.protocolKind == .h3 }),
+                let port = Int(row.server.split(separator: ":").last ?? "")
+            else { return XCTFail("\(name): no h3 row") }
+            let truth = try oracle(pcap, serverPort: port)
+            for (side, oracle) in [(Direction.up, truth.up), (.down, truth.down)] {
+                let parts = Dictionary(uniqueKeysWithValues: (aggregation.network[side]?.parts ?? []).map { ($0.name, $0.bytes) })
+                let context = "\(name) \(side)"
+                XCTAssertEqual(parts["TLS overhead"], 0, context)
+                XCTAssertEqual(parts["TCP/IP headers"], 0, context)
+                XCTAssertGreaterThan(parts["QUIC overhead"] ?? 0, 0, context)
+                XCTAssertGreaterThan(parts["UDP/IP headers"] ?? 0, 0, context)
+                XCTAssertLessThanOrEqual(parts["UDP/IP headers"] ?? 0, 28 * oracle.datagrams, "\(context): at most 28 B a datagram")
+                XCTAssertEqual(parts["HTTP bytes"], http[side] ?? 0, context)
+                XCTAssertEqual(parts["link-layer headers"], oracle.frame - oracle.ip, context)
+                XCTAssertEqual(parts.values.reduce(0, +), oracle.frame, "\(context): the parts add up to the frames")
+            }
+        }
     }
 }

@@ -10,11 +10,6 @@ import XCTest
 /// QUIC through the whole run: RFC 9001 Appendix A's client and server Initial packets in a
 /// capture (the RFC is the oracle for what they hold), and the HTTP/3 samples against tshark.
 final class QUICRunTests: XCTestCase {
-    static func hex(_ text: String) -> [UInt8] {
-        let digits = Array(text.filter { !$0.isWhitespace })
-        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
-    }
-
     private func udpFrame(_ from: String, _ to: String, _ payload: [UInt8]) -> [UInt8] {
         let (a, b) = (PacketBuilder.endpoint(from), PacketBuilder.endpoint(to))
         let udp = PacketBuilder.be16(a.port) + PacketBuilder.be16(b.port) + PacketBuilder.be16(UInt16(8 + payload.count))
@@ -25,8 +20,8 @@ final class QUICRunTests: XCTestCase {
     /// The RFC's client Initial (1200 bytes) from port 50000, the server's Initial (135 bytes)
     /// answering, then the client's Initial again from port 50001 (a port change): one connection.
     func testInitialsMakeOneRowAcrossAPortChange() throws {
-        let client = RFCPackets.client
-        let server = RFCPackets.server
+        let client = RFC9001Packets.clientInitial
+        let server = RFC9001Packets.serverInitial
         let frames = [
             udpFrame("10.0.0.1:50000", "10.0.0.2:443", client),
             udpFrame("10.0.0.2:443", "10.0.0.1:50000", server),
@@ -71,7 +66,9 @@ final class QUICRunTests: XCTestCase {
     /// Every HTTP/3 sample with its key log, against tshark's QUIC decryption: per direction,
     /// packets, STREAM frames and STREAM data bytes, and the UDP datagrams' frame and IP bytes.
     /// The samples come from scripts/make-h3-samples (METERAUDIT_H3_SAMPLES names another folder
-    /// of them). A capture that starts after the handshake has no QUIC connection either way.
+    /// of them). tshark learns connections from their handshake: in a capture that starts after
+    /// it (h3-midconn) it finds none, so that one is checked against the senders' qlog after the
+    /// cut instead (`testMidConnectionAgainstTheSendersAfterTheCut`).
     func testH3SamplesAgreeWithTshark() throws {
         guard let tshark = executable("tshark") else { throw XCTSkip("tshark is not installed") }
         let folder = ProcessInfo.processInfo.environment["METERAUDIT_H3_SAMPLES"]
@@ -117,6 +114,11 @@ final class QUICRunTests: XCTestCase {
                 return sums
             }
             let quicSides = try perSide("quic", ["quic.packet_length", "quic.stream.length"])
+            if name.hasPrefix("h3-midconn") {
+                XCTAssertEqual(quicSides[0][0] + quicSides[1][0], 0, "\(name): tshark found a connection without its handshake")
+                XCTAssertEqual(diagnostics.udp?.quic?.midConnection, 1, name)
+                continue
+            }
             guard let quic = diagnostics.udp?.quic else {
                 XCTAssertEqual(quicSides[0][0] + quicSides[1][0], 0, "\(name): tshark found QUIC packets")
                 continue
@@ -198,6 +200,115 @@ extension QUICRunTests {
         XCTAssertTrue(recorder.finished.contains("0/up") && recorder.finished.contains("0/down"), "\(recorder.finished)")
     }
 
+    /// h3-midconn against what each peer logged as sent after the cut (Tests/Fixtures/h3/
+    /// h3-midconn.truth.json, `scripts/h3-truth truth --after`): per direction, the QUIC packets
+    /// and their bytes, the datagrams' UDP payload, and the STREAM frame data bytes; every packet
+    /// decrypted, the trial found it on the second datagram (the first, alone, is tried with a
+    /// 0-length destination ID only: 2 secrets x 2 variants, 4 masks and at most 4 AEAD opens;
+    /// the second, from the client too, confirms length 8, tried first: one mask, one open), and
+    /// the other direction was found by trial too.
+    func testMidConnectionAgainstTheSendersAfterTheCut() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([folder + "/h3-midconn.keys"])
+        var rows: [ConnectionRow] = []
+        let diagnostics = InputAnalyzer(options: options).analyze(
+            path: folder + "/h3-midconn.pcap", connection: { rows.append($0) }) { _ in }
+        let udp = try XCTUnwrap(diagnostics.udp)
+        let quic = try XCTUnwrap(udp.quic)
+        let truth = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: Fixtures.path("h3/h3-midconn.truth.json")))) as! [String: Any]
+        let directions = ((truth["connections"] as! [[String: Any]])[0]["directions"]) as! [String: [String: Any]]
+        XCTAssertEqual(udp.other, [:])
+        XCTAssertEqual(udp.readFlows, 1)
+        XCTAssertEqual(quic.connections, 1)
+        XCTAssertEqual(quic.decrypted, 1)
+        XCTAssertEqual(quic.midConnection, 1)
+        let row = try XCTUnwrap(rows.first)
+        for (label, side, sent) in [("up", quic.up, row.clientTCPBytes), ("down", quic.down, row.serverTCPBytes)] {
+            let truth = try XCTUnwrap(directions[label])
+            XCTAssertEqual(side.packets, truth["packets"] as? Int, "\(label): packets")
+            XCTAssertEqual(side.decrypted, side.packets, "\(label): every packet decrypted")
+            XCTAssertEqual(side.packetBytes.values.reduce(0, +), truth["packet_bytes"] as? Int, "\(label): packet bytes")
+            XCTAssertEqual(sent, truth["datagram_bytes"] as? Int, "\(label): UDP payload")
+            XCTAssertEqual(side.streamBytes, truth["stream_frame_bytes"] as? Int, "\(label): STREAM bytes")
+            XCTAssertEqual(side.repeatedStreamBytes, truth["retransmitted_stream_bytes"] as? Int, "\(label): repeated")
+            XCTAssertEqual(side.withoutKey + side.badTag + side.unreadableBytes, 0, label)
+        }
+        let trials = try XCTUnwrap(udp.midConnectionTrials)
+        XCTAssertEqual([trials.flows, trials.datagrams, trials.connections, trials.untriedFlows], [1, 2, 1, 0])
+        XCTAssertGreaterThanOrEqual(trials.trials, 4 + 2)
+        XCTAssertLessThanOrEqual(trials.trials, 4 + 4 + 2)
+    }
+
+    /// The same capture with every secret of its key log wrong: no tag verifies, so the flow is
+    /// what it was without the trial, other UDP (never a guessed connection), every byte counted
+    /// there; the trial tried its 4 datagrams and stopped.
+    func testMidConnectionWithAWrongKeyStaysOtherUDP() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        let text = try String(contentsOfFile: folder + "/h3-midconn.keys", encoding: .utf8)
+        let wrong = text.split(separator: "\n").map { line -> String in
+            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
+            return line.dropLast() + String((digit + 1) % 16, radix: 16)
+        }.joined(separator: "\n") + "\n"
+        let keys = try CaptureFileWriter.temporaryFile(named: "midconn-wrong.keys", containing: Array(wrong.utf8))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([keys])
+        var rows: [ConnectionRow] = []
+        var records = 0
+        let diagnostics = InputAnalyzer(options: options).analyze(
+            path: folder + "/h3-midconn.pcap", connection: { rows.append($0) }) { _ in records += 1 }
+        let udp = try XCTUnwrap(diagnostics.udp)
+        XCTAssertEqual(records, 0)
+        XCTAssertEqual(rows.count, 0)
+        XCTAssertNil(udp.quic)
+        XCTAssertEqual(udp.readFlows, 0)
+        XCTAssertEqual(udp.readDatagrams, 0)
+        // 16 datagrams: 1,890 + 2,662 payload bytes (the truth's datagram bytes), 8 + 20 + 14
+        // bytes of UDP, IPv4 and Ethernet headers each.
+        let port = try XCTUnwrap(udp.other["18534"])
+        XCTAssertEqual(port.flows, 1)
+        XCTAssertEqual(port.datagrams, 16)
+        XCTAssertEqual(port.payloadBytes, 1890 + 2662)
+        XCTAssertEqual(port.udpBytes, 1890 + 2662 + 16 * 8)
+        XCTAssertEqual(port.ipBytes, 1890 + 2662 + 16 * 28)
+        XCTAssertEqual(port.frameBytes, 1890 + 2662 + 16 * 42)
+        XCTAssertEqual(udp.otherUp.datagrams + udp.otherDown.datagrams, 16)
+        let trials = try XCTUnwrap(udp.midConnectionTrials)
+        XCTAssertEqual(trials.flows, 1)
+        XCTAssertEqual(trials.datagrams, Limits().midConnectionQUIC.maxDatagramsTried)
+        XCTAssertEqual(trials.connections, 0)
+        XCTAssertGreaterThan(trials.trials, 0)
+        XCTAssertLessThanOrEqual(trials.trials, Limits().midConnectionQUIC.maxTrialsPerFlow)
+    }
+
+    /// h3-midconn without its first two datagrams (the client's): the first one captured is the
+    /// server's, opened by the server's secret, so the flow's first sender is the server; the row
+    /// still names the client as client, and both directions are read.
+    func testMidConnectionFirstSeenFromTheServer() throws {
+        guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/h3-midconn.pcap")))
+        // Classic pcap, little-endian: a 24-byte file header, then 16-byte record headers.
+        var at = 24
+        for _ in 0..<2 {
+            let length = Int(bytes[at + 8]) | Int(bytes[at + 9]) << 8 | Int(bytes[at + 10]) << 16 | Int(bytes[at + 11]) << 24
+            at += 16 + length
+        }
+        let cut = try CaptureFileWriter.temporaryFile(named: "midconn-server-first.pcap", containing: Array(bytes[0..<24] + bytes[at...]))
+        var options = AnalysisOptions()
+        try options.loadKeyLogs([folder + "/h3-midconn.keys"])
+        var rows: [ConnectionRow] = []
+        let diagnostics = InputAnalyzer(options: options).analyze(path: cut, connection: { rows.append($0) }) { _ in }
+        let row = try XCTUnwrap(rows.first)
+        XCTAssertEqual(row.client, "127.0.0.1:58847")
+        XCTAssertEqual(row.server, "127.0.0.1:18534")
+        XCTAssertEqual(row.decrypted, "mid-connection")
+        let quic = try XCTUnwrap(diagnostics.udp?.quic)
+        // The truth's 9 client packets less the 2 cut, and the server's 7.
+        XCTAssertEqual([quic.up.packets, quic.down.packets], [7, 7])
+        XCTAssertEqual([quic.up.decrypted, quic.down.decrypted], [7, 7])
+    }
+
     /// A key log whose secrets are all wrong: tags do not verify, so nothing is read past the
     /// Initial packets, and the row says bad-key.
     func testWrongSecretsAreABadKey() throws {
@@ -261,57 +372,4 @@ extension QUICRunTests {
         }
         return result
     }
-}
-
-/// RFC 9001 A.2 and A.3, the protected packets verbatim.
-enum RFCPackets {
-    static let client = QUICRunTests.hex(
-        """
-        c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11
-        d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399
-        1c260ec4c60d17b31f8429157bb35a1282a643a8d2262cad67500cadb8e7378c
-        8eb7539ec4d4905fed1bee1fc8aafba17c750e2c7ace01e6005f80fcb7df6212
-        30c83711b39343fa028cea7f7fb5ff89eac2308249a02252155e2347b63d58c5
-        457afd84d05dfffdb20392844ae812154682e9cf012f9021a6f0be17ddd0c208
-        4dce25ff9b06cde535d0f920a2db1bf362c23e596d11a4f5a6cf3948838a3aec
-        4e15daf8500a6ef69ec4e3feb6b1d98e610ac8b7ec3faf6ad760b7bad1db4ba3
-        485e8a94dc250ae3fdb41ed15fb6a8e5eba0fc3dd60bc8e30c5c4287e53805db
-        059ae0648db2f64264ed5e39be2e20d82df566da8dd5998ccabdae053060ae6c
-        7b4378e846d29f37ed7b4ea9ec5d82e7961b7f25a9323851f681d582363aa5f8
-        9937f5a67258bf63ad6f1a0b1d96dbd4faddfcefc5266ba6611722395c906556
-        be52afe3f565636ad1b17d508b73d8743eeb524be22b3dcbc2c7468d54119c74
-        68449a13d8e3b95811a198f3491de3e7fe942b330407abf82a4ed7c1b311663a
-        c69890f4157015853d91e923037c227a33cdd5ec281ca3f79c44546b9d90ca00
-        f064c99e3dd97911d39fe9c5d0b23a229a234cb36186c4819e8b9c5927726632
-        291d6a418211cc2962e20fe47feb3edf330f2c603a9d48c0fcb5699dbfe58964
-        25c5bac4aee82e57a85aaf4e2513e4f05796b07ba2ee47d80506f8d2c25e50fd
-        14de71e6c418559302f939b0e1abd576f279c4b2e0feb85c1f28ff18f58891ff
-        ef132eef2fa09346aee33c28eb130ff28f5b766953334113211996d20011a198
-        e3fc433f9f2541010ae17c1bf202580f6047472fb36857fe843b19f5984009dd
-        c324044e847a4f4a0ab34f719595de37252d6235365e9b84392b061085349d73
-        203a4a13e96f5432ec0fd4a1ee65accdd5e3904df54c1da510b0ff20dcc0c77f
-        cb2c0e0eb605cb0504db87632cf3d8b4dae6e705769d1de354270123cb11450e
-        fc60ac47683d7b8d0f811365565fd98c4c8eb936bcab8d069fc33bd801b03ade
-        a2e1fbc5aa463d08ca19896d2bf59a071b851e6c239052172f296bfb5e724047
-        90a2181014f3b94a4e97d117b438130368cc39dbb2d198065ae3986547926cd2
-        162f40a29f0c3c8745c0f50fba3852e566d44575c29d39a03f0cda721984b6f4
-        40591f355e12d439ff150aab7613499dbd49adabc8676eef023b15b65bfc5ca0
-        6948109f23f350db82123535eb8a7433bdabcb909271a6ecbcb58b936a88cd4e
-        8f2e6ff5800175f113253d8fa9ca8885c2f552e657dc603f252e1a8e308f76f0
-        be79e2fb8f5d5fbbe2e30ecadd220723c8c0aea8078cdfcb3868263ff8f09400
-        54da48781893a7e49ad5aff4af300cd804a6b6279ab3ff3afb64491c85194aab
-        760d58a606654f9f4400e8b38591356fbf6425aca26dc85244259ff2b19c41b9
-        f96f3ca9ec1dde434da7d2d392b905ddf3d1f9af93d1af5950bd493f5aa731b4
-        056df31bd267b6b90a079831aaf579be0a39013137aac6d404f518cfd4684064
-        7e78bfe706ca4cf5e9c5453e9f7cfd2b8b4c8d169a44e55c88d4a9a7f9474241
-        e221af44860018ab0856972e194cd934
-        """)
-    static let server = QUICRunTests.hex(
-        """
-        cf000000010008f067a5502a4262b5004075c0d95a482cd0991cd25b0aac406a
-        5816b6394100f37a1c69797554780bb38cc5a99f5ede4cf73c3ec2493a1839b3
-        dbcba3f6ea46c5b7684df3548e7ddeb9c3bf9c73cc3f3bded74b562bfb19fb84
-        022f8ef4cdd93795d77d06edbb7aaf2f58891850abbdca3d20398c276456cbc4
-        2158407dd074ee
-        """)
 }

@@ -188,8 +188,11 @@ final class SyntheticJoinTests: XCTestCase {
 
     /// Reads the log text through the reader and joins it; checks every pair against the tags,
     /// every unmatched entry is an extra and every unmatched record lost its entry.
+    /// `numbered`: every entry and record carries a `groupKey` (numbered here, by direction,
+    /// method and path), as a run gives them; the pairs are also those of the join by strings.
     func check(
-        shift: Int64, removed: Double = 0, extra: Double = 0, file: StaticString = #filePath, line: UInt = #line
+        shift: Int64, removed: Double = 0, extra: Double = 0, numbered: Bool = false,
+        file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let session = Self.session()
         let (text, tags) = Self.log(session, shift: shift, removed: removed, extra: extra)
@@ -198,8 +201,28 @@ final class SyntheticJoinTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: url) }
         let log = try MeterLogReader.read(path: url.path)
         XCTAssertEqual(log.diagnostics, [], file: file, line: line)
-        let entries = log.joinEntries(meter: "")
-        let result = MeterJoin.join(entries: entries, records: session.records)
+        var entries = log.joinEntries(meter: "")
+        var records = session.records
+        var result = MeterJoin.join(entries: entries, records: records)
+        if numbered {
+            var numbers: [String: Int64] = [:]
+            func number(_ direction: MeterDirection, _ method: String, _ url: NormalizedURL) -> Int64 {
+                let key = "\(direction) \(method) \(url.pathKey)"
+                if let known = numbers[key] { return known }
+                numbers[key] = Int64(numbers.count)
+                return Int64(numbers.count - 1)
+            }
+            for index in entries.indices {
+                entries[index].groupKey = number(entries[index].direction, entries[index].method, entries[index].url)
+            }
+            for index in records.indices {
+                records[index].groupKey = number(records[index].direction, records[index].method, records[index].url)
+            }
+            XCTAssertGreaterThan(numbers.count, 10, file: file, line: line)
+            let byStrings = result
+            result = MeterJoin.join(entries: entries, records: records)
+            XCTAssertEqual(result, byStrings, file: file, line: line)
+        }
 
         func tag(ofEntry index: Int) -> String? {
             let entry = log.entries[index]
@@ -256,6 +279,12 @@ final class SyntheticJoinTests: XCTestCase {
     }
 
     /// A given offset gives the same pairs as the estimate.
+    func testGroupKeysGivenGiveTheSamePairs() throws {
+        for shift in [37 * Self.second, -2 * 3600 * Self.second, 34_200 * Self.second] {
+            try check(shift: shift, removed: 0.05, extra: 0.1, numbered: true)
+        }
+    }
+
     func testGivenOffsetGivesTheSamePairs() throws {
         let session = Self.session()
         let shift = 37 * Self.second

@@ -171,4 +171,52 @@ final class UDPTests: XCTestCase {
         // No payload TLV: nothing to decode.
         XCTAssertEqual(PacketDecoder().decode([2, 0, 0, 1, 8, 0, 1, 0, 8, 0, 0, 0], linkType: LinkType.nflog), .skipped(.notIP))
     }
+
+    /// The tunnels and NFLOG against tshark, which shares no code with the decoder: each frame
+    /// above written to a capture, tshark's innermost IP source, transport source port, IP
+    /// length and transport payload length must be the decoder's.
+    func testTunnelsAsTsharkDecodesThem() throws {
+        guard let tshark = executable("tshark") else { throw XCTSkip("tshark is not installed (scripts/setup)") }
+        let vxlanInner = PacketBuilder.tcp(from: "192.168.1.1:1234", to: "192.168.1.2:80", seq: 10, payload: Array("abc".utf8))
+        let vxlan = PacketBuilder.frame(
+            ipv4UDP(endpoint("172.16.0.1:40000"), endpoint("172.16.0.2:4789"), [0x08, 0, 0, 0, 0, 0, 0x2A, 0] + vxlanInner))
+        let teredoInner = PacketBuilder.ipv6(
+            source: client6.address, destination: server6.address, nextHeader: 17, payload: udp(client6, server6, [1, 2]))
+        let teredo = PacketBuilder.frame(
+            ipv4UDP(endpoint("198.51.100.1:3544"), endpoint("10.0.0.9:51000"), [0, 0, 0xAB, 0xCD, 1, 2, 3, 4] + teredoInner))
+        let ip = ipv4UDP(client, server, Array("hello".utf8))
+        var nflog: [UInt8] = [2, 0, 0, 1, 8, 0, 1, 0, 0x08, 0x00, 0, 0]
+        nflog += [UInt8(truncatingIfNeeded: 4 + ip.count), 0, 9, 0] + ip + [0, 0, 0]
+
+        // (frame, link type): what the decoder makes of it, as tshark prints it.
+        for (frame, linkType) in [(vxlan, LinkType.ethernet), (teredo, LinkType.ethernet), (nflog, LinkType.nflog)] {
+            let outcome = PacketDecoder().decode(frame, linkType: linkType)
+            let ours: [String]
+            if let segment = outcome.segment {
+                ours = [segment.source.address.description, String(segment.source.port), String(segment.ipLength), String(segment.payload.count)]
+            } else if let datagram = outcome.datagram {
+                ours = [datagram.source.address.description, String(datagram.source.port), String(datagram.ipLength), String(datagram.payloadLength)]
+            } else {
+                XCTFail("\(linkType): \(outcome)")
+                continue
+            }
+            let path = try CaptureFileWriter.temporaryFile(
+                named: "tunnel.pcap",
+                containing: CaptureFileWriter.pcap([.init(timestamp: 1_000_000_000, bytes: frame)], linkType: linkType))
+            let fields = try runTool(
+                tshark,
+                ["-r", path, "-T", "fields", "-E", "occurrence=l", "-E", "separator=,", "-e", "ip.src", "-e", "ipv6.src",
+                 "-e", "tcp.srcport", "-e", "udp.srcport", "-e", "ip.len", "-e", "ipv6.plen", "-e", "tcp.len", "-e", "udp.length"]
+            ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            XCTAssertEqual(fields.count, 8, "\(fields)")
+            guard fields.count == 8 else { continue }
+            // Innermost: IPv6 inside IPv4 (Teredo) means the IPv6 fields; TCP over UDP (VXLAN) the TCP ones.
+            let innerIPv6 = !fields[1].isEmpty && ours[0].contains(":")
+            let address = innerIPv6 ? fields[1] : fields[0]
+            let port = outcome.segment != nil ? fields[2] : fields[3]
+            let ipLength = innerIPv6 ? String((Int(fields[5]) ?? 0) + 40) : fields[4]
+            let payload = outcome.segment != nil ? fields[6] : String((Int(fields[7]) ?? 0) - 8)
+            XCTAssertEqual(ours, [address, port, ipLength, payload], "link type \(linkType): decoder vs tshark \(fields)")
+        }
+    }
 }

@@ -121,20 +121,20 @@ public final class JSONStreamReader {
     @exclusivity(unchecked) public private(set) var line = 1
     @exclusivity(unchecked) public private(set) var column = 1
     /// Bytes fread from the file so far.
-    public private(set) var bytesRead = 0
+    @exclusivity(unchecked) public private(set) var bytesRead = 0
     /// Bytes read from the file but not yet tokenized (at most `chunkSize`).
     public var bytesBuffered: Int { end - position }
     /// Offset in the file of the next unread byte.
     public var bytesConsumed: Int { bytesRead - bytesBuffered }
 
-    private var file: UnsafeMutablePointer<FILE>?
+    @exclusivity(unchecked) private var file: UnsafeMutablePointer<FILE>?
     private let buffer: UnsafeMutablePointer<UInt8>
     // The reader's state changes for every byte, so it is not checked for overlapping access at
     // run time (`@exclusivity(unchecked)`): a reader belongs to one thread, and no callback runs
     // while a property is changed. The JSON tests go through every path in debug builds.
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var end = 0
-    private var atEOF = false
+    @exclusivity(unchecked) private var atEOF = false
     /// Open containers: '{' or '['.
     @exclusivity(unchecked) private var stack: [UInt8] = []
     @exclusivity(unchecked) private var state: State = .start

@@ -14,7 +14,7 @@ public struct ChartSamples: Sendable {
     /// The timeline's narrowest bin: 1 ms.
     static let baseBinNanoseconds: Int64 = 1_000_000
 
-    public let estimatorNames: [String]
+    public private(set) var estimatorNames: [String]
     let pointCapacity: Int
 
     /// One record in the scatter: its wire total and each estimator's total (nil: none).
@@ -81,6 +81,18 @@ public struct ChartSamples: Sendable {
         }
         addTime(record, wire: wire)
         return ChartPoint(point: point)
+    }
+
+    /// Adds app meters after the estimators, named only once their logs are read: no point
+    /// has their estimate yet (`addJoined` gives them).
+    public mutating func addMeters(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        estimatorNames += names
+        for point in points.indices {
+            points[point].estimates += Array(repeating: nil, count: names.count)
+        }
+        histogram += Array(
+            repeating: Array(repeating: Array(repeating: 0, count: Self.histogramBins), count: 2), count: names.count)
     }
 
     /// An app meter's estimates, joined to the records once they were all offered: `estimates`

@@ -2,37 +2,36 @@ import Analysis
 import Flows
 
 /// What each direction cost the network, layer by layer: one bar per direction (up, down),
-/// its frame bytes stacked by what they carried (`NetworkFigures.parts`: HTTP, TLS,
-/// retransmitted, TCP/IP headers, handshakes and ACKs, other overhead, link layer), on a
-/// linear byte scale.
+/// its frame bytes stacked by what they carried (`NetworkFigures.parts`: HTTP, TLS (and QUIC),
+/// retransmitted, TCP/IP (and UDP/IP) headers, handshakes and ACKs, other overhead, link
+/// layer), on a linear byte scale.
 enum CostLayersChart {
-    /// Short legend names for `NetworkFigures.parts`, in its order, with their colors.
-    static let legend: [(label: String, color: String)] = [
-        ("HTTP", ChartColor.body), ("TLS", ChartColor.headers), ("retransmitted", ChartColor.under),
-        ("TCP/IP headers", ChartColor.request), ("handshakes and ACKs", ChartColor.line),
-        ("other overhead", ChartColor.response), ("link layer", ChartColor.interim),
+    /// Short legend names for `NetworkFigures.parts` by part name, with their colors: the parts
+    /// every run has, then those only a run with QUIC or other UDP has (the legend shows them
+    /// only when a bar has them).
+    static let standard: [(name: String, label: String, color: String)] = [
+        ("HTTP bytes", "HTTP", ChartColor.body), ("TLS overhead", "TLS", ChartColor.headers),
+        ("retransmissions", "retransmitted", ChartColor.under), ("TCP/IP headers", "TCP/IP headers", ChartColor.request),
+        ("handshakes and ACKs", "handshakes and ACKs", ChartColor.line),
+        ("other connection overhead", "other overhead", ChartColor.response),
+        ("link-layer headers", "link layer", ChartColor.interim),
     ]
-
-    /// The parts only a capture with UDP has (`NetworkFigures.parts` lists them only then),
-    /// with theirs: the legend gains them only when a bar has them.
-    static let udpLegend: [String: (label: String, color: String)] = [
+    static let optional: [String: (label: String, color: String)] = [
+        "QUIC overhead": ("QUIC", "#882255"), "UDP/IP headers": ("UDP/IP headers", "#44AA99"),
         "QUIC connections (UDP/IP)": ("QUIC", "#0B3C5D"), "other UDP (UDP/IP)": ("other UDP", "#F0E442"),
     ]
 
-    /// The standard parts by their position in `legend`, the UDP parts by name.
-    static func legendEntry(_ name: String, index: Int, count: Int) -> (label: String, color: String) {
-        if let entry = udpLegend[name] { return entry }
-        // "link-layer headers" is always last; the others keep their place.
-        return index == count - 1 ? legend[legend.count - 1] : legend[min(index, legend.count - 1)]
+    static func legendEntry(_ name: String) -> (label: String, color: String) {
+        if let entry = standard.first(where: { $0.name == name }) { return (entry.label, entry.color) }
+        return optional[name] ?? (name, ChartColor.interim)
     }
 
     static func chart(_ network: NetworkSection) -> Chart {
         let sides = network.sidesWithFrames
-        var legend = Self.legend
-        let udpNames = Set(sides.flatMap { $0.parts.filter { $0.bytes > 0 }.map(\.name) }).intersection(udpLegend.keys)
-        for name in udpLegend.keys.sorted() where udpNames.contains(name) {
-            legend.insert(udpLegend[name]!, at: legend.count - 1)
-        }
+        // The parts in their order; an optional one only when a bar has it.
+        let present = Set(sides.flatMap { $0.parts.filter { $0.bytes > 0 }.map(\.name) })
+        let names = sides.first?.parts.map(\.name) ?? Self.standard.map(\.name)
+        let legend = names.filter { optional[$0] == nil || present.contains($0) }.map(legendEntry)
         let rowHeight = 34.0
         var frame = ChartFrame.endpointRows(2, rowHeight: rowHeight)
         frame.left = 150
@@ -54,13 +53,13 @@ enum CostLayersChart {
         for (position, entry) in sides.enumerated() {
             let y = frame.plotTop + Double(position) * rowHeight
             var start = 0
-            for (index, part) in entry.parts.enumerated() where part.bytes > 0 {
+            for part in entry.parts where part.bytes > 0 {
                 let end = start + part.bytes
                 let x0 = scale.position(Double(start))
                 let x1 = scale.position(Double(end))
                 let share = TextFormat.fixed(100 * Double(part.bytes) / Double(entry.frameTotal), decimals: 2)
                 svg.rect(
-                    x: x0, y: y + 4, width: max(x1 - x0, 1), height: rowHeight - 8, fill: legendEntry(part.name, index: index, count: entry.parts.count).color,
+                    x: x0, y: y + 4, width: max(x1 - x0, 1), height: rowHeight - 8, fill: legendEntry(part.name).color,
                     tooltip: "\(entry.side.label), \(part.name): \(TextFormat.bytes(part.bytes)) B (\(share)%)")
                 start = end
             }

@@ -310,6 +310,9 @@ struct HTMLPage {
             quicLine =
                 "QUIC: \(TextFormat.count(quic.connections, "connection")),"
                 + " \(TextFormat.bytes(quic.decrypted)) decrypted"
+                + (quic.midConnection > 0
+                    ? " (\(TextFormat.bytes(quic.midConnection)) found mid-connection: handshake not captured, 1-RTT keys by trial)"
+                    : "")
                 + (reasons.isEmpty ? "" : "; not decrypted: " + reasons.joined(separator: ", ")) + "."
             quicServerNames = quic.undecryptedBytes.map {
                 "\($0.name.isEmpty ? "(no SNI)" : $0.name): \(TextFormat.bytes($0.bytes)) B"

@@ -1,0 +1,110 @@
+import DequeModule
+import Foundation
+
+/// Runs a reader on its own thread, ahead of the thread that consumes what it reads: HAR and
+/// Charles entries are tokenized, decoded and made into messages on one core while the other
+/// measures and writes the records (docs/BENCHMARK.md, "The JSON reader of HAR and Charles").
+///
+/// Items cross in batches (one lock per batch, not per item) through a queue bounded by the
+/// items' cost (their bodies' bytes), so memory stays flat in the file's size: the reader waits
+/// while `maxQueuedCost` is in the queue. Items come out in the order they were put in, so
+/// every output and diagnostic is the same as reading on one thread. The reader's own result
+/// (its counts, its error) is handed over once it has put its last item in.
+///
+///     let ahead = ReadAhead<Item, Counts> { put in ...; put(item, cost); ...; return counts }
+///     while let item = ahead.next() { ... }
+///     let counts = ahead.result   // set once next() has returned nil
+final class ReadAhead<Item, Result> {
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var batches: Deque<(items: [Item?], cost: Int)> = []
+    private var queuedCost = 0
+    private var produced: Result?
+    /// The consumer's side: the batch being handed out, and where.
+    /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
+    /// release every array and string an item holds.
+    private var current: [Item?] = []
+    private var position = 0
+    private let maxQueuedCost: Int
+    private let maxQueuedBatches: Int
+
+    /// `produce` runs on a new thread; it calls `put` for each item in order and returns its result.
+    init(
+        maxBatchItems: Int = 32, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
+        maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (Item, _ cost: Int) -> Void) -> Result
+    ) {
+        self.maxQueuedCost = maxQueuedCost
+        self.maxQueuedBatches = maxQueuedBatches
+        let thread = Thread { [self] in
+            var batch: [Item?] = []
+            var cost = 0
+            batch.reserveCapacity(maxBatchItems)
+            let result = produce { item, itemCost in
+                batch.append(item)
+                let (sum, overflow) = cost.addingReportingOverflow(max(itemCost, 0))
+                cost = overflow ? Int.max : sum
+                if batch.count >= maxBatchItems || cost >= maxBatchCost {
+                    hand(batch, cost: cost)
+                    batch = []
+                    batch.reserveCapacity(maxBatchItems)
+                    cost = 0
+                }
+            }
+            if !batch.isEmpty { hand(batch, cost: cost) }
+            condition.lock()
+            produced = result
+            condition.signal()
+            condition.unlock()
+        }
+        // As much stack as the main thread: the JSON reader recurses up to its nesting bound.
+        thread.stackSize = 8 << 20
+        thread.name = "meteraudit-read-ahead"
+        thread.start()
+    }
+
+    /// Puts a batch in the queue, waiting while the queue holds `maxQueuedBatches` or
+    /// `maxQueuedCost` (a batch alone always goes in, however big).
+    private func hand(_ batch: [Item?], cost: Int) {
+        condition.lock()
+        while !batches.isEmpty, batches.count >= maxQueuedBatches || queuedCost > maxQueuedCost - cost {
+            condition.wait()
+        }
+        batches.append((batch, cost))
+        queuedCost += cost
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The next item in order; nil once the reader is done and every item was taken.
+    func next() -> Item? {
+        if position < current.count { return take() }
+        condition.lock()
+        while batches.isEmpty, produced == nil { condition.wait() }
+        guard let batch = batches.popFirst() else {
+            condition.unlock()
+            current = []
+            position = 0
+            return nil
+        }
+        queuedCost -= batch.cost
+        condition.signal()
+        condition.unlock()
+        current = batch.items
+        position = 0
+        return take()
+    }
+
+    private func take() -> Item? {
+        var item: Item?
+        swap(&item, &current[position])
+        position += 1
+        return item
+    }
+
+    /// What the reader returned; valid once `next()` has returned nil.
+    var result: Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return produced!
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import XCTest
+
+@testable import MeterAuditKit
+
+/// `ReadAhead` hands items on in order, with the reader's result after the last, and the reader
+/// never gets further ahead than its queue allows.
+final class ReadAheadTests: XCTestCase {
+    /// 10,007 items in batches of 4 (the last one short) come out 0, 1, 2, … and then nil, and
+    /// the result is what the reader returned.
+    func testItemsComeOutInOrderThenTheResult() {
+        let count = 10_007
+        let ahead = ReadAhead<Int, String>(maxBatchItems: 4, maxQueuedBatches: 2) { put in
+            for item in 0..<count { put(item, 1) }
+            return "read \(count)"
+        }
+        var expected = 0
+        while let item = ahead.next() {
+            XCTAssertEqual(item, expected)
+            expected += 1
+        }
+        XCTAssertEqual(expected, count)
+        XCTAssertNil(ahead.next())
+        XCTAssertEqual(ahead.result, "read \(count)")
+    }
+
+    /// With batches of 4 and 2 queued, the reader is at most 15 items ahead of what was taken:
+    /// the rest of the batch being taken (3 when its first item was just taken), the queue (8),
+    /// and the batch being filled, with the item being put (4). Waited for, it gets exactly there.
+    func testTheReaderStaysWithinTheQueuesBound() {
+        let produced = Counter()
+        let ahead = ReadAhead<Int, Void>(maxBatchItems: 4, maxQueuedBatches: 2) { put in
+            for item in 0..<2_000 {
+                produced.increment()
+                put(item, 1)
+            }
+        }
+        var taken = 0
+        var furthest = 0
+        while ahead.next() != nil {
+            taken += 1
+            if taken == 101 {
+                // Item 100 opens a batch: give the reader up to 5 s to run as far ahead as it can.
+                let deadline = Date().addingTimeInterval(5)
+                while produced.value - taken < 15, Date() < deadline { usleep(1_000) }
+                usleep(20_000)
+                XCTAssertEqual(produced.value - taken, 15)
+            }
+            furthest = max(furthest, produced.value - taken)
+        }
+        XCTAssertEqual(taken, 2_000)
+        XCTAssertLessThanOrEqual(furthest, 15)
+    }
+
+    /// The queue is bounded by cost too: with 100-byte items and at most 250 bytes queued, no
+    /// more than 2 one-item batches wait; an item dearer than the whole bound still goes through.
+    func testCostBoundsTheQueueAndAnOversizedItemPasses() {
+        let produced = Counter()
+        let ahead = ReadAhead<Int, Void>(maxBatchItems: 64, maxBatchCost: 100, maxQueuedCost: 250) { put in
+            for item in 0..<200 {
+                produced.increment()
+                put(item, item == 100 ? 10_000 : 100)
+            }
+        }
+        var taken = 0
+        var furthest = 0
+        while let item = ahead.next() {
+            XCTAssertEqual(item, taken)
+            taken += 1
+            furthest = max(furthest, produced.value - taken)
+            if taken % 20 == 0 { usleep(2_000) }
+        }
+        XCTAssertEqual(taken, 200)
+        // Each batch holds one item (its cost reaches 100): the queue (2) and the item being put.
+        XCTAssertLessThanOrEqual(furthest, 3)
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
