@@ -25,14 +25,7 @@ extension InputAnalyzer {
         let input = String(path.split(separator: "/").last ?? Substring(path))
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         // Three stages, each on its own thread, in file order, as for HAR (analyzeHAR).
-        let transactions = ReadAhead<(CharlesResult, read: Int), Error?> { put in
-            do {
-                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
-            } catch {
-                return error
-            }
-            return nil
-        }
+        let transactions = readingAhead(reader.next, bytesRead: { reader.bytesRead }, cost: { ReadItem.cost($0) })
         let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
             var counts = InputDiagnostics.HARCounts(version: nil)
             counts.creator = "Charles Proxy"

@@ -85,14 +85,7 @@ public struct InputAnalyzer {
         // shares both, which two threads of unequal work could not.
         // As the reader saw it before the entries (the reader's thread changes it from here on).
         let versionBeforeEntries = reader.harVersion
-        let entries = ReadAhead<(HAREntryResult, read: Int), Error?> { put in
-            do {
-                while let result = try reader.next() { put((result, reader.bytesRead), ReadItem.cost(result)) }
-            } catch {
-                return error
-            }
-            return nil
-        }
+        let entries = readingAhead(reader.next, bytesRead: { reader.bytesRead }, cost: { ReadItem.cost($0) })
         let ahead = ReadAhead<ReadItem, (counts: InputDiagnostics.HARCounts, error: Error?)> { put in
             var counts = InputDiagnostics.HARCounts(version: versionBeforeEntries)
             while let (result, read) = entries.next() {

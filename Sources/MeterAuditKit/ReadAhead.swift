@@ -108,3 +108,18 @@ final class ReadAhead<Item, Result> {
         return produced!
     }
 }
+
+/// The first stage of a HAR or a Charles session: the reader's results in order, each with the
+/// bytes read so far; its result is the error that ended the reading, nil at the end of the file.
+func readingAhead<Entry>(
+    _ next: @escaping () throws -> Entry?, bytesRead: @escaping () -> Int, cost: @escaping (Entry) -> Int
+) -> ReadAhead<(Entry, read: Int), Error?> {
+    ReadAhead { put in
+        do {
+            while let entry = try next() { put((entry, bytesRead()), cost(entry)) }
+        } catch {
+            return error
+        }
+        return nil
+    }
+}

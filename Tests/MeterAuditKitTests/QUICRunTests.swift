@@ -241,17 +241,23 @@ extension QUICRunTests {
         XCTAssertLessThanOrEqual(trials.trials, 4 + 4 + 2)
     }
 
+    /// A copy of a key log with the last hex digit of every secret changed: every secret wrong.
+    private func wrongKeyLog(_ path: String) throws -> String {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let wrong = text.split(separator: "\n").map { line -> String in
+            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
+            return line.dropLast() + String((digit + 1) % 16, radix: 16)
+        }.joined(separator: "\n") + "\n"
+        let name = "wrong-" + (path.split(separator: "/").last.map(String.init) ?? "keys")
+        return try CaptureFileWriter.temporaryFile(named: name, containing: Array(wrong.utf8))
+    }
+
     /// The same capture with every secret of its key log wrong: no tag verifies, so the flow is
     /// what it was without the trial, other UDP (never a guessed connection), every byte counted
     /// there; the trial tried its 4 datagrams and stopped.
     func testMidConnectionWithAWrongKeyStaysOtherUDP() throws {
         guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
-        let text = try String(contentsOfFile: folder + "/h3-midconn.keys", encoding: .utf8)
-        let wrong = text.split(separator: "\n").map { line -> String in
-            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
-            return line.dropLast() + String((digit + 1) % 16, radix: 16)
-        }.joined(separator: "\n") + "\n"
-        let keys = try CaptureFileWriter.temporaryFile(named: "midconn-wrong.keys", containing: Array(wrong.utf8))
+        let keys = try wrongKeyLog(folder + "/h3-midconn.keys")
         var options = AnalysisOptions()
         try options.loadKeyLogs([keys])
         var rows: [ConnectionRow] = []
@@ -313,13 +319,7 @@ extension QUICRunTests {
     /// Initial packets, and the row says bad-key.
     func testWrongSecretsAreABadKey() throws {
         guard let folder = h3Folder else { throw XCTSkip("no h3 samples") }
-        let text = try String(contentsOfFile: folder + "/h3-mixed.keys", encoding: .utf8)
-        // The last hex digit of every secret changed.
-        let wrong = text.split(separator: "\n").map { line -> String in
-            guard let last = line.last, let digit = last.hexDigitValue else { return String(line) }
-            return line.dropLast() + String((digit + 1) % 16, radix: 16)
-        }.joined(separator: "\n") + "\n"
-        let keys = try CaptureFileWriter.temporaryFile(named: "wrong.keys", containing: Array(wrong.utf8))
+        let keys = try wrongKeyLog(folder + "/h3-mixed.keys")
         var options = AnalysisOptions()
         try options.loadKeyLogs([keys])
         var rows: [ConnectionRow] = []
