@@ -206,6 +206,9 @@ public struct NetworkFigures: Sendable, Equatable {
     }
 
     mutating func add(_ cost: DirectionCost) {
+        // A connection known without its frames (a Charles tunnel: its TCP payload only) is in
+        // no frame figure; its bytes are in connections.csv and the TLS section.
+        guard cost.total.frame > 0 || cost.total.tcp == 0 else { return }
         connections += 1
         self.cost.add(cost)
         if cost.udp > 0 { quicCost.add(cost) }

@@ -1,3 +1,5 @@
+import Analysis
+import Flows
 import Foundation
 import MeterAuditKit
 import TestSupport
@@ -122,6 +124,22 @@ final class SampleCharlesTests: XCTestCase {
                 XCTAssertEqual(row["down_tls_control_tls"], String(want["down_handshake"] as! Int), sample)
                 XCTAssertEqual(row["records"], "0", sample)
             }
+        }
+    }
+
+    /// Charles's tunnels are known without their frames (their TCP payload only): rows of
+    /// connections.csv, never bytes of "What the network carried", whose parts are frame bytes.
+    func testTunnelsAreInNoFrameFigure() throws {
+        var rows: [ConnectionRow] = []
+        _ = InputAnalyzer(options: AnalysisOptions()).analyze(
+            path: Fixtures.sample("charles-mixed.chlsj"), connection: { rows.append($0) }) { _ in }
+        XCTAssertGreaterThan(rows.count, 0)
+        XCTAssertGreaterThan(rows.map { $0.clientCost.total.tcp }.reduce(0, +), 0)
+        var aggregation = Aggregation(estimators: AnalysisOptions().estimators)
+        for row in rows { aggregation.add(row) }
+        for side in [Direction.up, .down] {
+            XCTAssertEqual(aggregation.network[side]?.connections ?? 0, 0, "\(side)")
+            XCTAssertEqual(aggregation.network[side]?.frameTotal ?? 0, 0, "\(side)")
         }
     }
 }
