@@ -181,7 +181,7 @@ public struct CharlesMessageBuilder: Sendable {
     /// `address:port`, IPv6 in brackets; empty without an address.
     public static func endpoint(_ address: String?, _ port: Int?) -> String {
         guard let address, !address.isEmpty else { return "" }
-        let host = address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
+        let host = HARURL.containsColon(address) && !address.hasPrefix("[") ? "[\(address)]" : address
         return port.map { "\(host):\($0)" } ?? host
     }
 }

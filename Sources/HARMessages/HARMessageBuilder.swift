@@ -191,8 +191,14 @@ public struct HARMessageBuilder: Sendable {
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.
+    /// The fields share the headers' byte arrays.
     static func fields(_ headers: [HARHeader]) -> [HeaderField] {
-        headers.withoutPseudoHeaders.map { HeaderField($0.name, $0.value) }
+        var fields: [HeaderField] = []
+        fields.reserveCapacity(headers.count)
+        for header in headers where !header.isPseudoHeader {
+            fields.append(HeaderField(name: header.nameBytes, value: header.valueBytes))
+        }
+        return fields
     }
 
     /// The start line as HTTP/1.1 sends it, CRLF included (docs/HAR.md, "Start line").

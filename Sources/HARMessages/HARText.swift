@@ -48,8 +48,16 @@ struct HARURL {
     /// without an address.
     func server(address: String?) -> String {
         guard let address, !address.isEmpty else { return "" }
-        let host = address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
+        let host = Self.containsColon(address) && !address.hasPrefix("[") ? "[\(address)]" : address
         return "\(host):\(port)"
+    }
+
+    /// Whether the text holds a ":" character: for ASCII a byte scan (bytes are characters),
+    /// without the Character comparisons of `contains(":")`.
+    static func containsColon(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) { return utf8.contains(UInt8(ascii: ":")) }
+        return text.contains(":")
     }
 
     private var port: String {
@@ -86,16 +94,16 @@ enum FormURLEncoding {
         var body: [UInt8] = []
         for (offset, param) in params.enumerated() {
             if offset > 0 { body.append(UInt8(ascii: "&")) }
-            append(param.name, to: &body)
+            append(param.nameBytes, to: &body)
             body.append(UInt8(ascii: "="))
-            append(param.value, to: &body)
+            append(param.valueBytes, to: &body)
         }
         return body
     }
 
-    private static func append(_ text: String, to body: inout [UInt8]) {
+    private static func append(_ text: [UInt8], to body: inout [UInt8]) {
         let hex = Array("0123456789ABCDEF".utf8)
-        for byte in text.utf8 {
+        for byte in text {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"),

@@ -43,7 +43,8 @@ extension InputAnalyzer {
                     let (request, response) = builder.messages(for: transaction)
                     counts.wireSources[request.wire.source, default: 0] += 1
                     if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
-                    put(.messages(request, response), ReadItem.cost(request, response))
+                    let itemCost = ReadItem.cost(request, response)
+                    put(.messages(consume request, consume response), itemCost)
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }

@@ -102,7 +102,9 @@ public struct InputAnalyzer {
                     let (request, response) = builder.messages(for: entry)
                     counts.wireSources[request.wire.source, default: 0] += 1
                     if let response { counts.wireSources[response.wire.source, default: 0] += 1 }
-                    put(.messages(request, response), ReadItem.cost(request, response))
+                    // The messages move into the batch (a copy would retain, and later release, all they hold).
+                    let itemCost = ReadItem.cost(request, response)
+                    put(.messages(consume request, consume response), itemCost)
                 case let .broken(index, reason):
                     counts.brokenEntries.append(.init(index: index, reason: reason))
                 }

@@ -20,6 +20,10 @@ final class ReadAhead<Item, Result> {
     private var batches: Deque<(items: [Item?], cost: Int)> = []
     private var queuedCost = 0
     private var produced: Result?
+    /// A batch's array the consumer emptied, handed back for the reader's next batch: an array of
+    /// items is large (tens of KB), and glibc's malloc sweeps its free lists on every large
+    /// allocation.
+    private var spare: [Item?]?
     /// The consumer's side: the batch being handed out, and where.
     /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
     /// release every array and string an item holds.
@@ -27,14 +31,16 @@ final class ReadAhead<Item, Result> {
     private var position = 0
     private let maxQueuedCost: Int
     private let maxQueuedBatches: Int
+    private let maxBatchItems: Int
 
     /// `produce` runs on a new thread; it calls `put` for each item in order and returns its result.
     init(
         maxBatchItems: Int = 32, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
-        maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (Item, _ cost: Int) -> Void) -> Result
+        maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (consuming Item, _ cost: Int) -> Void) -> Result
     ) {
         self.maxQueuedCost = maxQueuedCost
         self.maxQueuedBatches = maxQueuedBatches
+        self.maxBatchItems = maxBatchItems
         let thread = Thread { [self] in
             var batch: [Item?] = []
             var cost = 0
@@ -44,9 +50,7 @@ final class ReadAhead<Item, Result> {
                 let (sum, overflow) = cost.addingReportingOverflow(max(itemCost, 0))
                 cost = overflow ? Int.max : sum
                 if batch.count >= maxBatchItems || cost >= maxBatchCost {
-                    hand(batch, cost: cost)
-                    batch = []
-                    batch.reserveCapacity(maxBatchItems)
+                    batch = hand(batch, cost: cost)
                     cost = 0
                 }
             }
@@ -63,16 +67,24 @@ final class ReadAhead<Item, Result> {
     }
 
     /// Puts a batch in the queue, waiting while the queue holds `maxQueuedBatches` or
-    /// `maxQueuedCost` (a batch alone always goes in, however big).
-    private func hand(_ batch: [Item?], cost: Int) {
+    /// `maxQueuedCost` (a batch alone always goes in, however big). Returns the array for the
+    /// next batch: empty, the consumer's spare when there is one.
+    @discardableResult
+    private func hand(_ batch: [Item?], cost: Int) -> [Item?] {
         condition.lock()
         while !batches.isEmpty, batches.count >= maxQueuedBatches || queuedCost > maxQueuedCost - cost {
             condition.wait()
         }
         batches.append((batch, cost))
         queuedCost += cost
+        var next = spare ?? []
+        spare = nil
         condition.signal()
         condition.unlock()
+        // Only nils are left in a spare (items are moved out of it): nothing to release.
+        next.removeAll(keepingCapacity: true)
+        if next.capacity < maxBatchItems { next.reserveCapacity(maxBatchItems) }
+        return next
     }
 
     /// The next item in order; nil once the reader is done and every item was taken.
@@ -87,6 +99,10 @@ final class ReadAhead<Item, Result> {
             return nil
         }
         queuedCost -= batch.cost
+        if spare == nil, current.capacity >= maxBatchItems {
+            spare = current
+            current = []
+        }
         condition.signal()
         condition.unlock()
         current = batch.items
@@ -116,7 +132,11 @@ func readingAhead<Entry>(
 ) -> ReadAhead<(Entry, read: Int), Error?> {
     ReadAhead { put in
         do {
-            while let entry = try next() { put((entry, bytesRead()), cost(entry)) }
+            while let entry = try next() {
+                // The entry moves into the batch (a copy would retain, and later release, all it holds).
+                let entryCost = cost(entry)
+                put((consume entry, bytesRead()), entryCost)
+            }
         } catch {
             return error
         }

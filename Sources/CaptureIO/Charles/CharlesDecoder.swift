@@ -39,7 +39,7 @@ struct CharlesDecoder {
         }
         transaction.clientPort = size(value.clientPort, "clientPort", &notes)
         if let remote = optionalString(value.remoteAddress, "remoteAddress", &notes) {
-            let address = remote.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? remote
+            let address = Self.afterLastSlash(remote)
             transaction.remoteAddress = address.isEmpty ? nil : address
         }
         switch value.ssl {
@@ -59,34 +59,58 @@ struct CharlesDecoder {
         return transaction
     }
 
+    /// The paths a part's fields are named by in reasons and notes, made once.
+    private struct PartPaths {
+        let sizes, handshake, headersSize, bodySize, header, firstLine, body, bodyText, bodyEncoded, bodyDecoded: String
+
+        init(_ path: String) {
+            sizes = "\(path).sizes"
+            handshake = "\(path).sizes.handshake"
+            headersSize = "\(path).sizes.headers"
+            bodySize = "\(path).sizes.body"
+            header = "\(path).header"
+            firstLine = "\(path).header.firstLine"
+            body = "\(path).body"
+            bodyText = "\(path).body.text"
+            bodyEncoded = "\(path).body.encoded"
+            bodyDecoded = "\(path).body.decoded"
+        }
+
+        static let request = PartPaths("request")
+        static let response = PartPaths("response")
+    }
+
     private func part(_ value: RawCharlesTransaction.Part, _ path: String, response: Bool) throws -> CharlesMessagePart {
         var notes: [String] = []
         var part = CharlesMessagePart()
+        let paths = path == "request" ? PartPaths.request : path == "response" ? PartPaths.response : PartPaths(path)
         switch value.sizes {
         case let .object(sizes)?:
-            part.handshakeSize = size(sizes.handshake, "\(path).sizes.handshake", &notes)
-            part.headersSize = size(sizes.headers, "\(path).sizes.headers", &notes)
-            part.bodySize = size(sizes.body, "\(path).sizes.body", &notes)
+            part.handshakeSize = size(sizes.handshake, paths.handshake, &notes)
+            part.headersSize = size(sizes.headers, paths.headersSize, &notes)
+            part.bodySize = size(sizes.body, paths.bodySize, &notes)
         case nil, .other(.null)?: break
-        case .other?: note("\(path).sizes", &notes)
+        case .other?: note(paths.sizes, &notes)
         }
-        if let header = try object(value.header, "\(path).header") {
-            part.firstLine = try string(header.firstLine, "\(path).header.firstLine")
+        if let header = try object(value.header, paths.header) {
+            part.firstLine = try string(header.firstLine, paths.firstLine)
             switch header.headers {
             case nil: break
             case let .success(headers)?: part.headers = headers
             case let .failure(broken)?: throw Broken(reason: broken.reason)
             }
         }
-        if let body = try object(value.body, "\(path).body") {
-            if let text = try string(body.text, "\(path).body.text") {
-                part.body = Array(text.utf8)
+        if let body = try object(value.body, paths.body) {
+            if let text = try bytes(body.text, paths.bodyText) {
+                part.body = text
                 part.bodyIsText = true
-            } else if let encoded = try string(body.encoded, "\(path).body.encoded") {
-                guard let bytes = HARBase64.decode(encoded) else { throw Broken(reason: "\(path).body.encoded is not valid base64") }
+            } else if let encoded = try bytes(body.encoded, paths.bodyEncoded) {
+                guard let bytes = encoded.withUnsafeBytes({ HARBase64.decode($0) }) else {
+                    throw Broken(reason: "\(paths.bodyEncoded) is not valid base64")
+                }
                 part.body = bytes
             }
-            part.bodyDecoded = bool(body.decoded, "\(path).body.decoded", &notes)
+            part.bodyDecoded = bool(body.decoded, paths.bodyDecoded, &notes)
         }
         if response {
             if let statusValue = value.status, !statusValue.isNull {
@@ -151,6 +175,26 @@ struct CharlesDecoder {
         } catch let broken as HAREntryDecoder.Broken {
             throw Broken(reason: broken.reason)
         }
+    }
+
+    /// A string read as bytes (`JSONText`), as `string` reads it.
+    func bytes(_ value: JSONText?, _ path: String) throws -> [UInt8]? {
+        switch value {
+        case nil: return nil
+        case let .bytes(bytes)?: return bytes
+        case let .other(value)?: return try string(value, path).map { Array($0.utf8) }
+        }
+    }
+
+    /// What follows the last `/` (all of it without one), as a split on "/" gives it.
+    static func afterLastSlash(_ text: String) -> String {
+        let utf8 = text.utf8
+        // ASCII: bytes are characters, so the byte found is the character a split finds.
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return text }
+            return String(text[utf8.index(after: slash)...])
+        }
+        return text.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? text
     }
 
     func requiredString(_ value: JSONValue?, _ path: String) throws -> String {

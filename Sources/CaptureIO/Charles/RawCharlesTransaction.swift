@@ -18,8 +18,8 @@ struct RawCharlesTransaction {
     }
 
     struct Body {
-        var text: JSONValue?
-        var encoded: JSONValue?
+        var text: JSONText?
+        var encoded: JSONText?
         var decoded: JSONValue?
     }
 
@@ -316,7 +316,9 @@ struct RawCharlesTransaction {
                             .mapError { $0 as? HAREntryDecoder.Broken ?? .init(reason: "\($0)") }
                     })
             },
-            body: slot(value["body"]) { Body(text: $0["text"], encoded: $0["encoded"], decoded: $0["decoded"]) },
+            body: slot(value["body"]) {
+                Body(text: $0["text"].map(JSONText.init), encoded: $0["encoded"].map(JSONText.init), decoded: $0["decoded"])
+            },
             status: value["status"])
     }
 }

@@ -1,15 +1,26 @@
-/// One header field (or HTTP/2-3 pseudo-header) of a HAR message, as exported.
+/// One header field (or HTTP/2-3 pseudo-header) of a HAR message, as exported. Kept as the
+/// UTF-8 bytes messages are measured in (ill-formed sequences repaired, as a String would):
+/// the reader makes them once, and a message's fields share them.
 public struct HARHeader: Equatable, Sendable {
-    public var name: String
-    public var value: String
+    public var nameBytes: [UInt8]
+    public var valueBytes: [UInt8]
 
     public init(name: String, value: String) {
-        self.name = name
-        self.value = value
+        nameBytes = Array(name.utf8)
+        valueBytes = Array(value.utf8)
     }
 
+    /// Bytes that are well-formed UTF-8 (`JSONStreamReader.utf8Array`).
+    init(nameBytes: [UInt8], valueBytes: [UInt8]) {
+        self.nameBytes = nameBytes
+        self.valueBytes = valueBytes
+    }
+
+    public var name: String { String(decoding: nameBytes, as: UTF8.self) }
+    public var value: String { String(decoding: valueBytes, as: UTF8.self) }
+
     /// `:authority`, `:method`, `:path`, `:scheme`, `:status`: not header fields for estimators.
-    public var isPseudoHeader: Bool { name.hasPrefix(":") }
+    public var isPseudoHeader: Bool { nameBytes.first == UInt8(ascii: ":") }
 }
 
 extension Array where Element == HARHeader {

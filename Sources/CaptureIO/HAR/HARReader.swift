@@ -170,11 +170,7 @@ enum HAREntryDecoder {
         case let .bool(flag)?: fromCache = flag
         default: break
         }
-        if let cache = members.cache {
-            for key in ["beforeRequest", "afterRequest"] {
-                if let member = cache[key], !member.isNull, member != .object([]) { fromCache = true }
-            }
-        }
+        if members.cacheHit == true { fromCache = true }
         var webSocketMessageCount = 0
         if case let .count(count)? = members.webSocketMessages { webSocketMessageCount = count }
         return HAREntry(
@@ -329,6 +325,18 @@ enum HAREntryDecoder {
     static func requiredString(_ value: JSONValue?, _ path: String) throws -> String {
         guard let text = try string(value, path) else { throw Broken(reason: "\(path) is missing") }
         return text
+    }
+
+    static func body(_ value: JSONText?, encoding: String?, _ path: String) throws -> [UInt8]? {
+        guard case let .bytes(text)? = value else {
+            if case let .other(value)? = value { return try body(value, encoding: encoding, path) }
+            return nil
+        }
+        guard encoding?.lowercased() == "base64" else { return text }
+        guard let bytes = text.withUnsafeBytes({ HARBase64.decode($0) }) else {
+            throw Broken(reason: "\(path) is not valid base64")
+        }
+        return bytes
     }
 
     static func body(_ value: JSONValue?, encoding: String?, _ path: String) throws -> [UInt8]? {

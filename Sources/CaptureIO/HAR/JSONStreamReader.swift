@@ -62,6 +62,21 @@ public enum JSONToken: Equatable, Sendable {
     case null
 }
 
+/// A member whose string is used as bytes (a body's text): the string's UTF-8 (as a String
+/// would hold it), or the value when it is not a string.
+enum JSONText {
+    case bytes([UInt8])
+    case other(JSONValue)
+
+    init(_ value: JSONValue) {
+        if case let .string(text) = value {
+            self = .bytes(Array(text.utf8))
+        } else {
+            self = .other(value)
+        }
+    }
+}
+
 /// A member whose array length is used: the length, or the value when it is not an array.
 enum JSONCount {
     case count(Int)
@@ -138,8 +153,12 @@ public final class JSONStreamReader {
     /// Open containers: '{' or '['.
     @exclusivity(unchecked) private var stack: [UInt8] = []
     @exclusivity(unchecked) private var state: State = .start
-    /// The last key read with `keyToScratch`, as bytes.
+    /// The last key read with `keyToScratch`: `keyCount` bytes at `keyStart` in the buffer, or
+    /// in `keyBytes` when `keyStart` is -1 (a key with escapes, or one a refill would overwrite:
+    /// `refill` copies it there first).
     @exclusivity(unchecked) private var keyBytes: [UInt8] = []
+    @exclusivity(unchecked) private var keyStart = -1
+    @exclusivity(unchecked) private var keyCount = 0
 
     private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
 
@@ -250,7 +269,7 @@ public final class JSONStreamReader {
                 }
                 if token == .endObject { return .object(kept) }
                 guard case .key = token else { throw JSONStreamError.misuse("expected a key, got \(token)") }
-                let member = keyBytes.withUnsafeBufferPointer { filter.member($0) }
+                let member = withKey { filter.member($0) }
                 if let (name, child) = member {
                     guard let first = try next() else { throw invalid("unexpected end of file") }
                     kept.append((name, try readValue(startingWith: first, keeping: child)))
@@ -307,6 +326,7 @@ public final class JSONStreamReader {
     /// returns true, or consumes the closing brace and returns false.
     @inline(__always)
     func nextMemberKey() throws -> Bool {
+        if let more = memberKeyInBuffer() { return more }
         guard let token = try nextToken(materialize: false, keyToScratch: true) else {
             throw invalid("unexpected end of file")
         }
@@ -319,8 +339,17 @@ public final class JSONStreamReader {
     @inline(__always)
     func keyIs(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
-        guard keyBytes.count == count else { return false }
+        guard keyCount == count else { return false }
+        if count == 0 { return true }
+        if keyStart >= 0 { return memcmp(buffer + keyStart, name.utf8Start, count) == 0 }
         return keyBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.utf8Start, count) == 0 }
+    }
+
+    /// The key `nextMemberKey()` (or a `keyToScratch` token) read, as bytes.
+    @inline(__always)
+    private func withKey<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if keyStart >= 0 { return body(UnsafeBufferPointer(start: buffer + keyStart, count: keyCount)) }
+        return keyBytes.withUnsafeBufferPointer(body)
     }
 
     /// The value a member holds where only a scalar, or the kind of a container, is used: a
@@ -347,6 +376,21 @@ public final class JSONStreamReader {
     @inline(__always)
     func scalarOrKind() throws -> JSONValue {
         try scalarOrKind(startingWith: try token())
+    }
+
+    /// The next member's value where a string's bytes are used (a body's text): a string as
+    /// `.bytes` (no String made), anything else as `scalarOrKind`.
+    func textOrKind() throws -> JSONText {
+        if state == .value {
+            try skipWhitespace()
+            if let byte = try peek(), byte == 0x22 {
+                advance(byte)
+                let bytes = try readStringBytes()
+                afterValue()
+                return .bytes(bytes)
+            }
+        }
+        return .other(try scalarOrKind())
     }
 
     /// The next value as a length when it is an array (its elements skipped unread), else as
@@ -386,34 +430,47 @@ public final class JSONStreamReader {
     // bytes to the token path, which reads them with the same results and the same errors.
 
     /// From `start`, the first byte in the buffer that ends a plain run of string bytes (`"`,
-    /// `\`, a control byte; `end` when none), and how many of the bytes before it begin a UTF-8
-    /// character (the columns they take). Eight bytes at a time while none of them ends the run.
+    /// `\`, a control byte; `end` when none), how many of the bytes before it begin a UTF-8
+    /// character (the columns they take), and whether they are all ASCII. Eight bytes at a time
+    /// but for the buffer's last few.
     @inline(__always)
-    private func plainRun(from start: Int) -> (stop: Int, scalars: Int) {
+    private func plainRun(from start: Int) -> (stop: Int, scalars: Int, ascii: Bool) {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         var index = start
         var scalars = 0
+        var high: UInt64 = 0
         while index &+ 8 <= end {
-            let word = UnsafeRawPointer(buffer + index).loadUnaligned(as: UInt64.self)
+            // Byte i of the text is byte i of the word from its low end.
+            let word = UInt64(littleEndian: UnsafeRawPointer(buffer + index).loadUnaligned(as: UInt64.self))
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
-            // A zero byte in `quote` or `backslash`, or a byte under 0x20 in `word` (exact as a
-            // test of the whole word; the byte loop below finds which).
-            let stops = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-            if stops & highs != 0 { break }
-            // Continuation bytes (10xxxxxx) take no column.
-            let continuations = word & ~(word << 1) & highs
-            scalars &+= 8 &- continuations.nonzeroBitCount
-            index &+= 8
+            // The high bit of a byte set where `quote` or `backslash` is zero or `word` is under
+            // 0x20. A flag can be wrong only above a right one (a borrow runs upward), so the
+            // lowest flag is the first byte that ends the run.
+            let stops = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)) & highs
+            var run = word
+            var taken = 8
+            if stops != 0 {
+                taken = stops.trailingZeroBitCount &>> 3
+                run = word & ((1 &<< UInt64(taken &* 8)) &- 1)
+            }
+            // Continuation bytes (10xxxxxx) take no column; their count is summed in the top
+            // byte of a multiplication (no popcount instruction on baseline x86-64).
+            let continuations = (run & ~(run &<< 1) & highs) &>> 7
+            scalars &+= taken &- Int(truncatingIfNeeded: (continuations &* ones) &>> 56)
+            high |= run
+            index &+= taken
+            if stops != 0 { return (index, scalars, high & highs == 0) }
         }
         while index < end {
             let byte = buffer[index]
             if byte == 0x22 || byte == 0x5C || byte < 0x20 { break }
             scalars &+= Int(truncatingIfNeeded: (byte & 0xC0 != 0x80) ? 1 : 0)
+            high |= UInt64(byte)
             index &+= 1
         }
-        return (index, scalars)
+        return (index, scalars, high & highs == 0)
     }
 
     /// A scan's place: index in the buffer, and the line and column there.
@@ -435,20 +492,7 @@ public final class JSONStreamReader {
 
     @inline(__always)
     private func skipSpace(_ cursor: inout Cursor) {
-        var index = cursor.index
-        while index < end {
-            let byte = buffer[index]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0D {
-                cursor.column &+= 1
-            } else if byte == 0x0A {
-                cursor.line &+= 1
-                cursor.column = 1
-            } else {
-                break
-            }
-            index &+= 1
-        }
-        cursor.index = index
+        cursor.index = whitespaceEnd(from: cursor.index, line: &cursor.line, column: &cursor.column)
     }
 
     /// One ASCII byte.
@@ -461,16 +505,23 @@ public final class JSONStreamReader {
     }
 
     /// A string without escapes or control bytes, from its opening quote: the bytes between the
-    /// quotes, the cursor after the closing one.
+    /// quotes (and whether they are ASCII), the cursor after the closing one.
     @inline(__always)
-    private func plainString(_ cursor: inout Cursor) -> UnsafeBufferPointer<UInt8>? {
+    private func plainString(_ cursor: inout Cursor) -> (bytes: UnsafeBufferPointer<UInt8>, ascii: Bool)? {
         guard cursor.index < end, buffer[cursor.index] == 0x22 else { return nil }
         let start = cursor.index &+ 1
-        let (index, scalars) = plainRun(from: start)
+        let (index, scalars, ascii) = plainRun(from: start)
         guard index < end, buffer[index] == 0x22 else { return nil }
         cursor.column &+= scalars &+ 2
         cursor.index = index &+ 1
-        return UnsafeBufferPointer(start: buffer + start, count: index - start)
+        return (UnsafeBufferPointer(start: buffer + start, count: index - start), ascii)
+    }
+
+    /// A string's bytes as a String holds them: ASCII as it is, anything else through String's
+    /// decoding, which repairs ill-formed UTF-8 (as every string this reader makes).
+    @inline(__always)
+    static func utf8Array(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> [UInt8] {
+        ascii ? Array(bytes) : Array(String(decoding: bytes, as: UTF8.self).utf8)
     }
 
     /// `"name"`, white space, `:`, white space (`name` is ASCII).
@@ -489,9 +540,49 @@ public final class JSONStreamReader {
         return true
     }
 
+    /// Inside an object, the next member's key when it is a plain string and it and the `:`
+    /// after it are in the buffer: true, the key at `keyStart`, the value next; false when the
+    /// object closes here (the `}` read). Nil otherwise, nothing read.
+    @inline(__always)
+    private func memberKeyInBuffer() -> Bool? {
+        let afterMember: Bool
+        switch state {
+        case .objectKeyOrEnd: afterMember = false
+        case .commaOrEnd:
+            guard stack.last == UInt8(ascii: "{") else { return nil }
+            afterMember = true
+        default: return nil
+        }
+        var cursor = cursor()
+        skipSpace(&cursor)
+        guard cursor.index < end else { return nil }
+        if buffer[cursor.index] == UInt8(ascii: "}") {
+            cursor.index &+= 1
+            cursor.column &+= 1
+            commit(cursor)
+            stack.removeLast()
+            afterValue()
+            return false
+        }
+        if afterMember {
+            guard take(&cursor, UInt8(ascii: ",")) else { return nil }
+            skipSpace(&cursor)
+        }
+        guard let key = plainString(&cursor) else { return nil }
+        skipSpace(&cursor)
+        guard take(&cursor, UInt8(ascii: ":")) else { return nil }
+        skipSpace(&cursor)
+        commit(cursor)
+        state = .value
+        keyStart = key.bytes.baseAddress! - UnsafePointer(buffer)
+        keyCount = key.bytes.count
+        return true
+    }
+
     /// The next element of an open array when it is exactly `{"name": "…", "value": "…"}` (white
-    /// space anywhere, plain strings): both strings, the element read. Nil otherwise, nothing read.
-    func nameValueElementInBuffer() -> (name: String, value: String)? {
+    /// space anywhere, plain strings): both strings' bytes (as `utf8Array`), the element read.
+    /// Nil otherwise, nothing read.
+    func nameValueElementInBuffer() -> (name: [UInt8], value: [UInt8])? {
         guard state == .arrayValueOrEnd || state == .commaOrEnd, stack.last == UInt8(ascii: "["),
             stack.count < Self.maximumDepth
         else { return nil }
@@ -512,7 +603,7 @@ public final class JSONStreamReader {
         guard take(&cursor, UInt8(ascii: "}")) else { return nil }
         commit(cursor)
         state = .commaOrEnd
-        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        return (Self.utf8Array(name.bytes, ascii: name.ascii), Self.utf8Array(value.bytes, ascii: value.ascii))
     }
 
     /// A whole string from its opening quote, escapes checked, nothing decoded.
@@ -521,7 +612,7 @@ public final class JSONStreamReader {
         var index = cursor.index &+ 1
         var column = cursor.column &+ 1
         while index < end {
-            let (stop, scalars) = plainRun(from: index)
+            let (stop, scalars, _) = plainRun(from: index)
             index = stop
             column &+= scalars
             guard index < end else { return false }
@@ -713,6 +804,11 @@ public final class JSONStreamReader {
 
     private func refill() throws -> Bool {
         guard !atEOF, let file else { return false }
+        if keyStart >= 0 {
+            // The key's bytes are about to be overwritten.
+            keyBytes = Array(UnsafeBufferPointer(start: buffer + keyStart, count: keyCount))
+            keyStart = -1
+        }
         let count = fread(buffer, 1, chunkSize, file)
         if count == 0 {
             if ferror(file) != 0 {
@@ -759,26 +855,53 @@ public final class JSONStreamReader {
     private func skipWhitespace() throws {
         while true {
             if position == end, !(try refill()) { return }
-            var index = position
             var line = self.line
             var column = self.column
-            while index < end {
-                let byte = buffer[index]
-                if byte == 0x20 || byte == 0x09 || byte == 0x0D {
-                    column += 1
-                } else if byte == 0x0A {
-                    line += 1
-                    column = 1
-                } else {
-                    break
-                }
-                index += 1
-            }
+            let index = whitespaceEnd(from: position, line: &line, column: &column)
             self.line = line
             self.column = column
             position = index
             if index < end { return }
         }
+    }
+
+    /// From `start`, the first byte in the buffer that is not JSON white space (`end` when
+    /// none), `line` and `column` moved past what it passes. A run of spaces (a pretty-printed
+    /// file's indentation, up to half of its bytes) goes eight bytes at a time.
+    @inline(__always)
+    private func whitespaceEnd(from start: Int, line: inout Int, column: inout Int) -> Int {
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        var index = start
+        while index < end {
+            let byte = buffer[index]
+            if byte == 0x20 {
+                index &+= 1
+                column &+= 1
+                while index &+ 8 <= end {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(buffer + index).loadUnaligned(as: UInt64.self))
+                    let other = word ^ spaces
+                    if other != 0 {
+                        // The bytes before the first one that is not a space (little-endian order).
+                        let run = other.trailingZeroBitCount &>> 3
+                        index &+= run
+                        column &+= run
+                        break
+                    }
+                    index &+= 8
+                    column &+= 8
+                }
+            } else if byte == 0x0A {
+                index &+= 1
+                line &+= 1
+                column = 1
+            } else if byte == 0x09 || byte == 0x0D {
+                index &+= 1
+                column &+= 1
+            } else {
+                break
+            }
+        }
+        return index
     }
 
     // MARK: Tokens
@@ -939,29 +1062,60 @@ public final class JSONStreamReader {
     }
 
     /// Reads after the opening quote up to and including the closing one. `toScratch`: the
-    /// bytes go to `keyBytes` and "" is returned.
+    /// key's place is kept (`keyStart`, or `keyBytes`) and "" is returned.
     private func readString(materialize: Bool, toScratch: Bool = false) throws -> String {
         // Fast path: the whole string is plain bytes inside the buffer.
         do {
-            let (index, scalars) = plainRun(from: position)
+            let (index, scalars, _) = plainRun(from: position)
             if index < end, buffer[index] == 0x22 {
                 let run = UnsafeBufferPointer(start: buffer + position, count: index - position)
                 column += scalars + 1
                 position = index + 1
                 if toScratch {
-                    keyBytes.removeAll(keepingCapacity: true)
-                    keyBytes.append(contentsOf: run)
+                    keyStart = run.baseAddress! - UnsafePointer(buffer)
+                    keyCount = run.count
                     return ""
                 }
                 return materialize ? String(decoding: run, as: UTF8.self) : ""
             }
         }
-        let materialize = materialize || toScratch
         var out: [UInt8] = []
+        _ = try decodeString(materialize: materialize || toScratch, into: &out)
+        if toScratch {
+            keyBytes = out
+            keyStart = -1
+            keyCount = out.count
+            return ""
+        }
+        return materialize ? String(decoding: out, as: UTF8.self) : ""
+    }
+
+    /// `readString` for a string whose bytes are wanted (a body's text): its UTF-8 as a String
+    /// would hold it (`utf8Array`), without making the String.
+    private func readStringBytes() throws -> [UInt8] {
+        let (index, scalars, ascii) = plainRun(from: position)
+        if index < end, buffer[index] == 0x22 {
+            let run = UnsafeBufferPointer(start: buffer + position, count: index - position)
+            column += scalars + 1
+            position = index + 1
+            return Self.utf8Array(run, ascii: ascii)
+        }
+        var out: [UInt8] = []
+        if try decodeString(materialize: true, into: &out) || Self.isWellFormedUTF8(out) { return out }
+        return Array(String(decoding: out, as: UTF8.self).utf8)
+    }
+
+    /// The token path of a string, after its opening quote up to and including the closing one:
+    /// its decoded bytes appended to `out` (none when not `materialize`). True when they are all
+    /// ASCII; otherwise they may be ill-formed UTF-8 (raw bytes of the file), which a String
+    /// made of them repairs.
+    private func decodeString(materialize: Bool, into out: inout [UInt8]) throws -> Bool {
+        var ascii = true
         var pendingHigh: UInt32? // a high surrogate waiting for its low half
         func emit(_ scalar: UInt32) {
             guard materialize else { return }
             let value = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+            if value.value >= 0x80 { ascii = false }
             out.append(contentsOf: UTF8.encode(value)!)
         }
         func flushPending() {
@@ -973,11 +1127,12 @@ public final class JSONStreamReader {
         while true {
             if position == end, !(try refill()) { throw invalid("unterminated string") }
             // Fast path: a run of plain bytes.
-            let (index, scalars) = plainRun(from: position)
+            let (index, scalars, runASCII) = plainRun(from: position)
             if index > position {
                 flushPending()
                 if materialize {
                     out.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: index - position))
+                    if !runASCII { ascii = false }
                 }
                 column += scalars
                 position = index
@@ -990,7 +1145,14 @@ public final class JSONStreamReader {
                 break
             }
             if byte < 0x20 { throw invalid("unescaped control character \(Self.describe(byte)) in a string") }
-            // A backslash.
+            // A backslash. Fast path: a one-letter escape whose letter is in the buffer (two
+            // ASCII bytes, two columns).
+            if pendingHigh == nil, index &+ 1 < end, let decoded = Self.shortEscape(buffer[index &+ 1]) {
+                if materialize { out.append(decoded) }
+                position = index &+ 2
+                column &+= 2
+                continue
+            }
             advance(byte)
             guard let escape = try peek() else { throw invalid("unterminated string") }
             if escape == UInt8(ascii: "u") {
@@ -1026,23 +1188,64 @@ public final class JSONStreamReader {
                 continue
             }
             flushPending()
-            let decoded: UInt8
-            switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded = escape
-            case UInt8(ascii: "b"): decoded = 0x08
-            case UInt8(ascii: "f"): decoded = 0x0C
-            case UInt8(ascii: "n"): decoded = 0x0A
-            case UInt8(ascii: "r"): decoded = 0x0D
-            case UInt8(ascii: "t"): decoded = 0x09
-            default: throw invalid("invalid escape '\\' followed by \(Self.describe(escape))")
+            guard let decoded = Self.shortEscape(escape) else {
+                throw invalid("invalid escape '\\' followed by \(Self.describe(escape))")
             }
             advance(escape)
             if materialize { out.append(decoded) }
         }
-        if toScratch {
-            keyBytes = out
-            return ""
+        return ascii
+    }
+
+    /// The byte a one-letter escape (`\n`, `\"`, ...) stands for; nil for `u` and for a letter
+    /// that is no escape.
+    @inline(__always)
+    private static func shortEscape(_ letter: UInt8) -> UInt8? {
+        switch letter {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return letter
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        default: return nil
         }
-        return materialize ? String(decoding: out, as: UTF8.self) : ""
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (The Unicode Standard, table 3-7): then a String
+    /// made of them holds them unchanged.
+    static func isWellFormedUTF8(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { isWellFormedUTF8($0) }
+    }
+
+    static func isWellFormedUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index &+= 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: (length, low) = (3, 0xA0)
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: (length, high) = (3, 0x9F)
+            case 0xF0: (length, low) = (4, 0x90)
+            case 0xF1...0xF3: length = 4
+            case 0xF4: (length, high) = (4, 0x8F)
+            default: return false
+            }
+            guard count - index >= length else { return false }
+            let second = bytes[index &+ 1]
+            guard second >= low, second <= high else { return false }
+            for offset in 2..<length where bytes[index &+ offset] & 0xC0 != 0x80 { return false }
+            index &+= length
+        }
+        return true
     }
 }

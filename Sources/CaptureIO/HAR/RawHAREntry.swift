@@ -23,7 +23,7 @@ struct RawHAREntry {
 
     struct PostData {
         var mimeType: JSONValue?
-        var text: JSONValue?
+        var text: JSONText?
         var encoding: JSONValue?
         var params: Params?
     }
@@ -42,7 +42,7 @@ struct RawHAREntry {
     struct Content {
         var size: JSONValue?
         var mimeType: JSONValue?
-        var text: JSONValue?
+        var text: JSONText?
         var encoding: JSONValue?
         var compression: JSONValue?
     }
@@ -66,8 +66,9 @@ struct RawHAREntry {
         var serverIPAddress: JSONValue?
         var fromCache: JSONValue?
         var webSocketMessages: JSONCount?
-        /// `cache`, kept whole but for its `beforeRequest` and `afterRequest` (small, rare).
-        var cache: JSONValue?
+        /// `cache`: whether its (first) `beforeRequest` or `afterRequest` holds anything (is
+        /// neither null nor `{}`); nil without `cache`.
+        var cacheHit: Bool?
         var request: Slot<Request>?
         var response: Slot<Response>?
     }
@@ -76,7 +77,6 @@ struct RawHAREntry {
     var members: Members?
     var kindName: String
 
-    static let cacheFilter = JSONKeyFilter(["beforeRequest": .all, "afterRequest": .all])
 
     /// Reads the entry whose first token the caller took.
     static func read(_ stream: JSONStreamReader, startingWith token: JSONToken) throws -> RawHAREntry {
@@ -101,8 +101,8 @@ struct RawHAREntry {
             } else if stream.keyIs("_webSocketMessages") {
                 if members.webSocketMessages == nil { members.webSocketMessages = try stream.countOrKind() } else { try stream.skipValue() }
             } else if stream.keyIs("cache") {
-                if members.cache == nil {
-                    members.cache = try stream.readValue(startingWith: try stream.token(), keeping: cacheFilter)
+                if members.cacheHit == nil {
+                    members.cacheHit = try readCache(stream)
                 } else {
                     try stream.skipValue()
                 }
@@ -113,10 +113,51 @@ struct RawHAREntry {
         return RawHAREntry(members: members, kindName: "an object")
     }
 
+    /// `cache` as `Members.cacheHit` tells it: read without building its values.
+    static func readCache(_ stream: JSONStreamReader) throws -> Bool {
+        let token = try stream.token(materialize: false)
+        guard token == .beginObject else {
+            try stream.skipValue(startingWith: token)
+            return false
+        }
+        var hit = false
+        var seenBefore = false
+        var seenAfter = false
+        while try stream.nextMemberKey() {
+            let before = stream.keyIs("beforeRequest")
+            guard before ? !seenBefore : (!seenAfter && stream.keyIs("afterRequest")) else {
+                try stream.skipValue()
+                continue
+            }
+            if before { seenBefore = true } else { seenAfter = true }
+            let value = try stream.token(materialize: false)
+            switch value {
+            case .null: break
+            case .beginObject:
+                // `{}` holds nothing; any member is something.
+                if try stream.nextMemberKey() {
+                    hit = true
+                    try stream.skipValue()
+                    while try stream.nextMemberKey() { try stream.skipValue() }
+                }
+            default:
+                hit = true
+                try stream.skipValue(startingWith: value)
+            }
+        }
+        return hit
+    }
+
     /// The first member of a name wins; later ones are skipped unread.
     @inline(__always)
     static func first(_ value: inout JSONValue?, _ stream: JSONStreamReader) throws {
         if value == nil { value = try stream.scalarOrKind() } else { try stream.skipValue() }
+    }
+
+    /// `first` for a body's text, read as bytes.
+    @inline(__always)
+    static func first(_ value: inout JSONText?, _ stream: JSONStreamReader) throws {
+        if value == nil { value = try stream.textOrKind() } else { try stream.skipValue() }
     }
 
     /// An object member read by `members`, or what the member held instead.
@@ -252,11 +293,12 @@ struct RawHAREntry {
             return .failure(.init(reason: "\(path) is \(JSONStreamReader.kindName(first)), not an array"))
         }
         var headers: [HARHeader] = []
+        headers.reserveCapacity(16)
         var failure: HAREntryDecoder.Broken?
         var offset = 0
         while true {
             if failure == nil, let (name, value) = stream.nameValueElementInBuffer() {
-                headers.append(HARHeader(name: name, value: value))
+                headers.append(HARHeader(nameBytes: name, valueBytes: value))
                 offset += 1
                 continue
             }
@@ -323,7 +365,7 @@ struct RawHAREntry {
         var noted: String?
         while true {
             if noted == nil, let (name, value) = stream.nameValueElementInBuffer() {
-                params.append(HARHeader(name: name, value: value))
+                params.append(HARHeader(nameBytes: name, valueBytes: value))
                 continue
             }
             let element = try stream.token(materialize: false)
