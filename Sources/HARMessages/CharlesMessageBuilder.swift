@@ -87,7 +87,8 @@ public struct CharlesMessageBuilder: Sendable {
         response.request = RequestSummary(
             index: transaction.index, method: transaction.method, target: request.target, host: request.requestHost)
         response.complete = transaction.status.map { $0.uppercased() == "COMPLETE" } ?? true
-        let bodyless = response.bodyFraming(requestMethod: transaction.method) == .none
+        let framing = response.bodyFraming(requestMethod: transaction.method)
+        let bodyless = framing == .none
         var responseNotes = entryNotes + answer.unexpectedTypes.map(RecordNote.unexpectedType)
         let responseBody: [UInt8]? = answer.body ?? (bodyless || answer.bodySize == 0 ? [] : nil)
         let responseCodings = answer.body != nil && answer.bodyStillCoded ? response.contentCodings : []
@@ -98,7 +99,7 @@ public struct CharlesMessageBuilder: Sendable {
         return (
             requestMessage,
             finish(
-                response, part: answer, requestMethod: transaction.method, body: responseBody,
+                response, part: answer, requestMethod: transaction.method, framing: framing, body: responseBody,
                 codings: responseCodings, harSource: harSource, source: responseSource, notes: responseNotes)
         )
     }
@@ -106,7 +107,8 @@ public struct CharlesMessageBuilder: Sendable {
     /// Sizes (docs/CHARLES.md, "Wire size"): `sizes.headers` is the head with its first line and
     /// blank line, `sizes.body` the body as sent; a size contradicting the recorded message is rebuilt.
     private func finish(
-        _ message: HTTPMessage, part: CharlesMessagePart, requestMethod: String?, body: [UInt8]?, codings: [String]?,
+        _ message: HTTPMessage, part: CharlesMessagePart, requestMethod: String?, framing: BodyFraming? = nil,
+        body: [UInt8]?, codings: [String]?,
         harSource: HAREntrySource, source: CharlesTransactionSource, notes: [RecordNote]
     ) -> HARMessage {
         var message = message
@@ -115,7 +117,7 @@ public struct CharlesMessageBuilder: Sendable {
         if (part.headersSize ?? 0) > limit || (part.bodySize ?? 0) > limit { notes.append(.sizeOutOfRange) }
         let headersSize = part.headersSize.flatMap { $0 <= limit ? $0 : nil }
         var bodySize = part.bodySize.flatMap { $0 <= limit ? $0 : nil }
-        message.framing = message.bodyFraming(requestMethod: requestMethod)
+        message.framing = framing ?? message.bodyFraming(requestMethod: requestMethod)
         let http2 = message.protocolFacts.wireProtocol == .h2
         var rebuilt = false
 

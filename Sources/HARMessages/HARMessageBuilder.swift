@@ -81,7 +81,7 @@ public struct HARMessageBuilder: Sendable {
         message.target = url.target
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
-        message.startLine = Self.line(har.method, url.requestLineTarget(method: har.method), "HTTP/1.1")
+        message.startLine = url.requestLine(method: har.method)
         message.complete = true
         if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
@@ -128,18 +128,20 @@ public struct HARMessageBuilder: Sendable {
         message.complete = har.error?.isEmpty ?? true
 
         // The framing rule of a captured response says when there is no body (HEAD, 1xx, 204, 304).
-        let bodyless = message.bodyFraming(requestMethod: request.method) == .none
-        let body: [UInt8]? = har.content.text ?? (bodyless || har.bodySize == 0 ? [] : nil)
+        let framing = message.bodyFraming(requestMethod: request.method)
+        let body: [UInt8]? = har.content.text ?? (framing == .none || har.bodySize == 0 ? [] : nil)
         return finish(
             message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
-            requestMethod: request.method, body: body, source: source,
+            requestMethod: request.method, framing: framing, body: body, source: source,
             notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
+    /// `framing`: the message's body framing when the caller has it already.
     private func finish(
         _ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
-        requestMethod: String?, body: [UInt8]?, source: HAREntrySource, notes: [RecordNote]
+        requestMethod: String?, framing: BodyFraming? = nil, body: [UInt8]?, source: HAREntrySource,
+        notes: [RecordNote]
     ) -> HARMessage {
         var message = message
         var notes = notes
@@ -150,7 +152,7 @@ public struct HARMessageBuilder: Sendable {
         let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let transferSize = transferSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
-        message.framing = message.bodyFraming(requestMethod: requestMethod)
+        message.framing = framing ?? message.bodyFraming(requestMethod: requestMethod)
         let chunked = message.framing == .chunked
         let lineLength = Self.startLineLength(message)
         var wire: WireSize
@@ -207,8 +209,20 @@ public struct HARMessageBuilder: Sendable {
         case .request:
             return message.startLine.count + 2
         case .response:
-            return "HTTP/1.1 \(message.status ?? 0) ".utf8.count + message.reason.count + 2
+            // "HTTP/1.1 ", the status's decimal digits (and sign), " ".
+            return 9 + decimalLength(message.status ?? 0) + 1 + message.reason.count + 2
         }
+    }
+
+    /// How many characters `String(value)` has.
+    static func decimalLength(_ value: Int) -> Int {
+        var length = value < 0 ? 2 : 1
+        var rest = value.magnitude / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
+        }
+        return length
     }
 
     /// One chunk of `length` bytes, the last-chunk and the final CRLF: the least framing an

@@ -7,14 +7,24 @@ struct HARURL {
     let target: [UInt8]
     let parts: RequestTarget
     let scheme: String
+    /// The URL is ASCII: its bytes are its characters.
+    let isASCII: Bool
 
     init(_ url: String) {
         // ASCII, as most URLs are: bytes are characters, so the byte scans below find what the
         // character scans would, without grapheme breaking.
-        let utf8 = url.utf8
-        if let ascii = utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy { $0 < 0x80 } }), ascii {
-            let fragment = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
-            target = Array(utf8[..<fragment])
+        let asciiTarget = url.utf8.withContiguousStorageIfAvailable { bytes -> [UInt8]? in
+            var fragment = bytes.count
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: "#"), fragment == bytes.count { fragment = index }
+            }
+            return Array(UnsafeBufferPointer(rebasing: bytes[..<fragment]))
+        }
+        if let asciiTarget, let target = asciiTarget {
+            self.target = target
+            isASCII = true
             parts = RequestTarget(target)
             if parts.authorityBytes == nil {
                 scheme = ""
@@ -26,6 +36,7 @@ struct HARURL {
         }
         let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         target = Array(withoutFragment.utf8)
+        isASCII = false
         parts = RequestTarget(target)
         scheme = parts.authorityBytes == nil ? "" : String(withoutFragment.prefix { $0 != ":" }).lowercased()
     }
@@ -37,6 +48,26 @@ struct HARURL {
             return String(authority.split(separator: "@").last ?? Substring(authority))
         }
         return originForm
+    }
+
+    /// The request line an HTTP/1.1 client sends for this URL: method, `requestLineTarget`,
+    /// `HTTP/1.1`; built from the target's bytes when the URL is ASCII (they are the text's).
+    func requestLine(method: String) -> [UInt8] {
+        guard isASCII, method != "CONNECT" else {
+            return HARMessageBuilder.line(method, requestLineTarget(method: method), "HTTP/1.1")
+        }
+        let version = " HTTP/1.1".utf8
+        var line: [UInt8] = []
+        line.reserveCapacity(method.utf8.count + 2 + parts.path.count + 1 + (parts.query?.count ?? 0) + version.count)
+        line.append(contentsOf: method.utf8)
+        line.append(UInt8(ascii: " "))
+        if parts.path.isEmpty { line.append(UInt8(ascii: "/")) } else { line.append(contentsOf: parts.path) }
+        if let query = parts.query {
+            line.append(UInt8(ascii: "?"))
+            line.append(contentsOf: query)
+        }
+        line.append(contentsOf: version)
+        return line
     }
 
     var originForm: String {
@@ -55,8 +86,15 @@ struct HARURL {
     /// Whether the text holds a ":" character: for ASCII a byte scan (bytes are characters),
     /// without the Character comparisons of `contains(":")`.
     static func containsColon(_ text: String) -> Bool {
-        let utf8 = text.utf8
-        if utf8.allSatisfy({ $0 < 0x80 }) { return utf8.contains(UInt8(ascii: ":")) }
+        let colon = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var found = false
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: ":") { found = true }
+            }
+            return found
+        }
+        if let colon, let found = colon { return found }
         return text.contains(":")
     }
 

@@ -46,7 +46,7 @@ final class ReadAhead<Item, Result> {
             var cost = 0
             batch.reserveCapacity(maxBatchItems)
             let result = produce { item, itemCost in
-                batch.append(item)
+                batch.append(consume item)
                 let (sum, overflow) = cost.addingReportingOverflow(max(itemCost, 0))
                 cost = overflow ? Int.max : sum
                 if batch.count >= maxBatchItems || cost >= maxBatchCost {
