@@ -107,11 +107,10 @@ public struct CharlesMessageBuilder: Sendable {
     /// Sizes (docs/CHARLES.md, "Wire size"): `sizes.headers` is the head with its first line and
     /// blank line, `sizes.body` the body as sent; a size contradicting the recorded message is rebuilt.
     private func finish(
-        _ message: HTTPMessage, part: CharlesMessagePart, requestMethod: String?, framing: BodyFraming? = nil,
+        _ message: consuming HTTPMessage, part: CharlesMessagePart, requestMethod: String?, framing: BodyFraming? = nil,
         body: [UInt8]?, codings: [String]?,
         harSource: HAREntrySource, source: CharlesTransactionSource, notes: [RecordNote]
     ) -> HARMessage {
-        var message = message
         var notes = notes
         let limit = HARMessageBuilder.maximumSize
         if (part.headersSize ?? 0) > limit || (part.bodySize ?? 0) > limit { notes.append(.sizeOutOfRange) }

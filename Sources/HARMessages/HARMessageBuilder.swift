@@ -64,12 +64,11 @@ public struct HARMessageBuilder: Sendable {
         if started?.clamped == true { entryNotes.append(.timeClamped) }
 
         let request = self.request(entry, url: url, source: source, notes: entryNotes)
-        return (
-            request,
-            entry.response.map {
-                response($0, entry: entry, request: request.message, source: source, notes: entryNotes)
-            }
-        )
+        var response: HARMessage?
+        if let har = entry.response {
+            response = self.response(har, entry: entry, request: request.message, source: source, notes: entryNotes)
+        }
+        return (request, response)
     }
 
     private func request(_ entry: HAREntry, url: HARURL, source: HAREntrySource, notes entryNotes: [RecordNote])
@@ -139,11 +138,10 @@ public struct HARMessageBuilder: Sendable {
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
     /// `framing`: the message's body framing when the caller has it already.
     private func finish(
-        _ message: HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
+        _ message: consuming HTTPMessage, headersSize: Int?, bodySize: Int?, transferSize: Int?,
         requestMethod: String?, framing: BodyFraming? = nil, body: [UInt8]?, source: HAREntrySource,
         notes: [RecordNote]
     ) -> HARMessage {
-        var message = message
         var notes = notes
         // Out-of-range sizes are unknown, so every sum below stays far inside Int.
         let used = rule == .reconstructedHead ? [bodySize] : [headersSize, bodySize, transferSize]

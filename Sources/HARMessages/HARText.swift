@@ -101,8 +101,12 @@ struct HARURL {
     private var port: String {
         // ASCII authority (as nearly all are): the same scans over bytes, without Character
         // comparisons.
-        if let authority = parts.authority, authority.utf8.allSatisfy({ $0 < 0x80 }) {
-            var hostPort = Array(authority.utf8)[...]
+        // An ASCII URL's authority bytes are its text (no String made of them).
+        let asciiAuthority: ArraySlice<UInt8>? =
+            if isASCII { parts.authorityBytes } else {
+                parts.authority.flatMap { $0.utf8.allSatisfy({ $0 < 0x80 }) ? Array($0.utf8)[...] : nil }
+            }
+        if var hostPort = asciiAuthority {
             if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
             if let close = hostPort.lastIndex(of: UInt8(ascii: "]")) { hostPort = hostPort[(close + 1)...] }
             if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")) {
