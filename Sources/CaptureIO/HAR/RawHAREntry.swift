@@ -5,6 +5,8 @@
 /// compared as bytes, and header lists become `HARHeader`s at once: no value tree is built.
 /// A header list's first bad element is kept as its `Broken` reason, to be thrown where the
 /// decoder reaches the list, so the reasons are those of a whole-value decoder.
+/// Its parts are classes: as structs of optional values they were copied, member by member,
+/// each time one was wrapped (`Slot`), unwrapped or returned.
 struct RawHAREntry {
     /// A member that should be an object: its members, or what it held instead (null, or
     /// another kind as `JSONStreamReader.scalarOrKind` gives it).
@@ -21,56 +23,56 @@ struct RawHAREntry {
 
     typealias Headers = Result<[HARHeader], HAREntryDecoder.Broken>
 
-    struct PostData {
-        var mimeType: JSONValue?
-        var text: JSONText?
-        var encoding: JSONValue?
-        var params: Params?
+    final class PostData {
+        @exclusivity(unchecked) var mimeType: JSONValue?
+        @exclusivity(unchecked) var text: JSONText?
+        @exclusivity(unchecked) var encoding: JSONValue?
+        @exclusivity(unchecked) var params: Params?
     }
 
-    struct Request {
-        var method: JSONValue?
-        var url: JSONValue?
-        var httpVersion: JSONValue?
-        var headers: Headers?
-        var cookies: JSONCount?
-        var headersSize: JSONValue?
-        var bodySize: JSONValue?
-        var postData: Slot<PostData>?
+    final class Request {
+        @exclusivity(unchecked) var method: JSONValue?
+        @exclusivity(unchecked) var url: JSONValue?
+        @exclusivity(unchecked) var httpVersion: JSONValue?
+        @exclusivity(unchecked) var headers: Headers?
+        @exclusivity(unchecked) var cookies: JSONCount?
+        @exclusivity(unchecked) var headersSize: JSONValue?
+        @exclusivity(unchecked) var bodySize: JSONValue?
+        @exclusivity(unchecked) var postData: Slot<PostData>?
     }
 
-    struct Content {
-        var size: JSONValue?
-        var mimeType: JSONValue?
-        var text: JSONText?
-        var encoding: JSONValue?
-        var compression: JSONValue?
+    final class Content {
+        @exclusivity(unchecked) var size: JSONValue?
+        @exclusivity(unchecked) var mimeType: JSONValue?
+        @exclusivity(unchecked) var text: JSONText?
+        @exclusivity(unchecked) var encoding: JSONValue?
+        @exclusivity(unchecked) var compression: JSONValue?
     }
 
-    struct Response {
-        var status: JSONValue?
-        var statusText: JSONValue?
-        var httpVersion: JSONValue?
-        var headers: Headers?
-        var cookies: JSONCount?
-        var headersSize: JSONValue?
-        var bodySize: JSONValue?
-        var transferSize: JSONValue?
-        var error: JSONValue?
-        var content: Slot<Content>?
+    final class Response {
+        @exclusivity(unchecked) var status: JSONValue?
+        @exclusivity(unchecked) var statusText: JSONValue?
+        @exclusivity(unchecked) var httpVersion: JSONValue?
+        @exclusivity(unchecked) var headers: Headers?
+        @exclusivity(unchecked) var cookies: JSONCount?
+        @exclusivity(unchecked) var headersSize: JSONValue?
+        @exclusivity(unchecked) var bodySize: JSONValue?
+        @exclusivity(unchecked) var transferSize: JSONValue?
+        @exclusivity(unchecked) var error: JSONValue?
+        @exclusivity(unchecked) var content: Slot<Content>?
     }
 
-    struct Members {
-        var startedDateTime: JSONValue?
-        var connection: JSONValue?
-        var serverIPAddress: JSONValue?
-        var fromCache: JSONValue?
-        var webSocketMessages: JSONCount?
+    final class Members {
+        @exclusivity(unchecked) var startedDateTime: JSONValue?
+        @exclusivity(unchecked) var connection: JSONValue?
+        @exclusivity(unchecked) var serverIPAddress: JSONValue?
+        @exclusivity(unchecked) var fromCache: JSONValue?
+        @exclusivity(unchecked) var webSocketMessages: JSONCount?
         /// `cache`: whether its (first) `beforeRequest` or `afterRequest` holds anything (is
         /// neither null nor `{}`); nil without `cache`.
-        var cacheHit: Bool?
-        var request: Slot<Request>?
-        var response: Slot<Response>?
+        @exclusivity(unchecked) var cacheHit: Bool?
+        @exclusivity(unchecked) var request: Slot<Request>?
+        @exclusivity(unchecked) var response: Slot<Response>?
     }
 
     /// Nil when the entry is not an object; `kindName` then says what it is.
@@ -84,7 +86,7 @@ struct RawHAREntry {
             try stream.skipValue(startingWith: token)
             return RawHAREntry(members: nil, kindName: JSONStreamReader.kindName(token))
         }
-        var members = Members()
+        let members = Members()
         while try stream.nextMemberKey() {
             if stream.keyIs("request") {
                 if members.request == nil { members.request = try slot(stream, readRequest) } else { try stream.skipValue() }
@@ -170,7 +172,7 @@ struct RawHAREntry {
     }
 
     static func readRequest(_ stream: JSONStreamReader) throws -> Request {
-        var request = Request()
+        let request = Request()
         while try stream.nextMemberKey() {
             if stream.keyIs("headers") {
                 if request.headers == nil {
@@ -200,7 +202,7 @@ struct RawHAREntry {
     }
 
     static func readPostData(_ stream: JSONStreamReader) throws -> PostData {
-        var postData = PostData()
+        let postData = PostData()
         while try stream.nextMemberKey() {
             if stream.keyIs("text") {
                 try first(&postData.text, stream)
@@ -218,7 +220,7 @@ struct RawHAREntry {
     }
 
     static func readResponse(_ stream: JSONStreamReader) throws -> Response {
-        var response = Response()
+        let response = Response()
         while try stream.nextMemberKey() {
             if stream.keyIs("headers") {
                 if response.headers == nil {
@@ -261,7 +263,7 @@ struct RawHAREntry {
     }
 
     static func readContent(_ stream: JSONStreamReader) throws -> Content {
-        var content = Content()
+        let content = Content()
         while try stream.nextMemberKey() {
             if stream.keyIs("text") {
                 try first(&content.text, stream)
