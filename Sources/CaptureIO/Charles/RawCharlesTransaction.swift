@@ -23,12 +23,20 @@ struct RawCharlesTransaction {
         var decoded: JSONValue?
     }
 
-    /// `request` or `response`.
-    struct Part {
-        var sizes: Slot<Sizes>?
-        var header: Slot<Header>?
-        var body: Slot<Body>?
-        var status: JSONValue?
+    /// `request` or `response`. A class, as `Members`: a struct this size was copied member by
+    /// member each time it was wrapped (`Slot`), unwrapped or returned.
+    final class Part {
+        @exclusivity(unchecked) var sizes: Slot<Sizes>?
+        @exclusivity(unchecked) var header: Slot<Header>?
+        @exclusivity(unchecked) var body: Slot<Body>?
+        @exclusivity(unchecked) var status: JSONValue?
+
+        init(sizes: Slot<Sizes>? = nil, header: Slot<Header>? = nil, body: Slot<Body>? = nil, status: JSONValue? = nil) {
+            self.sizes = sizes
+            self.header = header
+            self.body = body
+            self.status = status
+        }
     }
 
     struct Times {
@@ -46,27 +54,27 @@ struct RawCharlesTransaction {
         var alpnProtocol: JSONValue?
     }
 
-    struct Members {
-        var status: JSONValue?
-        var method: JSONValue?
-        var protocolVersion: JSONValue?
-        var scheme: JSONValue?
-        var schemeAsProtocol: JSONValue?
-        var host: JSONValue?
-        var actualPort: JSONValue?
-        var port: JSONValue?
-        var path: JSONValue?
-        var query: JSONValue?
-        var tunnel: JSONValue?
-        var times: Slot<Times>?
-        var totalSize: JSONValue?
-        var clientAddress: JSONValue?
-        var clientPort: JSONValue?
-        var remoteAddress: JSONValue?
-        var ssl: Slot<SSL>?
-        var alpn: Slot<ALPN>?
-        var request: Slot<Part>?
-        var response: Slot<Part>?
+    final class Members {
+        @exclusivity(unchecked) var status: JSONValue?
+        @exclusivity(unchecked) var method: JSONValue?
+        @exclusivity(unchecked) var protocolVersion: JSONValue?
+        @exclusivity(unchecked) var scheme: JSONValue?
+        @exclusivity(unchecked) var schemeAsProtocol: JSONValue?
+        @exclusivity(unchecked) var host: JSONValue?
+        @exclusivity(unchecked) var actualPort: JSONValue?
+        @exclusivity(unchecked) var port: JSONValue?
+        @exclusivity(unchecked) var path: JSONValue?
+        @exclusivity(unchecked) var query: JSONValue?
+        @exclusivity(unchecked) var tunnel: JSONValue?
+        @exclusivity(unchecked) var times: Slot<Times>?
+        @exclusivity(unchecked) var totalSize: JSONValue?
+        @exclusivity(unchecked) var clientAddress: JSONValue?
+        @exclusivity(unchecked) var clientPort: JSONValue?
+        @exclusivity(unchecked) var remoteAddress: JSONValue?
+        @exclusivity(unchecked) var ssl: Slot<SSL>?
+        @exclusivity(unchecked) var alpn: Slot<ALPN>?
+        @exclusivity(unchecked) var request: Slot<Part>?
+        @exclusivity(unchecked) var response: Slot<Part>?
     }
 
     /// Nil when the transaction is not an object; `kindName` says what it is then.
@@ -80,7 +88,7 @@ struct RawCharlesTransaction {
             try stream.skipValue(startingWith: token)
             return RawCharlesTransaction(members: nil, kindName: JSONStreamReader.kindName(token))
         }
-        var members = Members()
+        let members = Members()
         while try stream.nextMemberKey() {
             if stream.keyIs("request") {
                 if members.request == nil {
@@ -180,7 +188,7 @@ struct RawCharlesTransaction {
     }
 
     static func readPart(_ stream: JSONStreamReader, response: Bool) throws -> Part {
-        var part = Part()
+        let part = Part()
         let headersPath: StaticString = response ? "response.header.headers" : "request.header.headers"
         while try stream.nextMemberKey() {
             if stream.keyIs("header") {
@@ -276,7 +284,7 @@ struct RawCharlesTransaction {
             members = nil
             return
         }
-        var members = Members()
+        let members = Members()
         members.status = value["status"]
         members.method = value["method"]
         members.protocolVersion = value["protocolVersion"]
