@@ -20,6 +20,8 @@ final class ReadAhead<Item, Result> {
     private var batches: Deque<(items: [Item?], cost: Int)> = []
     private var queuedCost = 0
     private var produced: Result?
+    /// What the consumer is done with, freed on the reader's thread (`giveBack`).
+    private var givenBack: [AnyObject] = []
     /// The consumer's side: the batch being handed out, and where.
     /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
     /// release every array and string an item holds.
@@ -71,7 +73,23 @@ final class ReadAhead<Item, Result> {
         }
         batches.append((batch, cost))
         queuedCost += cost
+        let done = givenBack
+        givenBack = []
         condition.signal()
+        condition.unlock()
+        // Released here, out of the lock, on this thread.
+        withExtendedLifetime(done) {}
+    }
+
+    /// Hands values the consumer is done with back to the reader's thread, which frees them
+    /// when it next hands a batch over (out of the lock): on this thread, freeing what the
+    /// reader's side made was the consumer's largest single cost (docs/BENCHMARK.md, "The
+    /// recording thread"). Once the reader is done, they are freed here.
+    func giveBack<Value>(_ values: __owned [Value]) {
+        let box = GivenBack(values)
+        condition.lock()
+        let readerDone = produced != nil
+        if !readerDone { givenBack.append(box) }
         condition.unlock()
     }
 
@@ -107,6 +125,12 @@ final class ReadAhead<Item, Result> {
         defer { condition.unlock() }
         return produced!
     }
+}
+
+/// Values handed back to `ReadAhead`'s reader thread to be freed there.
+private final class GivenBack<Value> {
+    let values: [Value]
+    init(_ values: __owned [Value]) { self.values = values }
 }
 
 /// The first stage of a HAR or a Charles session: the reader's results in order, each with the
