@@ -55,8 +55,11 @@ final class ReadAhead<Item, Result> {
             if !batch.isEmpty { hand(batch, cost: cost) }
             condition.lock()
             produced = result
+            let done = givenBack
+            givenBack = []
             condition.signal()
             condition.unlock()
+            withExtendedLifetime(done) {}
         }
         // As much stack as the main thread: the JSON reader recurses up to its nesting bound.
         thread.stackSize = 8 << 20
