@@ -62,6 +62,9 @@ public protocol CSVCells {
 
 extension CSVCells {
     public mutating func append(_ text: String) {
+        // A native or small String lends its UTF-8 as it is (no copy of the String to mutate,
+        // with its retain and release, as `withUTF8` needs; once per text cell).
+        if text.utf8.withContiguousStorageIfAvailable({ append(utf8: $0) }) != nil { return }
         var text = text
         text.withUTF8 { append(utf8: $0) }
     }
