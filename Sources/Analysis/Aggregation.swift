@@ -160,19 +160,22 @@ public struct GroupFigures: Sendable, Equatable {
     }
 
     mutating func add(_ record: MessageRecord) {
-        add(record, causes: RecordCauses(record))
+        add(record, causes: RecordCauses(record), wireProtocol: record.wireProtocol)
     }
 
     /// `keepsTime`: a request the client sent keeps its time (an endpoint's group does; the
     /// totals do not, so that each time is held once).
-    mutating func add(_ record: MessageRecord, causes: RecordCauses, keepsTime: Bool = false) {
+    /// `wireProtocol`: the record's (`record.wireProtocol`), found once for every group it counts in.
+    mutating func add(
+        _ record: MessageRecord, causes: RecordCauses, wireProtocol: HTTPProtocol, keepsTime: Bool = false
+    ) {
         records += 1
         // Every request the client sent is a call, measured or not; an HTTP/2 pushed request
         // is the server's, no call.
         if keepsTime && record.direction == .request && Direction.of(record) == .up {
             requestTimes.add(nanoseconds: record.source.time)
         }
-        protocols[record.wireProtocol] += 1
+        protocols[wireProtocol] += 1
         if record.message.pair == nil { unpaired += 1 }
         if !record.message.complete { incomplete += 1 }
         guard record.measured, let total = record.wire.total else {
@@ -402,20 +405,22 @@ public struct Aggregation: Sendable, Equatable {
     public mutating func add(_ record: MessageRecord) {
         let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
         let causes = RecordCauses(record)
+        let wireProtocol = record.wireProtocol
         groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes, keepsTime: true)
+            record, causes: causes, wireProtocol: wireProtocol, keepsTime: true)
         totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes)
-        addByProtocol(record, key: key, causes: causes)
+            record, causes: causes, wireProtocol: wireProtocol)
+        addByProtocol(record, key: key, causes: causes, wireProtocol: wireProtocol)
         network[Direction.of(record), default: NetworkFigures()].add(record)
     }
 
-    private mutating func addByProtocol(_ record: MessageRecord, key: GroupKey, causes: RecordCauses) {
-        let wireProtocol = record.wireProtocol
+    private mutating func addByProtocol(
+        _ record: MessageRecord, key: GroupKey, causes: RecordCauses, wireProtocol: HTTPProtocol
+    ) {
         protocolTotals[
             ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
             default: GroupFigures(estimatorCount: estimatorNames.count)
-        ].add(record, causes: causes)
+        ].add(record, causes: causes, wireProtocol: wireProtocol)
         // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
         guard record.message.protocolFacts.frames != nil else { return }
         if wireProtocol == .h3 {

@@ -59,6 +59,45 @@ public struct MessageRecord: Sendable {
         self.notes = notes
     }
 
+    /// What a record keeps of the request it is or answers: derived from the message once,
+    /// and reusable by the response to an equal request (`RequestSummary` equality: the
+    /// endpoint and the target's split read nothing else of a known request).
+    public struct RequestFacts: Sendable {
+        public let summary: RequestSummary?
+        public let target: RequestTarget?
+        public let endpoint: String
+
+        public init(of message: HTTPMessage, source: RecordSource, normalizer: EndpointNormalizer) {
+            let request = message.kind == .request ? MessageRecord.summary(of: message) : message.request
+            let target = request.map { RequestTarget($0.target) }
+            endpoint = MessageRecord.endpoint(of: request, target: target, server: source, using: normalizer)
+            summary = request
+            self.target = target
+        }
+    }
+
+    /// A record whose request facts are known already (`RequestFacts(of:source:normalizer:)`
+    /// of this message and source).
+    @inlinable public init(
+        input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
+        bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>],
+        causes: [[ErrorCause]], notes: [RecordNote], request: consuming RequestFacts
+    ) {
+        self.endpoint = request.endpoint
+        self.requestSummary = request.summary
+        self.requestTarget = request.target
+        self.input = input
+        self.source = source
+        self.message = message
+        self.wire = wire
+        self.measured = measured
+        self.bodyDecoded = bodyDecoded
+        self.decoding = decoding
+        self.estimates = estimates
+        self.causes = causes
+        self.notes = notes
+    }
+
     /// Requests, final responses, and interim responses apart (no app meter sees those).
     public var direction: RecordClass {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)

@@ -16,18 +16,31 @@ public struct DocumentedEstimator: Estimator {
     /// The profile's stack-added names as bytes, when all are ASCII: a field name is then
     /// looked up among them without making a String per field (once per record and field).
     private let asciiStackAddedNames: [[UInt8]]?
+    /// Bit n set when a stack-added name is n bytes long (bit 63: 63 or longer): an ASCII name
+    /// of no such length is none of them, without comparing it with each.
+    private let stackAddedLengths: UInt64
+    /// Whether a name that is not ASCII may still equal a stack-added name as Strings compare
+    /// (canonical equivalence): only when one holds `;`, `` ` `` or `K`, the ASCII characters
+    /// that another character (U+037E, U+1FEF, U+212A) decomposes to.
+    private let stackAddedNamesHaveTwins: Bool
 
     public init(profile: ClientProfile = .urlSession) {
         self.profile = profile
         let names = profile.stackAddedFields.sorted().map { Array($0.utf8) }
         asciiStackAddedNames = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } } ? names : nil
+        stackAddedLengths = names.reduce(0) { $0 | Self.lengthBit($1.count) }
+        stackAddedNamesHaveTwins = names.contains { $0.contains { $0 == 0x3B || $0 == 0x60 || $0 == 0x4B } }
     }
+
+    @inline(__always) private static func lengthBit(_ length: Int) -> UInt64 { 1 << UInt64(min(length, 63)) }
 
     /// Whether the client's stack adds a field of this name (compared as lowercased text).
     func isStackAdded(_ name: [UInt8]) -> Bool {
         // Byte equality is String equality for ASCII text on both sides.
-        if let names = asciiStackAddedNames, name.allSatisfy({ $0 < 0x80 }) {
-            return names.contains { Self.sameNameIgnoringASCIICase($0, name) }
+        if let names = asciiStackAddedNames {
+            // Without twins, a name of no stack-added name's length is none of them, whatever its bytes.
+            if !stackAddedNamesHaveTwins, stackAddedLengths & Self.lengthBit(name.count) == 0 { return false }
+            if name.allSatisfy({ $0 < 0x80 }) { return names.contains { Self.sameNameIgnoringASCIICase($0, name) } }
         }
         return profile.stackAddedFields.contains(asciiLowercased(name))
     }
@@ -45,7 +58,6 @@ public struct DocumentedEstimator: Estimator {
         guard body.contentKnown else { return .failure(.bodyUnknown) }
         switch message.kind {
         case .request:
-            let visible = message.fields.filter { !isStackAdded($0.name) }
             var bodySize = body.transferDecodedLength
             if hasContentEncoding(message) {
                 // The seed re-compresses whenever the field exists, whatever the body already is.
@@ -56,7 +68,7 @@ public struct DocumentedEstimator: Estimator {
             return .success(
                 Estimate(
                     line: requestLineLength(message),
-                    headers: Self.headerBlockLength(visible, separator: 1),
+                    headers: visibleHeaderBlockLength(message.fields),
                     body: bodySize))
         case .response:
             var bodySize = body.decodedLength
@@ -83,8 +95,10 @@ public struct DocumentedEstimator: Estimator {
         switch message.kind {
         case .request:
             causes.add(.line, .requestLineWritten, estimate.line - wire.line)
-            let stackAdded = message.fields.filter { isStackAdded($0.name) }
-                .reduce(0) { $0 + $1.name.count + $1.value.count + 4 }
+            var stackAdded = 0
+            for field in message.fields where isStackAdded(field.name) {
+                stackAdded += field.name.count + field.value.count + 4
+            }
             causes.add(.headers, .stackAddedFields, -stackAdded)
             causes.add(.headers, .requestHeaderFormatting, headersError + stackAdded)
         case .response:
@@ -210,6 +224,24 @@ public struct DocumentedEstimator: Estimator {
         path.count > 1 && path.last == UInt8(ascii: "/") ? path.dropLast() : path
     }
 
+    /// `headerBlockLength` of the fields the client's stack does not add (the app's own), without
+    /// making their array: they are marked in a word (up to 64 fields; more take the array).
+    func visibleHeaderBlockLength(_ fields: [HeaderField]) -> Int {
+        guard fields.count <= 64 else {
+            return Self.headerBlockLength(fields.filter { !isStackAdded($0.name) }, separator: 1)
+        }
+        var visible: UInt64 = 0
+        for index in fields.indices where !isStackAdded(fields[index].name) { visible |= 1 << UInt64(index) }
+        guard !Self.hasRepeatedNames(fields, among: visible) else {
+            return Self.headerBlockLength(fields.filter { !isStackAdded($0.name) }, separator: 1)
+        }
+        var length = 2
+        for index in fields.indices where visible & (1 << UInt64(index)) != 0 {
+            length += FoundationText.utf8Length(fields[index].name) + 2 + FoundationText.utf8Length(fields[index].value) + 2
+        }
+        return length
+    }
+
     /// Σ `len(name) + 2 + len(value) + 2` over fields merged by name (first spelling kept,
     /// values joined by a separator of `separator` bytes), plus 2 for the final CRLF.
     static func headerBlockLength(_ fields: [HeaderField], separator: Int) -> Int {
@@ -238,12 +270,21 @@ extension DocumentedEstimator {
     /// beyond 64 fields (the callers then take their general path).
     static func hasRepeatedNames(_ fields: [HeaderField]) -> Bool {
         guard fields.count <= 64 else { return true }
-        for second in fields.indices {
-            for first in fields.indices where first < second {
-                if sameNameIgnoringASCIICase(fields[first].name, fields[second].name) { return true }
+        return hasRepeatedNames(fields, among: fields.count == 64 ? ~0 : (1 << UInt64(fields.count)) - 1)
+    }
+
+    /// `hasRepeatedNames` of the fields whose bit is set in `among` (at most 64 fields). Names
+    /// of different lengths differ: only those of equal length are compared byte by byte.
+    static func hasRepeatedNames(_ fields: [HeaderField], among: UInt64) -> Bool {
+        fields.withUnsafeBufferPointer { fields in
+            for second in fields.indices where among & (1 << UInt64(second)) != 0 {
+                let length = fields[second].name.count
+                for first in 0..<second where among & (1 << UInt64(first)) != 0 && fields[first].name.count == length {
+                    if sameNameIgnoringASCIICase(fields[first].name, fields[second].name) { return true }
+                }
             }
+            return false
         }
-        return false
     }
 
     /// `asciiLowercased(a) == asciiLowercased(b)`, without making either.

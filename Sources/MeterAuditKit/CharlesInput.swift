@@ -52,6 +52,8 @@ extension InputAnalyzer {
             }
             return (counts, transactions.result)
         }
+        sink.freeElsewhere = { ahead.giveBack($0) }
+        defer { sink.freeElsewhere = nil }
         while let item = ahead.next() {
             if case let .tunnel(row) = item {
                 collector.countRecorded(row)

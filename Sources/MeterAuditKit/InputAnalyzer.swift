@@ -116,7 +116,9 @@ public struct InputAnalyzer {
             (counts.creator, counts.creatorVersion) = (reader.creatorName, reader.creatorVersion)
             return (counts, entries.result)
         }
+        sink.freeElsewhere = { ahead.giveBack($0) }
         while let item = ahead.next() { record(item, sink: sink, progress: progress, fileSize: fileSize) }
+        sink.freeElsewhere = nil
         let (counts, failure) = ahead.result
         if let failure { collector.fail("\(path): \(failure)", readable: true) }
         collector.setHAR(counts)
@@ -146,8 +148,9 @@ public struct InputAnalyzer {
         }
     }
 
-    func record(_ item: ReadItem, sink: RecordSink, progress: ((Int, Int) -> Void)?, fileSize: Int) {
-        switch item {
+    /// Takes the item over (`__owned`): its messages move into their records, not copied.
+    func record(_ item: __owned ReadItem, sink: RecordSink, progress: ((Int, Int) -> Void)?, fileSize: Int) {
+        switch consume item {
         case let .messages(request, response):
             sink.record(request)
             if let response { sink.record(response) }

@@ -24,6 +24,8 @@ final class ReadAhead<Item, Result> {
     /// items is large (tens of KB), and glibc's malloc sweeps its free lists on every large
     /// allocation.
     private var spare: [Item?]?
+    /// What the consumer is done with, freed on the reader's thread (`giveBack`).
+    private var givenBack: [AnyObject] = []
     /// The consumer's side: the batch being handed out, and where.
     /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
     /// release every array and string an item holds.
@@ -57,8 +59,11 @@ final class ReadAhead<Item, Result> {
             if !batch.isEmpty { hand(batch, cost: cost) }
             condition.lock()
             produced = result
+            let done = givenBack
+            givenBack = []
             condition.signal()
             condition.unlock()
+            withExtendedLifetime(done) {}
         }
         // As much stack as the main thread: the JSON reader recurses up to its nesting bound.
         thread.stackSize = 8 << 20
@@ -79,12 +84,28 @@ final class ReadAhead<Item, Result> {
         queuedCost += cost
         var next = spare ?? []
         spare = nil
+        let done = givenBack
+        givenBack = []
         condition.signal()
         condition.unlock()
+        // Released here, out of the lock, on this thread.
+        withExtendedLifetime(done) {}
         // Only nils are left in a spare (items are moved out of it): nothing to release.
         next.removeAll(keepingCapacity: true)
         if next.capacity < maxBatchItems { next.reserveCapacity(maxBatchItems) }
         return next
+    }
+
+    /// Hands values the consumer is done with back to the reader's thread, which frees them
+    /// when it next hands a batch over (out of the lock): on this thread, freeing what the
+    /// reader's side made was the consumer's largest single cost (docs/BENCHMARK.md, "The
+    /// recording thread"). Once the reader is done, they are freed here.
+    func giveBack<Value>(_ values: __owned [Value]) {
+        let box = GivenBack(values)
+        condition.lock()
+        let readerDone = produced != nil
+        if !readerDone { givenBack.append(box) }
+        condition.unlock()
     }
 
     /// The next item in order; nil once the reader is done and every item was taken.
@@ -123,6 +144,12 @@ final class ReadAhead<Item, Result> {
         defer { condition.unlock() }
         return produced!
     }
+}
+
+/// Values handed back to `ReadAhead`'s reader thread to be freed there.
+private final class GivenBack<Value> {
+    let values: [Value]
+    init(_ values: __owned [Value]) { self.values = values }
 }
 
 /// The first stage of a HAR or a Charles session: the reader's results in order, each with the

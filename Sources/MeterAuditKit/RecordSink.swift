@@ -27,6 +27,12 @@ final class RecordSink: MessageSink {
     /// (lower bounds), or waits for its body, instead of the queue growing.
     private let maxWaiting: Int
     private let emit: (MessageRecord) -> Void
+    /// Where emitted records go to be freed, `leftoverBatch` at a time, when another thread
+    /// takes them (`ReadAhead.giveBack`: the thread that made their messages, whose arrays
+    /// and strings are most of a record's memory); nil frees each one here once emitted.
+    var freeElsewhere: (([MessageRecord]) -> Void)?
+    @exclusivity(unchecked) private var leftovers: [MessageRecord] = []
+    static let leftoverBatch = 64
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
 
     private struct Waiting {
@@ -34,6 +40,9 @@ final class RecordSink: MessageSink {
         var body: PendingBody
         /// The packets under a captured message, counted until its record takes them.
         var lower: LayerSlot? = nil
+
+        /// The message, moved out (the rest is dropped).
+        consuming func takeMessage() -> FinishedMessage { message }
     }
 
     init(
@@ -91,7 +100,8 @@ final class RecordSink: MessageSink {
     }
 
     /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
-    func record(_ har: HARMessage) {
+    /// Takes the message over (`__owned`): its parts move into the record.
+    func record(_ har: __owned HARMessage) {
         var pending = PendingBody(
             facts: BodyFacts(
                 transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
@@ -103,15 +113,15 @@ final class RecordSink: MessageSink {
             let recipe = BodyRecipe(codings: har.bodyCodings, needs: builder.estimators.bodyNeeds(for: har.message))
             if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
         }
+        let measured = har.wire.total != nil
+        let (message, wire, source, notes) = har.takeParts()
         enqueue(
             Waiting(
-                message: FinishedMessage(
-                    message: har.message, wire: har.wire, source: har.recordSource,
-                    measured: har.wire.total != nil, notes: har.notes),
+                message: FinishedMessage(message: message, wire: wire, source: source, measured: measured, notes: notes),
                 body: pending))
     }
 
-    private func enqueue(_ record: Waiting) {
+    private func enqueue(_ record: __owned Waiting) {
         diagnostics.count(record.message.message)
         settling.append(record)
         takeSettledLayers(all: false)
@@ -152,13 +162,30 @@ final class RecordSink: MessageSink {
             let next = measuring.removeFirst()
             let (facts, outcome) = next.body.resolved()
             diagnostics.count(outcome)
-            let record = builder.record(next.message, body: facts, decoding: outcome)
+            let record = builder.record(next.takeMessage(), body: facts, decoding: outcome)
             diagnostics.count(record.estimates, estimators: builder.estimators)
             emit(record)
+            if let freeElsewhere {
+                if leftovers.isEmpty { leftovers.reserveCapacity(Self.leftoverBatch) }
+                leftovers.append(consume record)
+                if leftovers.count >= Self.leftoverBatch {
+                    let batch = leftovers
+                    leftovers = []
+                    freeElsewhere(batch)
+                }
+            }
         }
     }
 
     func connectionClosed(_ summary: HTTPConnectionSummary) {
         diagnostics.count(summary)
+    }
+}
+
+extension HARMessage {
+    /// The parts a record keeps, moved out of the message (the rest is dropped): passing the
+    /// fields on one by one copied them (every array and string retained, then released).
+    consuming func takeParts() -> (HTTPMessage, WireSize, RecordSource, [RecordNote]) {
+        (message, wire, recordSource, notes)
     }
 }

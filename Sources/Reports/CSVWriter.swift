@@ -62,6 +62,9 @@ public protocol CSVCells {
 
 extension CSVCells {
     public mutating func append(_ text: String) {
+        // A native or small String lends its UTF-8 as it is (no copy of the String to mutate,
+        // with its retain and release, as `withUTF8` needs; once per text cell).
+        if text.utf8.withContiguousStorageIfAvailable({ append(utf8: $0) }) != nil { return }
         var text = text
         text.withUTF8 { append(utf8: $0) }
     }
@@ -96,12 +99,31 @@ public struct CSVRowBytes: CSVCells {
     public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result { text.withBytes(body) }
 
     public mutating func append(utf8 field: UnsafeBufferPointer<UInt8>) {
-        beginCell()
-        let needsQuotes = field.contains { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }
-        guard needsQuotes else { return text.append(field) }
-        // Every byte doubled at most, between two quotes.
-        text.write(maximumLength: 2 * field.count + 2) { start in
+        // The comma and the cell in one write: one look at the buffer's room and uniqueness.
+        let comma = cells > 0
+        cells += 1
+        guard Self.needsQuotes(field) else {
+            guard let source = field.baseAddress, !field.isEmpty else {
+                if comma { text.append(UInt8(ascii: ",")) }
+                return
+            }
+            return text.write(maximumLength: field.count + 1) { start in
+                var end = start
+                if comma {
+                    end.pointee = UInt8(ascii: ",")
+                    end += 1
+                }
+                end.update(from: source, count: field.count)
+                return end - start + field.count
+            }
+        }
+        // Every byte doubled at most, between two quotes, after the comma.
+        text.write(maximumLength: 2 * field.count + 3) { start in
             var end = start
+            if comma {
+                end.pointee = UInt8(ascii: ",")
+                end += 1
+            }
             end.pointee = 34
             end += 1
             for byte in field {
@@ -117,12 +139,50 @@ public struct CSVRowBytes: CSVCells {
         }
     }
 
+    /// Whether a field holds a comma, a quote, CR or LF: eight bytes at a time (a word has one
+    /// of them when the word XOR that byte repeated has a zero byte), then the last few one by one.
+    @inline(__always)
+    static func needsQuotes(_ field: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard var position = field.baseAddress.map(UnsafeRawPointer.init) else { return false }
+        var left = field.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        while left >= 8 {
+            let word = position.loadUnaligned(as: UInt64.self)
+            if hasZeroByte(word ^ (ones &* 44)) || hasZeroByte(word ^ (ones &* 34)) || hasZeroByte(word ^ (ones &* 10))
+                || hasZeroByte(word ^ (ones &* 13))
+            {
+                return true
+            }
+            position += 8
+            left -= 8
+        }
+        while left > 0 {
+            let byte = position.load(as: UInt8.self)
+            if byte == 44 || byte == 34 || byte == 10 || byte == 13 { return true }
+            position += 1
+            left -= 1
+        }
+        return false
+    }
+
     /// Digits need no quotes: written straight into the row (once per number cell).
     public mutating func append(_ number: Int?) {
-        beginCell()
-        guard let number else { return }
-        text.write(maximumLength: FixedDecimal.maximumLength(decimals: 0)) {
-            FixedDecimal.write(UInt64(number.magnitude), decimals: 0, negative: number < 0, at: $0)
+        let comma = cells > 0
+        cells += 1
+        guard let number else {
+            if comma { text.append(UInt8(ascii: ",")) }
+            return
+        }
+        text.write(maximumLength: FixedDecimal.maximumLength(decimals: 0) + 1) { start in
+            var digits = start
+            if comma {
+                digits.pointee = UInt8(ascii: ",")
+                digits += 1
+            }
+            return digits - start
+                + FixedDecimal.write(UInt64(number.magnitude), decimals: 0, negative: number < 0, at: digits)
         }
     }
 

@@ -128,6 +128,38 @@ final class EstimatorTests: XCTestCase {
         XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 556)
     }
 
+    func testRepeatsAmongStackAddedFieldsDoNotMergeTheAppsFields() throws {
+        // Accept twice (the stack's, left out), the app's X-A and X-B once each: no merging.
+        // X-A: 3+2+1+2 = 8; X-B: 8; final CRLF 2 → 18
+        let apart = request("/", [("Accept", "a"), ("X-A", "1"), ("accept", "b"), ("X-B", "2")])
+        XCTAssertEqual(try documentedEstimate(apart, body(0)).headers, 18)
+        // The app's X-A twice around the stack's Host: merged, "X-A: 1,22": 3+2+4+2 = 11, + 2 = 13
+        let merged = request("/", [("X-A", "1"), ("Host", "h"), ("x-a", "22")])
+        XCTAssertEqual(try documentedEstimate(merged, body(0)).headers, 13)
+    }
+
+    func testSixtyFourFieldsTakeTheWordPath() throws {
+        // 64 distinct names F0…F63 with value "v": F0–F9 2+2+1+2 = 7 each (70), F10–F63
+        // 3+2+1+2 = 8 each (432), + 2 = 504; with Host among them (stack-added, 4+2+1+2 = 9
+        // not counted) still 504; F7 sent again as f7 "w" (65 fields, the general path): "v,w" + 2 → 506.
+        var fields = (0..<64).map { ("F\($0)", "v") }
+        XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 504)
+        fields[20] = ("Host", "h")
+        // F20 (8) replaced by Host: 504 - 8 = 496
+        XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 496)
+        fields.append(("f7", "w"))
+        XCTAssertEqual(try documentedEstimate(request("/", fields), body(0)).headers, 498)
+    }
+
+    func testNonASCIINameCanonicallyEqualToAStackAddedName() throws {
+        // U+037E GREEK QUESTION MARK is canonically ";": Strings (what the profile's names are
+        // compared as) take "x\u{037E}y" (4 bytes) for "x;y" (3), so a length apart is no
+        // proof that the names differ. Keep: 4+2+1+2 = 9, + 2 = 11.
+        let estimator = DocumentedEstimator(profile: ClientProfile(name: "custom", stackAddedFields: ["x;y"]))
+        let message = request("/", [("x\u{037E}y", "1"), ("Keep", "3")])
+        XCTAssertEqual(try estimator.estimate(message, body: body(0)).get().headers, 11)
+    }
+
     func testRepeatedRequestFieldsJoinWithAComma() throws {
         let message = request("/", [("X-A", "1"), ("x-a", "22")])
         // "X-A: 1,22": 3+2+4+2 = 11, + 2 = 13

@@ -76,6 +76,53 @@ final class ReadAheadTests: XCTestCase {
     }
 }
 
+extension ReadAheadTests {
+    /// What the consumer gives back while the reader runs is freed on the reader's thread (when
+    /// it next hands a batch on); once the reader is done, at once, on the consumer's. Every
+    /// value given back is freed exactly once.
+    func testGivenBackValuesAreFreedOnTheReadersThread() {
+        let frees = FreeLog()
+        let consumer = Thread.current
+        let ahead = ReadAhead<Int, Void>(maxBatchItems: 4, maxQueuedBatches: 2) { put in
+            for item in 0..<400 { put(item, 1) }
+        }
+        var given = 0
+        while let item = ahead.next() {
+            // 4 values at every 8th item: 50 times while the reader may still be running.
+            if item % 8 == 0 {
+                ahead.giveBack((0..<4).map { _ in Tracked(frees) })
+                given += 4
+            }
+        }
+        // Every one freed: the reader frees what is left when it ends (give it up to 5 s to get
+        // there after handing its result over), and some were freed on its thread.
+        let deadline = Date().addingTimeInterval(5)
+        while frees.count < given, Date() < deadline { usleep(1_000) }
+        XCTAssertEqual(frees.count, given)
+        XCTAssertTrue(frees.threads.contains { $0 !== consumer })
+        // The reader is done: these are freed here, before giveBack returns.
+        ahead.giveBack([Tracked(frees), Tracked(frees)])
+        XCTAssertEqual(frees.count, given + 2)
+        XCTAssertTrue(frees.threads.suffix(2).allSatisfy { $0 === consumer })
+        withExtendedLifetime(ahead) {}
+    }
+}
+
+/// Records on which thread each `Tracked` value was freed.
+private final class FreeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var freedOn: [Thread] = []
+    func add(_ thread: Thread) { lock.withLock { freedOn.append(thread) } }
+    var count: Int { lock.withLock { freedOn.count } }
+    var threads: [Thread] { lock.withLock { freedOn } }
+}
+
+private final class Tracked {
+    let log: FreeLog
+    init(_ log: FreeLog) { self.log = log }
+    deinit { log.add(Thread.current) }
+}
+
 private final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

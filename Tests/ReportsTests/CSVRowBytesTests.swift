@@ -67,4 +67,27 @@ final class CSVRowBytesTests: XCTestCase {
         // The quote doubled inside quotes; 0.125 rounds half to even: 0.12.
         XCTAssertEqual(String(decoding: row.bytes, as: UTF8.self), "\"a\"\"b\",0.12\r\n")
     }
+
+    /// Every special byte (comma, quote, CR, LF) at every place of cells 0 to 24 bytes long
+    /// (the word-at-a-time scan's words and tail), and a byte of each other value, against
+    /// RFC 4180's rule written out here: quoted, quotes doubled, when one of the four is there.
+    func testQuotingMatchesTheRuleAtEveryPlace() {
+        func expected(_ cell: [UInt8]) -> [UInt8] {
+            guard cell.contains(where: { $0 == 44 || $0 == 34 || $0 == 13 || $0 == 10 }) else { return cell }
+            return [34] + cell.flatMap { $0 == 34 ? [34, 34] : [$0] } + [34]
+        }
+        for length in 0...24 {
+            for place in 0..<max(length, 1) {
+                for byte in UInt8.min...UInt8.max {
+                    var cell = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    if length > 0 { cell[place] = byte }
+                    var row = CSVRowBytes()
+                    row.append(7 as Int?)
+                    cell.withUnsafeBufferPointer { row.append(utf8: $0) }
+                    row.append(nil as Int?)
+                    XCTAssertEqual(row.bytes, Array("7,".utf8) + expected(cell) + [44], "length \(length), byte \(byte) at \(place)")
+                }
+            }
+        }
+    }
 }
