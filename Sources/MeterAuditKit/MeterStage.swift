@@ -483,6 +483,8 @@ final class MeterStage {
         for (m, meter) in meters.enumerated() {
             let result = MeterJoin.join(entries: meter.entries, records: records, options: options)
             var matched = [Int32](repeating: -1, count: candidates.count)
+            // At most one key per record's key: grown once, not by doubling on the way.
+            var matchedRecords = [CoverageKey: CoverageCounts](minimumCapacity: min(coverage.wire.count, result.pairs.count))
             var figures = MeterCoverage(
                 name: meter.name, files: meter.files,
                 offset: MeterClockOffset(
@@ -510,7 +512,7 @@ final class MeterStage {
                     let candidate = candidates[pair.record]
                     aggregation.addMeterEstimate(meter: m, record: candidate.figures, estimate: estimate, split: split)
                     if let key = candidate.coverageKey {
-                        figures.matchedRecords[key, default: CoverageCounts()].add(
+                        matchedRecords[key, default: CoverageCounts()].add(
                             candidate.figures.wire, measured: candidate.figures.measured)
                     }
                     if candidate.figures.measured, let wire = candidate.figures.wire.total {
@@ -520,6 +522,7 @@ final class MeterStage {
                     if input < matchedPerInput.count { matchedPerInput[input] += 1 }
                 }
             }
+            figures.matchedRecords = matchedRecords
             for index in result.unmatchedEntries {
                 let entry = self.entry(meter: m, index)
                 let joinEntry = meter.entries[index]
