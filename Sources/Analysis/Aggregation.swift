@@ -629,7 +629,8 @@ public struct MeteredRecord: Sendable {
     public var wire: WireSize
     public var measured: Bool
 
-    public init(_ record: MessageRecord) {
+    /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
+    public init(_ record: borrowing MessageRecord) {
         group = GroupKey(endpoint: record.endpoint, direction: record.direction)
         wireProtocol = record.wireProtocol
         wire = record.wire

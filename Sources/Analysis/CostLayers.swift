@@ -462,8 +462,9 @@ public struct PendingShare: Sendable {
     let group: GroupKey
     let ip: Int
 
-    /// Nil when the record takes no share (not measured, not captured, no IP bytes).
-    public init?(_ record: MessageRecord) {
+    /// Nil when the record takes no share (not measured, not captured, no IP bytes). Borrowed:
+    /// an initializer's parameters are otherwise owned, which copied the whole record.
+    public init?(_ record: borrowing MessageRecord) {
         guard record.measured, case let .capture(flow) = record.source, let lower = record.wire.lower, lower.ip > 0
         else { return nil }
         connection = OverheadSharing.ConnectionKey(connection: flow.connection, tunnelHost: flow.tunnelHost ?? "")

@@ -168,23 +168,113 @@ public struct CoverageFigures: Sendable, Equatable {
     /// One meter's figures per host (or, `byEndpoint`, per endpoint), and direction: records
     /// matched and not, entries not matched, sorted by key.
     public func rows(_ meter: MeterCoverage, byEndpoint: Bool) -> [CoverageRow] {
-        var rows: [CoverageKey: CoverageRow] = [:]
-        func key(_ full: CoverageKey) -> CoverageKey {
-            byEndpoint ? full : CoverageKey(host: full.host, endpoint: "", direction: full.direction)
+        let endpoints = endpointRows(meter)
+        return byEndpoint ? endpoints : Self.hostRows(endpoints)
+    }
+
+    /// The rows per endpoint, sorted by key: one per key of the wire (a record's key; the
+    /// meter's joined records are among them), then the entries no record joined merged in by
+    /// key (their own rows where the wire has none).
+    public func endpointRows(_ meter: MeterCoverage) -> [CoverageRow] {
+        var rows: [CoverageRow] = []
+        rows.reserveCapacity(wire.count)
+        for (key, counts) in wire {
+            var row = CoverageRow(key: key)
+            row.wire = counts
+            if let matched = meter.matchedRecords[key] { row.matched = matched }
+            rows.append(row)
         }
-        for (full, counts) in wire {
-            rows[key(full), default: CoverageRow(key: key(full))].wire.add(counts)
+        // Joined records whose key the wire lacks (none in a run: every record's key is counted).
+        for (key, counts) in meter.matchedRecords where wire[key] == nil {
+            var row = CoverageRow(key: key)
+            row.matched = counts
+            rows.append(row)
         }
-        for (full, counts) in meter.matchedRecords {
-            rows[key(full), default: CoverageRow(key: key(full))].matched.add(counts)
+        rows = Self.sorted(rows)
+        var entries: [CoverageRow] = []
+        for (key, counts) in meter.unmatchedEntries {
+            var row = CoverageRow(key: key)
+            row.unmatchedEntries = counts
+            entries.append(row)
         }
-        for (full, counts) in meter.unmatchedEntries {
-            rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.entries += counts.entries
-            rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.bytes = saturatingSum(
-                rows[key(full), default: CoverageRow(key: key(full))].unmatchedEntries.bytes, counts.bytes)
+        guard !entries.isEmpty else { return rows }
+        entries = Self.sorted(entries)
+        // Both sorted: one merge.
+        var merged: [CoverageRow] = []
+        merged.reserveCapacity(rows.count + entries.count)
+        var next = 0
+        for entry in entries {
+            while next < rows.count, rows[next].key < entry.key {
+                merged.append(rows[next])
+                next += 1
+            }
+            if next < rows.count, rows[next].key == entry.key {
+                var row = rows[next]
+                row.unmatchedEntries.entries += entry.unmatchedEntries.entries
+                row.unmatchedEntries.bytes = saturatingSum(row.unmatchedEntries.bytes, entry.unmatchedEntries.bytes)
+                merged.append(row)
+                next += 1
+            } else {
+                merged.append(entry)
+            }
         }
-        // The keys sorted, not the rows: a row is ten times the key's size to move.
-        return rows.keys.sorted().map { rows[$0]! }
+        merged.append(contentsOf: rows[next...])
+        return merged
+    }
+
+    /// Per host and direction, from the rows per endpoint sorted by key (each host's a run,
+    /// its endpoints' figures summed per direction), sorted by key (host, then direction).
+    public static func hostRows(_ endpoints: [CoverageRow]) -> [CoverageRow] {
+        var rows: [CoverageRow] = []
+        var start = 0
+        while start < endpoints.count {
+            let host = endpoints[start].key.host
+            var end = start
+            var byDirection: [CoverageRow?] = [nil, nil, nil]
+            while end < endpoints.count, endpoints[end].key.host == host {
+                let row = endpoints[end]
+                let slot = row.key.direction.order
+                var sum = byDirection[slot] ?? CoverageRow(key: CoverageKey(host: host, endpoint: "", direction: row.key.direction))
+                sum.wire.add(row.wire)
+                sum.matched.add(row.matched)
+                sum.unmatchedEntries.entries += row.unmatchedEntries.entries
+                sum.unmatchedEntries.bytes = saturatingSum(sum.unmatchedEntries.bytes, row.unmatchedEntries.bytes)
+                byDirection[slot] = sum
+                end += 1
+            }
+            rows.append(contentsOf: byDirection.compactMap { $0 })
+            start = end
+        }
+        return rows
+    }
+
+    /// `rows` sorted by key (`CoverageKey.<`), each key's host and endpoint compared as bytes
+    /// copied out once into one buffer (no String per comparison).
+    static func sorted(_ rows: [CoverageRow]) -> [CoverageRow] {
+        var bytes: [UInt8] = []
+        var hostEnd = [Int](repeating: 0, count: rows.count)
+        var endpointEnd = [Int](repeating: 0, count: rows.count)
+        var starts = [Int](repeating: 0, count: rows.count)
+        for (index, row) in rows.enumerated() {
+            starts[index] = bytes.count
+            bytes.append(contentsOf: row.key.host.utf8)
+            hostEnd[index] = bytes.count
+            bytes.append(contentsOf: row.key.endpoint.utf8)
+            endpointEnd[index] = bytes.count
+        }
+        let directions = rows.map { $0.key.direction.order }
+        var order = Array(rows.indices)
+        bytes.withUnsafeBufferPointer { bytes in
+            func part(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
+            order.sort { a, b in
+                let byHost = bytesOrder(part(starts[a]..<hostEnd[a]), part(starts[b]..<hostEnd[b]))
+                if byHost != 0 { return byHost < 0 }
+                let byEndpoint = bytesOrder(part(hostEnd[a]..<endpointEnd[a]), part(hostEnd[b]..<endpointEnd[b]))
+                if byEndpoint != 0 { return byEndpoint < 0 }
+                return directions[a] < directions[b]
+            }
+        }
+        return order.map { rows[$0] }
     }
 }
 

@@ -156,6 +156,7 @@ final class MeterLogLoading: @unchecked Sendable {
             let logIndex = logs.count
             logs.append(log)
             // Each distinct URL's path and method numbered once, not per entry.
+            pathIDs.reserveCapacity(pathIDs.count + log.urlCount)
             var pathOfURL = [Int32](repeating: -1, count: log.urlCount)
             var methodOfIndex = [Int32](repeating: -1, count: log.methodCount)
             let fields = log.meterNames
@@ -478,11 +479,12 @@ final class MeterStage {
             return wire
         }
         let modelCount = aggregation.modelCount
-        var chartEstimates: [(estimates: [Int: Int], records: [(direction: RecordClass, wire: Int, estimate: Int)])] =
-            []
+        var chartEstimates: [(estimates: [Int?], records: [(direction: RecordClass, wire: Int, estimate: Int)])] = []
         for (m, meter) in meters.enumerated() {
             let result = MeterJoin.join(entries: meter.entries, records: records, options: options)
             var matched = [Int32](repeating: -1, count: candidates.count)
+            // At most one key per record's key: grown once, not by doubling on the way.
+            var matchedRecords = [CoverageKey: CoverageCounts](minimumCapacity: min(coverage.wire.count, result.pairs.count))
             var figures = MeterCoverage(
                 name: meter.name, files: meter.files,
                 offset: MeterClockOffset(
@@ -494,29 +496,33 @@ final class MeterStage {
                     for (key, count) in log.diagnosticCounts { figures.diagnostics[key, default: 0] += count }
                 }
             }
-            var estimates: [Int: Int] = [:]
+            // Per candidate, the meter's estimate (read back by ordinal for the charts' points).
+            var estimates = [Int?](repeating: nil, count: candidates.count)
             var chartRecords: [(direction: RecordClass, wire: Int, estimate: Int)] = []
+            chartRecords.reserveCapacity(result.pairs.count)
+            // Matched records per input: taken off its records below, the rest not metered.
+            var matchedPerInput = [Int](repeating: 0, count: diagnostics.count)
             for pair in result.pairs {
                 matched[pair.record] = Int32(pair.entry)
-                let candidate = candidates[pair.record]
                 let entry = self.entry(meter: m, pair.entry)
                 let (estimate, split) = Self.estimate(of: entry)
-                aggregation.addMeterEstimate(meter: m, record: candidate.figures, estimate: estimate, split: split)
                 figures.matchedEntries.add(bytes: Int(clamping: entry.bytes))
-                if let key = candidate.coverageKey {
-                    figures.matchedRecords[key, default: CoverageCounts()].add(
-                        candidate.figures.wire, measured: candidate.figures.measured)
-                }
-                estimates[candidate.ordinal] = estimate.total
-                if candidate.figures.measured, let wire = candidate.figures.wire.total {
-                    chartRecords.append((candidate.figures.group.direction, wire, estimate.total))
-                }
-                let input = Int(candidate.input)
-                if input < diagnostics.count {
-                    // Counted as not metered below, per input; a matched record is taken off.
-                    diagnostics[input].unestimated[meter.name, default: [:]][.notMetered, default: 0] -= 1
+                estimates[pair.record] = estimate.total
+                candidates.withUnsafeBufferPointer { candidates in
+                    let candidate = candidates[pair.record]
+                    aggregation.addMeterEstimate(meter: m, record: candidate.figures, estimate: estimate, split: split)
+                    if let key = candidate.coverageKey {
+                        matchedRecords[key, default: CoverageCounts()].add(
+                            candidate.figures.wire, measured: candidate.figures.measured)
+                    }
+                    if candidate.figures.measured, let wire = candidate.figures.wire.total {
+                        chartRecords.append((candidate.figures.group.direction, wire, estimate.total))
+                    }
+                    let input = Int(candidate.input)
+                    if input < matchedPerInput.count { matchedPerInput[input] += 1 }
                 }
             }
+            figures.matchedRecords = matchedRecords
             for index in result.unmatchedEntries {
                 let entry = self.entry(meter: m, index)
                 let joinEntry = meter.entries[index]
@@ -525,7 +531,7 @@ final class MeterStage {
             }
             for input in diagnostics.indices where input < recordsPerInput.count {
                 diagnostics[input].unestimated[meter.name, default: [:]][.notMetered, default: 0] +=
-                    recordsPerInput[input]
+                    recordsPerInput[input] - matchedPerInput[input]
                 if diagnostics[input].unestimated[meter.name]?[.notMetered] == 0 {
                     diagnostics[input].unestimated[meter.name]![.notMetered] = nil
                 }
@@ -537,6 +543,7 @@ final class MeterStage {
             coverage.meters.append(figures)
             chartEstimates.append((estimates, chartRecords))
         }
+        let ordinals = candidates.map(\.ordinal)
         aggregation.finishMeters()
         for candidate in candidates.indices {
             guard let share = candidates[candidate].share, Int(candidates[candidate].input) < sharings.count else {
@@ -554,11 +561,22 @@ final class MeterStage {
         heldShares = []
         for index in sharings.indices { aggregation.add(sharings[index].finish()) }
         for (m, joined) in chartEstimates.enumerated() {
-            charts.addJoined(estimator: modelCount + m, estimates: { joined.estimates[$0] }, records: joined.records)
+            // Candidates are in ordinal order: a point's candidate found by halving.
+            charts.addJoined(
+                estimator: modelCount + m,
+                estimates: { ordinal in
+                    var low = 0
+                    var high = ordinals.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if ordinals[middle] < ordinal { low = middle + 1 } else { high = middle }
+                    }
+                    return low < ordinals.count && ordinals[low] == ordinal ? joined.estimates[low] : nil
+                }, records: joined.records)
         }
         // What only the join needed goes before the reports are written (they run on every
         // core, and their peak is the run's): messages.csv needs only the candidates' places.
-        candidateOrdinals = candidates.map(\.ordinal)
+        candidateOrdinals = ordinals
         candidates = []
         for m in meters.indices { meters[m].entries = [] }
         recordPaths = [:]

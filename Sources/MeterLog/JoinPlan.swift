@@ -32,19 +32,26 @@ struct AlignScratch {
 }
 
 /// The entries and records grouped and sorted once; `assign` runs at any offset.
+///
+/// Laid out flat, so that an assignment (about 20 per join) walks plain arrays of numbers:
+/// every bucket's entries (positions, in time order) one after the other in `bucketEntries`,
+/// its records in `bucketRecords`, a bucket naming its two ranges, a group its buckets' range.
 struct Plan {
-    struct Bucket {
-        /// Entry and record positions, each in time order (then by index).
-        var entries: [Int]
-        var records: [Int]
-    }
-
     /// A group's buckets, most specific first: entries with a query and a status, with a query,
     /// with a status, with neither. Each bucket's records are those its key allows (a record
     /// without a status is allowed any); entries of one bucket cannot be told apart but by
     /// time, so only they are kept in order.
+    struct Bucket {
+        /// Ranges of `bucketEntries` and `bucketRecords`: entry and record positions, each in
+        /// time order (then by index).
+        var entries: Range<Int>
+        var records: Range<Int>
+    }
+
     struct Group {
-        var buckets: [Bucket] = []
+        /// A range of `buckets`.
+        var buckets: Range<Int>
+        var isResponse: Bool
     }
 
     private struct BucketKey: Hashable {
@@ -56,9 +63,15 @@ struct Plan {
 
     let entries: [JoinEntry]
     let records: [WireRecord]
-    /// Request groups first: a response follows its request by pairing.
+    /// Request groups first (a response follows its request by pairing), each kind in the
+    /// order of its first entry.
     private(set) var groups: [Group] = []
-    private(set) var groupIsResponse: [Bool] = []
+    private(set) var buckets: [Bucket] = []
+    private(set) var bucketEntries: [Int] = []
+    private(set) var bucketRecords: [Int] = []
+    /// Per entry and per record (position): its time (read without touching the entry).
+    private let entryTime: [Int64]
+    private let recordTime: [Int64]
     /// Per record (position): the position of its exchange's response record, or −1.
     private var responseOfRecord: [Int32] = []
     /// Per response entry (position): the position of the request entry that shares its
@@ -78,136 +91,148 @@ struct Plan {
     init(entries: [JoinEntry], records: [WireRecord]) {
         self.entries = entries
         self.records = records
-        // Groups by an integer key: the callers' (`groupKey`) when every entry and record has
-        // one, else the strings numbered here.
-        var groupOf: [Int64: Int32] = [:]
-        var keys: [MeterDirection] = []
+        entryTime = entries.map(\.time)
+        recordTime = records.map(\.time)
+        let entryIndex = entries.map(\.index)
+        let recordIndex = records.map(\.index)
+        // Each entry's and record's group number: the callers' (`groupKey`) when every entry
+        // and record has one, else the strings numbered here. A record whose number no entry
+        // has is in no group (−1).
         let keysGiven = entries.allSatisfy { $0.groupKey >= 0 } && records.allSatisfy { $0.groupKey >= 0 }
-        var numberOfKey: [GroupKey: Int64] = [:]
-        func number(_ direction: MeterDirection, _ method: String, _ url: NormalizedURL, given: Int64, add: Bool)
-            -> Int64?
-        {
-            if keysGiven { return given }
-            let key = GroupKey(direction: direction, method: method, pathKey: url.pathKey)
-            if let found = numberOfKey[key] { return found }
-            guard add else { return nil }
-            numberOfKey[key] = Int64(numberOfKey.count)
-            return Int64(numberOfKey.count - 1)
-        }
-        /// pairing → the position of the request entry that carries it.
-        var requestOfPairing: [Int: Int] = [:]
-        /// exchange → the position of its response record.
-        var responseOfExchange: [Int: Int] = [:]
-        var keyOfEntry = [Int32](repeating: -1, count: entries.count)
-        var keyOfRecord = [Int32](repeating: -1, count: records.count)
-        // The sort keys apart, so that sorting reads no entry or record (and retains no string).
-        var entryTimes = [(Int64, Int)]()
-        entryTimes.reserveCapacity(entries.count)
-        var recordTimes = [(Int64, Int)]()
-        recordTimes.reserveCapacity(records.count)
-        for position in entries.indices {
-            let number = number(
-                entries[position].direction, entries[position].method, entries[position].url,
-                given: entries[position].groupKey, add: true)!
-            let key: Int32
-            if let found = groupOf[number] {
-                key = found
-            } else {
-                key = Int32(keys.count)
-                groupOf[number] = key
-                keys.append(entries[position].direction)
+        var entryKey: [Int64]
+        var recordKey: [Int64]
+        if keysGiven {
+            entryKey = entries.map(\.groupKey)
+            recordKey = records.map(\.groupKey)
+        } else {
+            var numberOfKey: [GroupKey: Int64] = [:]
+            entryKey = entries.map { entry in
+                let key = GroupKey(direction: entry.direction, method: entry.method, pathKey: entry.url.pathKey)
+                if let found = numberOfKey[key] { return found }
+                numberOfKey[key] = Int64(numberOfKey.count)
+                return Int64(numberOfKey.count - 1)
             }
-            keyOfEntry[position] = key
-            entryTimes.append((entries[position].time, entries[position].index))
-            if entries[position].direction == .request, let pairing = entries[position].pairing,
-                requestOfPairing[pairing] == nil
-            {
-                requestOfPairing[pairing] = position
+            recordKey = records.map { record in
+                numberOfKey[GroupKey(direction: record.direction, method: record.method, pathKey: record.url.pathKey)]
+                    ?? -1
             }
         }
-        for position in records.indices {
-            // A record no entry can match stays out of every group.
-            if let number = number(
-                records[position].direction, records[position].method, records[position].url,
-                given: records[position].groupKey, add: false),
-                let index = groupOf[number]
-            {
-                keyOfRecord[position] = index
-            }
-            recordTimes.append((records[position].time, records[position].index))
-            if records[position].direction == .response, let exchange = records[position].exchange,
-                responseOfExchange[exchange] == nil
-            {
-                responseOfExchange[exchange] = position
-            }
-        }
-        requestOfEntry = entries.map { entry in
-            guard entry.direction == .response, let pairing = entry.pairing, let request = requestOfPairing[pairing]
-            else { return -1 }
-            return Int32(request)
-        }
-        responseOfRecord = records.map { record in
-            guard let exchange = record.exchange, let response = responseOfExchange[exchange] else { return -1 }
-            return Int32(response)
-        }
-        let order = keys.indices.sorted {
-            (keys[$0] == .request ? 0 : 1, $0) < (keys[$1] == .request ? 0 : 1, $1)
-        }
-        // Groups are numbered in `groups`' order.
-        var placeOfKey = [Int32](repeating: -1, count: keys.count)
-        for (place, index) in order.enumerated() { placeOfKey[index] = Int32(place) }
-        groupOfEntry = keyOfEntry.map { placeOfKey[Int($0)] }
-        groupOfRecord = keyOfRecord.map { $0 < 0 ? -1 : placeOfKey[Int($0)] }
-        // Every group's entries (and records) in one array, group after group, each group's in
-        // time order (then by index; a stable sort of positions in order): a counting sort by
-        // group, then a sort of each group's range.
-        func grouped(_ groupOf: [Int32], times: [(Int64, Int)]) -> (positions: [Int], starts: [Int]) {
-            var starts = [Int](repeating: 0, count: keys.count + 1)
-            for group in groupOf where group >= 0 { starts[Int(group) + 1] += 1 }
-            for group in keys.indices { starts[group + 1] += starts[group] }
-            var next = starts
-            var positions = [Int](repeating: 0, count: starts[keys.count])
-            for (position, group) in groupOf.enumerated() where group >= 0 {
-                positions[next[Int(group)]] = position
-                next[Int(group)] += 1
-            }
-            times.withUnsafeBufferPointer { times in
-                positions.withUnsafeMutableBufferPointer { positions in
-                    for group in keys.indices where starts[group + 1] - starts[group] > 1 {
-                        positions[starts[group]..<starts[group + 1]].sort { times[$0] < times[$1] }
-                    }
+        // Entries and records sorted by (group number, time, index): each group's a run in
+        // time order. Sorted as positions over plain arrays (no entry or record read, no
+        // string retained).
+        var sortedEntries = Array(entries.indices)
+        var sortedRecords = records.indices.filter { recordKey[$0] >= 0 }
+        entryKey.withUnsafeBufferPointer { key in
+            entryTime.withUnsafeBufferPointer { time in
+                entryIndex.withUnsafeBufferPointer { index in
+                    sortedEntries.sort { (key[$0], time[$0], index[$0]) < (key[$1], time[$1], index[$1]) }
                 }
             }
-            return (positions, starts)
         }
-        let groupedEntries = grouped(groupOfEntry, times: entryTimes)
-        let groupedRecords = grouped(groupOfRecord, times: recordTimes)
-        groups.reserveCapacity(keys.count)
-        groupIsResponse.reserveCapacity(keys.count)
-        for place in order.indices {
-            let entryOrder = Array(
-                groupedEntries.positions[groupedEntries.starts[place]..<groupedEntries.starts[place + 1]])
-            let recordOrder = Array(
-                groupedRecords.positions[groupedRecords.starts[place]..<groupedRecords.starts[place + 1]])
-            let index = order[place]
-            let firstKey = BucketKey(query: entries[entryOrder[0]].url.query, status: entries[entryOrder[0]].status)
-            if entryOrder.allSatisfy({ BucketKey(query: entries[$0].url.query, status: entries[$0].status) == firstKey }
-            ) {
+        recordKey.withUnsafeBufferPointer { key in
+            recordTime.withUnsafeBufferPointer { time in
+                recordIndex.withUnsafeBufferPointer { index in
+                    sortedRecords.sort { (key[$0], time[$0], index[$0]) < (key[$1], time[$1], index[$1]) }
+                }
+            }
+        }
+        // The groups: runs of one number among the entries, the records' runs of that number
+        // beside them (both sorted by number: one merge).
+        var runs: [(entries: Range<Int>, records: Range<Int>, first: Int, isResponse: Bool)] = []
+        var start = 0
+        var recordAt = 0
+        while start < sortedEntries.count {
+            let key = entryKey[sortedEntries[start]]
+            var end = start
+            var first = Int.max
+            while end < sortedEntries.count, entryKey[sortedEntries[end]] == key {
+                first = min(first, sortedEntries[end])
+                end += 1
+            }
+            while recordAt < sortedRecords.count, recordKey[sortedRecords[recordAt]] < key { recordAt += 1 }
+            let recordStart = recordAt
+            while recordAt < sortedRecords.count, recordKey[sortedRecords[recordAt]] == key { recordAt += 1 }
+            runs.append((start..<end, recordStart..<recordAt, first, entries[first].direction == .response))
+            start = end
+        }
+        // Request groups first, then in the order of their first entry in the log (each run's
+        // first entry is its own: a pass over the entries' positions puts them in order).
+        var runOfFirst = [Int32](repeating: -1, count: entries.count)
+        for (run, info) in runs.enumerated() { runOfFirst[info.first] = Int32(run) }
+        var order: [Int] = []
+        order.reserveCapacity(runs.count)
+        for response in [false, true] {
+            for run in runOfFirst where run >= 0 && runs[Int(run)].isResponse == response { order.append(Int(run)) }
+        }
+        var groupOfEntry = [Int32](repeating: -1, count: entries.count)
+        var groupOfRecord = [Int32](repeating: -1, count: records.count)
+        groups.reserveCapacity(runs.count)
+        buckets.reserveCapacity(runs.count)
+        bucketEntries.reserveCapacity(entries.count)
+        bucketRecords.reserveCapacity(sortedRecords.count)
+        for (place, run) in order.map({ runs[$0] }).enumerated() {
+            let entryOrder = sortedEntries[run.entries]
+            let recordOrder = sortedRecords[run.records]
+            for position in entryOrder { groupOfEntry[position] = Int32(place) }
+            for position in recordOrder { groupOfRecord[position] = Int32(place) }
+            let firstBucket = buckets.count
+            defer { groups.append(Group(buckets: firstBucket..<buckets.count, isResponse: run.isResponse)) }
+            let firstEntry = entries[entryOrder.first!]
+            let firstQuery = firstEntry.url.query
+            let firstStatus = firstEntry.status
+            if entryOrder.allSatisfy({ entries[$0].status == firstStatus && entries[$0].url.query == firstQuery }) {
                 // One bucket (the usual group): its records picked straight from the group's,
                 // as the tables below would pick them.
-                let candidates: [Int]
-                switch (firstKey.query, firstKey.status) {
+                let entryStart = bucketEntries.count
+                bucketEntries.append(contentsOf: entryOrder)
+                let recordStart = bucketRecords.count
+                switch (firstQuery, firstStatus) {
                 case let (query?, status?):
-                    candidates = recordOrder.filter {
-                        records[$0].url.query == query && (records[$0].status == nil || records[$0].status == status)
+                    for position in recordOrder
+                    where records[position].url.query == query
+                        && (records[position].status == nil || records[position].status == status)
+                    {
+                        bucketRecords.append(position)
                     }
-                case let (query?, nil): candidates = recordOrder.filter { records[$0].url.query == query }
+                case let (query?, nil):
+                    for position in recordOrder where records[position].url.query == query {
+                        bucketRecords.append(position)
+                    }
                 case let (nil, status?):
-                    candidates = recordOrder.filter { records[$0].status == nil || records[$0].status == status }
-                case (nil, nil): candidates = recordOrder
+                    for position in recordOrder
+                    where records[position].status == nil || records[position].status == status {
+                        bucketRecords.append(position)
+                    }
+                case (nil, nil): bucketRecords.append(contentsOf: recordOrder)
                 }
-                groups.append(Group(buckets: [Bucket(entries: entryOrder, records: candidates)]))
-                groupIsResponse.append(keys[index] == .response)
+                buckets.append(
+                    Bucket(entries: entryStart..<bucketEntries.count, records: recordStart..<bucketRecords.count))
+                continue
+            }
+            if entryOrder.count <= 16, recordOrder.count <= 64 {
+                // A small group: its keys found and its records picked by scanning, as the
+                // tables below would pick them (in the group's time order).
+                var keys: [(key: BucketKey, order: Int)] = []
+                for position in entryOrder {
+                    let key = BucketKey(query: entries[position].url.query, status: entries[position].status)
+                    if !keys.contains(where: { $0.key == key }) { keys.append((key, keys.count)) }
+                }
+                keys.sort { ($0.key.rank, $0.order) < ($1.key.rank, $1.order) }
+                for (key, _) in keys {
+                    let entryStart = bucketEntries.count
+                    for position in entryOrder
+                    where entries[position].status == key.status && entries[position].url.query == key.query {
+                        bucketEntries.append(position)
+                    }
+                    let recordStart = bucketRecords.count
+                    for position in recordOrder {
+                        if let query = key.query, records[position].url.query != query { continue }
+                        if let status = key.status, let other = records[position].status, other != status { continue }
+                        bucketRecords.append(position)
+                    }
+                    buckets.append(
+                        Bucket(entries: entryStart..<bucketEntries.count, records: recordStart..<bucketRecords.count))
+                }
                 continue
             }
             var bucketKeys: [BucketKey] = []
@@ -230,27 +255,60 @@ struct Plan {
                     recordsWithoutStatus.append(position)
                 }
             }
-            var group = Group()
             for key in bucketKeys.enumerated().sorted(by: {
                 ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset)
             }).map(\.element) {
-                let candidates: [Int]
+                let entryStart = bucketEntries.count
+                bucketEntries.append(contentsOf: entriesOfKey[key]!)
+                let recordStart = bucketRecords.count
                 switch (key.query, key.status) {
                 case let (query?, status?):
-                    candidates = (recordsOfQuery[query] ?? []).filter {
-                        records[$0].status == nil || records[$0].status == status
+                    for position in recordsOfQuery[query] ?? []
+                    where records[position].status == nil || records[position].status == status {
+                        bucketRecords.append(position)
                     }
-                case let (query?, nil): candidates = recordsOfQuery[query] ?? []
+                case let (query?, nil): bucketRecords.append(contentsOf: recordsOfQuery[query] ?? [])
                 case let (nil, status?):
-                    candidates = ((recordsOfStatus[status] ?? []) + recordsWithoutStatus).sorted {
-                        (records[$0].time, records[$0].index) < (records[$1].time, records[$1].index)
-                    }
-                case (nil, nil): candidates = recordOrder
+                    bucketRecords.append(
+                        contentsOf: ((recordsOfStatus[status] ?? []) + recordsWithoutStatus).sorted {
+                            (recordTime[$0], recordIndex[$0]) < (recordTime[$1], recordIndex[$1])
+                        })
+                case (nil, nil): bucketRecords.append(contentsOf: recordOrder)
                 }
-                group.buckets.append(Bucket(entries: entriesOfKey[key]!, records: candidates))
+                buckets.append(
+                    Bucket(entries: entryStart..<bucketEntries.count, records: recordStart..<bucketRecords.count))
             }
-            groups.append(group)
-            groupIsResponse.append(keys[index] == .response)
+        }
+        self.groupOfEntry = groupOfEntry
+        self.groupOfRecord = groupOfRecord
+        // Pairings and exchanges: the first request entry of each pairing and the first
+        // response record of each exchange (by position).
+        var requestOfPairing: [Int: Int] = [:]
+        var responseOfExchange: [Int: Int] = [:]
+        requestOfPairing.reserveCapacity(entries.count / 2)
+        responseOfExchange.reserveCapacity(records.count / 2)
+        for position in entries.indices {
+            if entries[position].direction == .request, let pairing = entries[position].pairing,
+                requestOfPairing[pairing] == nil
+            {
+                requestOfPairing[pairing] = position
+            }
+        }
+        for position in records.indices {
+            if records[position].direction == .response, let exchange = records[position].exchange,
+                responseOfExchange[exchange] == nil
+            {
+                responseOfExchange[exchange] = position
+            }
+        }
+        requestOfEntry = entries.map { entry in
+            guard entry.direction == .response, let pairing = entry.pairing, let request = requestOfPairing[pairing]
+            else { return -1 }
+            return Int32(request)
+        }
+        responseOfRecord = records.map { record in
+            guard let exchange = record.exchange, let response = responseOfExchange[exchange] else { return -1 }
+            return Int32(response)
         }
     }
 
@@ -272,77 +330,139 @@ struct Plan {
     /// `scratch` holds the buffers every bucket reuses, so that an assignment allocates only
     /// its result, however many small buckets the log's URLs make.
     func assign(offset: Int64, tolerance: Int64, maxBand: Int, scratch: inout AlignScratch) -> Matching {
-        var matching = Matching(recordOfEntry: [Int](repeating: -1, count: entries.count))
-        var taken = [Bool](repeating: false, count: records.count)
-        func take(_ e: Int, _ r: Int) {
-            matching.recordOfEntry[e] = r
-            taken[r] = true
-            matching.count += 1
-            let distance = records[r].time.subtractingSaturating(entries[e].time.addingSaturating(offset))
-            matching.cost = matching.cost.addingSaturating(distance.magnitudeSaturating)
-        }
-        for (index, group) in groups.enumerated() {
-            if groupIsResponse[index] {
+        // Plain buffers and loops (no closure captures a counter: each access to one would be
+        // checked for exclusivity at run time).
+        var state = AssignState(entries: entries.count, records: records.count)
+        defer { state.release() }
+        for group in groups {
+            if group.isResponse {
                 // A response whose request entry matched takes that exchange's response record
                 // (of the same method and path: the entry's group).
-                for bucket in group.buckets {
-                    for e in bucket.entries {
+                for b in group.buckets {
+                    for place in buckets[b].entries {
+                        let e = bucketEntries[place]
                         let request = Int(requestOfEntry[e])
                         guard request >= 0 else { continue }
-                        let requestRecord = matching.recordOfEntry[request]
+                        let requestRecord = state.recordOfEntry[request]
                         guard requestRecord >= 0 else { continue }
                         let r = Int(responseOfRecord[requestRecord])
-                        guard r >= 0, !taken[r], groupOfRecord[r] == groupOfEntry[e], compatible(e, r) else {
+                        guard r >= 0, !state.taken[r], groupOfRecord[r] == groupOfEntry[e], compatible(e, r) else {
                             continue
                         }
-                        take(e, r)
+                        state.take(e, r, distance: recordTime[r].subtractingSaturating(entryTime[e].addingSaturating(offset)))
                     }
                 }
             }
-            for bucket in group.buckets {
+            for b in group.buckets {
+                let bucket = buckets[b]
                 if bucket.entries.count == 1 {
                     // One entry (most buckets of a log of many URLs): the alignment's answer
                     // without its buffers.
-                    let e = bucket.entries[0]
-                    guard matching.recordOfEntry[e] < 0 else { continue }
+                    let e = bucketEntries[bucket.entries.lowerBound]
+                    guard state.recordOfEntry[e] < 0 else { continue }
+                    let time = entryTime[e].addingSaturating(offset)
                     let r = nearestRecord(
-                        to: entries[e].time.addingSaturating(offset), in: bucket.records, taken: taken,
-                        tolerance: tolerance, maxBand: maxBand)
-                    if r >= 0 { take(e, r) }
+                        to: time, in: bucket.records, taken: state.taken, tolerance: tolerance, maxBand: maxBand)
+                    if r >= 0 { state.take(e, r, distance: recordTime[r].subtractingSaturating(time)) }
                     continue
                 }
                 scratch.free.removeAll(keepingCapacity: true)
                 scratch.open.removeAll(keepingCapacity: true)
                 scratch.entryTimes.removeAll(keepingCapacity: true)
                 scratch.recordTimes.removeAll(keepingCapacity: true)
-                for e in bucket.entries where matching.recordOfEntry[e] < 0 {
+                for place in bucket.entries {
+                    let e = bucketEntries[place]
+                    guard state.recordOfEntry[e] < 0 else { continue }
                     scratch.free.append(e)
-                    scratch.entryTimes.append(entries[e].time.addingSaturating(offset))
+                    scratch.entryTimes.append(entryTime[e].addingSaturating(offset))
                 }
                 guard !scratch.free.isEmpty else { continue }
-                for r in bucket.records where !taken[r] {
+                for place in bucket.records {
+                    let r = bucketRecords[place]
+                    guard !state.taken[r] else { continue }
                     scratch.open.append(r)
-                    scratch.recordTimes.append(records[r].time)
+                    scratch.recordTimes.append(recordTime[r])
                 }
                 guard !scratch.open.isEmpty else { continue }
                 // A bucket's records are all compatible with its entries (see `Group`).
                 Self.align(tolerance: tolerance, maxBand: maxBand, allowed: nil, scratch: &scratch)
-                for (i, j) in scratch.pairs { take(scratch.free[i], scratch.open[j]) }
+                for (i, j) in scratch.pairs {
+                    let e = scratch.free[i]
+                    let r = scratch.open[j]
+                    state.take(e, r, distance: recordTime[r].subtractingSaturating(entryTime[e].addingSaturating(offset)))
+                }
             }
         }
-        return matching
+        return Matching(
+            recordOfEntry: Array(UnsafeBufferPointer(start: state.recordOfEntry, count: entries.count)),
+            count: state.count, cost: state.cost)
+    }
+
+    /// An assignment under way: each entry's record (−1: none yet), whether each record is
+    /// taken, and the pairs' count and cost.
+    private struct AssignState {
+        let recordOfEntry: UnsafeMutablePointer<Int>
+        let taken: UnsafeMutablePointer<Bool>
+        var count = 0
+        var cost: Int64 = 0
+
+        init(entries: Int, records: Int) {
+            recordOfEntry = .allocate(capacity: max(1, entries))
+            recordOfEntry.initialize(repeating: -1, count: entries)
+            taken = .allocate(capacity: max(1, records))
+            taken.initialize(repeating: false, count: records)
+        }
+
+        @inline(__always) mutating func take(_ e: Int, _ r: Int, distance: Int64) {
+            recordOfEntry[e] = r
+            taken[r] = true
+            count += 1
+            cost = cost.addingSaturating(distance.magnitudeSaturating)
+        }
+
+        func release() {
+            recordOfEntry.deallocate()
+            taken.deallocate()
+        }
     }
 
     /// What `align` gives one entry at `time` among `records` (positions in time order) not
     /// `taken`: of the untaken records in its band (within the tolerance and `maxBand` ranks of
     /// its time), the nearest, the earliest of equals; −1 when the band is empty.
     func nearestRecord(to time: Int64, in candidates: [Int], taken: [Bool], tolerance: Int64, maxBand: Int) -> Int {
+        taken.withUnsafeBufferPointer { taken in
+            Self.nearestRecord(
+                to: time, in: candidates, candidates.indices, times: recordTime,
+                taken: UnsafeMutablePointer(mutating: taken.baseAddress ?? UnsafePointer(bitPattern: 8)!),
+                tolerance: tolerance, maxBand: maxBand)
+        }
+    }
+
+    /// `nearestRecord` over a bucket's records (`places` in `bucketRecords`).
+    @inline(__always)
+    func nearestRecord(
+        to time: Int64, in places: Range<Int>, taken: UnsafeMutablePointer<Bool>, tolerance: Int64, maxBand: Int
+    ) -> Int {
+        Self.nearestRecord(
+            to: time, in: bucketRecords, places, times: recordTime, taken: taken, tolerance: tolerance,
+            maxBand: maxBand)
+    }
+
+    /// `nearestRecord` over `list[places]` (record positions), every record's time and whether
+    /// each is taken.
+    @inline(__always)
+    static func nearestRecord(
+        to time: Int64, in list: [Int], _ places: Range<Int>, times: [Int64], taken: UnsafeMutablePointer<Bool>,
+        tolerance: Int64, maxBand: Int
+    ) -> Int {
         let earliest = time.subtractingSaturating(tolerance)
         let latest = time.addingSaturating(tolerance)
         // The rank of the entry's time among the untaken records: how many are at or before it.
         var atOrBefore = 0
-        for r in candidates where !taken[r] {
-            guard records[r].time <= time else { break }
+        for place in places {
+            let r = list[place]
+            guard !taken[r] else { continue }
+            guard times[r] <= time else { break }
             atOrBefore += 1
         }
         let lowRank = atOrBefore - min(maxBand, atOrBefore)
@@ -350,11 +470,13 @@ struct Plan {
         var rank = 0
         var best = -1
         var bestDistance: Int64 = 0
-        for r in candidates where !taken[r] {
+        for place in places {
+            let r = list[place]
+            guard !taken[r] else { continue }
             defer { rank += 1 }
             guard rank >= lowRank else { continue }
             guard rank < highRank else { break }
-            let recordTime = records[r].time
+            let recordTime = times[r]
             guard recordTime >= earliest else { continue }
             guard recordTime <= latest else { break }
             let distance = recordTime.subtractingSaturating(time).magnitudeSaturating
@@ -520,11 +642,7 @@ struct Plan {
     /// (2 × tolerance wide) over the sorted entry-record differences, and 0.
     func candidateOffsets(options: JoinOptions) -> [Int64] {
         var differences: [Int64] = []
-        var buckets: [Bucket] = []
-        for group in groups {
-            // Each entry once, against the records its bucket allows.
-            buckets.append(contentsOf: group.buckets)
-        }
+        // Each entry once, against the records its bucket allows (buckets in group order).
         let sizes = buckets.map { $0.entries.count * $0.records.count }
         let order = buckets.indices.sorted { (sizes[$0], $0) < (sizes[$1], $1) }
         let budget = options.maxCandidatePairs
@@ -534,12 +652,12 @@ struct Plan {
             let ratio = (sizes[index] + share - 1) / share
             let entryStride = min(Int(Double(ratio).squareRoot().rounded(.up)), bucket.entries.count)
             let recordStride = max(1, min(bucket.records.count, (ratio + entryStride - 1) / entryStride))
-            for e in stride(from: 0, to: bucket.entries.count, by: entryStride) {
-                let entry = bucket.entries[e]
-                for r in stride(from: 0, to: bucket.records.count, by: recordStride) {
-                    let record = bucket.records[r]
+            for e in stride(from: bucket.entries.lowerBound, to: bucket.entries.upperBound, by: entryStride) {
+                let entry = bucketEntries[e]
+                for r in stride(from: bucket.records.lowerBound, to: bucket.records.upperBound, by: recordStride) {
+                    let record = bucketRecords[r]
                     guard compatible(entry, record) else { continue }
-                    differences.append(records[record].time.subtractingSaturating(entries[entry].time))
+                    differences.append(recordTime[record].subtractingSaturating(entryTime[entry]))
                 }
             }
         }
@@ -607,7 +725,7 @@ struct Plan {
 
     private func differences(_ matching: Matching) -> [Int64] {
         matching.recordOfEntry.enumerated().compactMap { e, r in
-            r < 0 ? nil : records[r].time.subtractingSaturating(entries[e].time)
+            r < 0 ? nil : recordTime[r].subtractingSaturating(entryTime[e])
         }
     }
 

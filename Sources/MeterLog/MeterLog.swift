@@ -84,14 +84,13 @@ struct StringTable: Sendable {
     }
 }
 
+/// The URLs, one per distinct text the log writes (the reader finds a text's place by the text:
+/// two spellings of one URL are two places, equal URLs).
 struct URLTable: Sendable {
     var urls: [NormalizedURL] = []
-    var index: [NormalizedURL: Int] = [:]
 
     mutating func intern(_ url: NormalizedURL) -> Int {
-        if let found = index[url] { return found }
         urls.append(url)
-        index[url] = urls.count - 1
         return urls.count - 1
     }
 }

@@ -1,5 +1,11 @@
 import CaptureIO
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Reads a meter log (docs/METER-LOG.md): JSON Lines or CSV with a header row, told apart by the
 /// first line that is not blank (a JSON object or not). The file streams through a `LineReader`
 /// line by line; each line becomes zero, one or two entries, or a diagnostic, and reading goes on.
@@ -69,11 +75,20 @@ public enum MeterLogReader {
         /// The names as bytes, by raw value.
         static let utf8Names: [[UInt8]] = allCases.map { Array($0.name.utf8) }
 
+        /// The fields by the length of their name: (raw value, name), the names compared only
+        /// with keys of their length.
+        static let byLength: [[(raw: Int, name: [UInt8])]] = {
+            var table = [[(raw: Int, name: [UInt8])]](repeating: [], count: utf8Names.map(\.count).max()! + 1)
+            for (raw, name) in utf8Names.enumerated() { table[name.count].append((raw, name)) }
+            return table
+        }()
+
         /// The field named by `bytes[range]` exactly; nil for a name not read.
         static func named(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Field? {
             let count = range.count
-            for (raw, name) in utf8Names.enumerated() where name.count == count {
-                var index = 0
+            guard count < byLength.count else { return nil }
+            for (raw, name) in byLength[count] where name[0] == bytes[range.lowerBound] {
+                var index = 1
                 while index < count, name[index] == bytes[range.lowerBound + index] { index += 1 }
                 if index == count { return Field(rawValue: raw) }
             }
@@ -82,12 +97,65 @@ public enum MeterLogReader {
     }
 
     /// One line's fields as text (a JSON number as written); nil when absent, empty or null.
+    /// Kept as bytes: the line's own where the fast path read it (each field a range of it),
+    /// else the texts appended one after another. A value becomes a String only when a table
+    /// must look it up (a URL, method or id not the last line's) or a diagnostic names it.
     struct Fields {
-        var values = [String?](repeating: nil, count: Field.allCases.count)
-        subscript(field: Field) -> String? {
-            get { values[field.rawValue] }
-            set { values[field.rawValue] = newValue }
+        var bytes: [UInt8]
+        /// Per field (raw value): the start and end of its value in `bytes`; −1 when absent.
+        var bounds = [Int32](repeating: -1, count: 2 * Field.allCases.count)
+
+        init(bytes: [UInt8] = []) { self.bytes = bytes }
+
+        /// `bytes[range]` as `field`'s value (the fast path's, over the line's own bytes).
+        mutating func set(_ field: Field, _ range: Range<Int>) {
+            bounds[2 * field.rawValue] = Int32(truncatingIfNeeded: range.lowerBound)
+            bounds[2 * field.rawValue + 1] = Int32(truncatingIfNeeded: range.upperBound)
         }
+
+        func has(_ field: Field) -> Bool { bounds[2 * field.rawValue] >= 0 }
+
+        func range(_ field: Field) -> Range<Int>? {
+            let start = bounds[2 * field.rawValue]
+            return start < 0 ? nil : Int(start)..<Int(bounds[2 * field.rawValue + 1])
+        }
+
+        subscript(field: Field) -> String? {
+            get { range(field).map { String(decoding: bytes[$0], as: UTF8.self) } }
+            set {
+                guard let newValue else {
+                    bounds[2 * field.rawValue] = -1
+                    return
+                }
+                let start = bytes.count
+                bytes.append(contentsOf: newValue.utf8)
+                set(field, start..<bytes.count)
+            }
+        }
+
+        /// Every field's text, by raw value.
+        var values: [String?] { Field.allCases.map { self[$0] } }
+
+        /// `body` over the bytes of `field`'s value; nil when absent.
+        func withValue<R>(_ field: Field, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+            guard let range = range(field) else { return nil }
+            return try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+        }
+
+        /// Whether `field`'s value is exactly `text[range]` (an absent value is empty).
+        func value(_ field: Field, equals text: [UInt8], _ other: Range<Int>) -> Bool {
+            let range = self.range(field) ?? 0..<0
+            guard range.count == other.count else { return false }
+            guard !range.isEmpty else { return true }
+            return bytes.withUnsafeBufferPointer { bytes in
+                text.withUnsafeBufferPointer { text in
+                    memcmp(bytes.baseAddress! + range.lowerBound, text.baseAddress! + other.lowerBound, range.count) == 0
+                }
+            }
+        }
+
+        /// Where `field`'s value is: the bytes (shared, not copied) and its range; empty when absent.
+        func place(_ field: Field) -> (bytes: [UInt8], range: Range<Int>) { (bytes, range(field) ?? 0..<0) }
     }
 
     /// A line-level problem: the diagnostic to report instead of entries.
@@ -110,11 +178,13 @@ public enum MeterLogReader {
         var urlOfText: [String: Int] = [:]
         /// The last line's URL and id as written, with their places in the tables: a response's
         /// line names its request's again.
-        var lastURL: (text: String, index: Int)?
-        var lastID: (text: String, index: Int)?
+        /// Each as the bytes of the line that last named it (shared with that line's fields)
+        /// and the value's range there.
+        var lastURL: (bytes: [UInt8], range: Range<Int>, index: Int)?
+        var lastID: (bytes: [UInt8], range: Range<Int>, index: Int)?
         /// The last line's method and meter name, with their places in the tables.
-        var lastMethod: (text: String, index: Int)?
-        var lastMeter: (text: String, index: Int)?
+        var lastMethod: (bytes: [UInt8], range: Range<Int>, index: Int)?
+        var lastMeter: (bytes: [UInt8], range: Range<Int>, index: Int)?
 
         mutating func report(line: Int, _ kind: MeterLogDiagnostic.Kind) {
             log.report(MeterLogDiagnostic(path: log.path, line: line, kind: kind), limit: limits.maxDiagnostics)
@@ -257,7 +327,7 @@ public enum MeterLogReader {
                 }
                 return true
             }
-            var fields = Fields()
+            var fields = Fields(bytes: Array(bytes))
             skipBlanks()
             guard index < count, bytes[index] == UInt8(ascii: "{") else { return nil }
             index += 1
@@ -299,9 +369,7 @@ public enum MeterLogReader {
                 default:
                     return nil
                 }
-                if let field, fields[field] == nil, let value, !value.isEmpty {
-                    fields[field] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)
-                }
+                if let field, !fields.has(field), let value, !value.isEmpty { fields.set(field, value) }
                 skipBlanks()
                 guard index < count else { return nil }
                 if bytes[index] == UInt8(ascii: ",") {
@@ -396,15 +464,17 @@ public enum MeterLogReader {
         /// Whether `lowered(text) == word` (a lower-case word), without making the lowered text.
         static func isLowered(_ text: String, _ word: StaticString) -> Bool {
             var text = text
-            return text.withUTF8 { bytes in
-                let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-                var index = 0
-                for byte in bytes where !isBlank(byte) {
-                    guard index < expected.count, NormalizedURL.lower(byte) == expected[index] else { return false }
-                    index += 1
-                }
-                return index == expected.count
+            return text.withUTF8 { isLowered($0, word) }
+        }
+
+        static func isLowered(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+            let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            var index = 0
+            for byte in bytes where !isBlank(byte) {
+                guard index < expected.count, NormalizedURL.lower(byte) == expected[index] else { return false }
+                index += 1
             }
+            return index == expected.count
         }
 
         static func lowered(_ text: String) -> String {
@@ -414,18 +484,26 @@ public enum MeterLogReader {
         // MARK: Entries
 
         mutating func makeEntries(_ fields: Fields, line: Int) throws {
-            guard let timeText = fields[.time] else { throw LineError(kind: .missingField("time")) }
-            let time = try Self.time(timeText)
-            guard let method = fields[.method] else { throw LineError(kind: .missingField("method")) }
-            guard let urlText = fields[.url] else { throw LineError(kind: .missingField("url")) }
-            // A URL seen before, as written, is not normalized again.
-            let known = lastURL?.text == urlText ? lastURL?.index : urlOfText[urlText]
-            guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText) else {
+            guard fields.has(.time) else { throw LineError(kind: .missingField("time")) }
+            let time = try Self.time(fields)
+            guard fields.has(.method) else { throw LineError(kind: .missingField("method")) }
+            guard fields.has(.url) else { throw LineError(kind: .missingField("url")) }
+            // A URL seen before, as written, is not normalized again (nor made a String, when
+            // it is the last line's).
+            var urlText: String?
+            let known: Int?
+            if let last = lastURL, fields.value(.url, equals: last.bytes, last.range) {
+                known = last.index
+            } else {
+                urlText = fields[.url]!
+                known = urlOfText[urlText!]
+            }
+            guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText!) else {
                 throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
             }
             var status: UInt16 = 0
-            if let text = fields[.status] {
-                guard let value = Self.integer(text), (100...999).contains(value) else {
+            if let value = fields.withValue(.status, Self.integer) {
+                guard let value, (100...999).contains(value) else {
                     throw LineError(kind: .invalidField("status", reason: "is not a status code (100...999)"))
                 }
                 status = UInt16(value)
@@ -436,58 +514,94 @@ public enum MeterLogReader {
             let responseHalf: Half = (.response, .responseBytes, .responseLine, .responseHeaders, .responseBody)
             var first: Half
             var second: Half?
-            if let kind = fields[.kind] {
-                if Self.isLowered(kind, "request") {
+            if fields.has(.kind) {
+                if fields.withValue(.kind, { Self.isLowered($0, "request") })! {
                     first = (.request, .bytes, .line, .headers, .body)
-                } else if Self.isLowered(kind, "response") {
+                } else if fields.withValue(.kind, { Self.isLowered($0, "response") })! {
                     first = (.response, .bytes, .line, .headers, .body)
                 } else {
                     throw LineError(kind: .invalidField("kind", reason: "is neither request nor response"))
                 }
-            } else if fields[.requestBytes] != nil {
+            } else if fields.has(.requestBytes) {
                 first = requestHalf
-                if fields[.responseBytes] != nil { second = responseHalf }
-            } else if fields[.responseBytes] != nil {
+                if fields.has(.responseBytes) { second = responseHalf }
+            } else if fields.has(.responseBytes) {
                 first = responseHalf
             } else {
                 throw LineError(kind: .missingField("kind"))
             }
-            let exchangeLine = second != nil || fields[.kind] == nil
+            let exchangeLine = second != nil || !fields.has(.kind)
             // Every number is checked before any entry is kept: a line gives all its entries or none.
             typealias Sizes = (direction: MeterDirection, bytes: Int64, line: Int64, headers: Int64, body: Int64)
+            func count(_ field: Field) throws -> Int64? {
+                guard let value = fields.withValue(field, Self.integer) else { return nil }
+                guard let value else {
+                    throw LineError(
+                        kind: .invalidField(field.name, reason: "is not a byte count (a non-negative integer)"))
+                }
+                return value
+            }
             func sizes(_ half: Half) throws -> Sizes {
-                guard let totalText = fields[half.total] else { throw LineError(kind: .missingField(half.total.name)) }
-                let bytes = try Self.count(totalText, half.total)
-                let line = try fields[half.line].map { try Self.count($0, half.line) } ?? MeterEntry.absent
-                let headers = try fields[half.headers].map { try Self.count($0, half.headers) } ?? MeterEntry.absent
-                let body = try fields[half.body].map { try Self.count($0, half.body) } ?? MeterEntry.absent
+                guard let bytes = try count(half.total) else { throw LineError(kind: .missingField(half.total.name)) }
+                let line = try count(half.line) ?? MeterEntry.absent
+                let headers = try count(half.headers) ?? MeterEntry.absent
+                let body = try count(half.body) ?? MeterEntry.absent
                 return (half.direction, bytes, line, headers, body)
             }
             let firstSizes = try sizes(first)
             let secondSizes = try second.map(sizes)
-            let meter = fields[.meter] ?? ""
             // A name is taken into its table only while indexes remain: bad lines grow nothing.
-            // The last line's method and meter are the usual ones: no table look-up for them.
-            let knownMethod = lastMethod?.text == method ? lastMethod?.index : log.methods.index[method]
+            // The last line's method and meter are the usual ones: no table look-up (nor
+            // String) for them.
+            var methodText: String?
+            let knownMethod: Int?
+            if let last = lastMethod, fields.value(.method, equals: last.bytes, last.range) {
+                knownMethod = last.index
+            } else {
+                methodText = fields[.method]!
+                knownMethod = log.methods.index[methodText!]
+            }
             guard knownMethod != nil || log.methods.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("methods"))
             }
-            let knownMeter = lastMeter?.text == meter ? lastMeter?.index : log.meters.index[meter]
+            var meterText: String?
+            let knownMeter: Int?
+            if let last = lastMeter, fields.value(.meter, equals: last.bytes, last.range) {
+                knownMeter = last.index
+            } else {
+                meterText = fields[.meter] ?? ""
+                knownMeter = log.meters.index[meterText!]
+            }
             guard knownMeter != nil || log.meters.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("meter names"))
             }
-            let methodIndex = knownMethod ?? log.methods.intern(method)
-            let meterIndex = knownMeter ?? log.meters.intern(meter)
-            lastMethod = (method, methodIndex)
-            lastMeter = (meter, meterIndex)
+            let methodIndex = knownMethod ?? log.methods.intern(methodText!)
+            let meterIndex = knownMeter ?? log.meters.intern(meterText!)
+            if methodText != nil {
+                let place = fields.place(.method)
+                lastMethod = (place.bytes, place.range, methodIndex)
+            }
+            if meterText != nil {
+                let place = fields.place(.meter)
+                lastMeter = (place.bytes, place.range, meterIndex)
+            }
             let urlPosition = known ?? log.urls.intern(url)
-            if known == nil { urlOfText[urlText] = urlPosition }
-            lastURL = (urlText, urlPosition)
+            if known == nil { urlOfText[urlText!] = urlPosition }
+            if urlText != nil {
+                let place = fields.place(.url)
+                lastURL = (place.bytes, place.range, urlPosition)
+            }
             let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
             var idIndex = MeterEntry.noID
-            if let id = fields[.id] {
-                let index = lastID?.text == id ? lastID!.index : log.ids.intern(id)
-                lastID = (id, index)
+            if fields.has(.id) {
+                let index: Int
+                if let last = lastID, fields.value(.id, equals: last.bytes, last.range) {
+                    index = last.index
+                } else {
+                    index = log.ids.intern(fields[.id]!)
+                    let place = fields.place(.id)
+                    lastID = (place.bytes, place.range, index)
+                }
                 idIndex = UInt32(truncatingIfNeeded: index)
             }
             var pending: Sizes? = firstSizes
@@ -530,6 +644,18 @@ public enum MeterLogReader {
         }
 
         // MARK: Values
+
+        /// The `time` field: epoch seconds read from its bytes; ISO 8601 (or a diagnostic) from
+        /// its text.
+        static func time(_ fields: Fields) throws -> Int64 {
+            let epoch = fields.withValue(.time) { bytes -> EpochTime? in
+                let looksISO =
+                    bytes.count > 4 && bytes.prefix(4).allSatisfy(isDigit) && bytes[4] == UInt8(ascii: "-")
+                return looksISO ? nil : epochNanoseconds(bytes)
+            }
+            if case let .nanoseconds(value)?? = epoch { return value }
+            return try time(fields[.time]!)
+        }
 
         /// ISO 8601 with an offset, or epoch seconds (a decimal, fractions and exponent allowed).
         static func time(_ text: String) throws -> Int64 {
@@ -639,9 +765,15 @@ public enum MeterLogReader {
 
         /// A non-negative decimal integer.
         static func integer(_ text: String) -> Int64? {
+            var text = text
+            return text.withUTF8(integer)
+        }
+
+        /// A non-negative decimal integer, from its bytes.
+        static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
             var value: Int64 = 0
             var any = false
-            for byte in text.utf8 {
+            for byte in bytes {
                 guard isDigit(byte) else { return nil }
                 let (scaled, overflow1) = value.multipliedReportingOverflow(by: 10)
                 let (sum, overflow2) = scaled.addingReportingOverflow(Int64(byte - 48))
@@ -650,13 +782,6 @@ public enum MeterLogReader {
                 any = true
             }
             return any ? value : nil
-        }
-
-        static func count(_ text: String, _ field: Field) throws -> Int64 {
-            guard let value = integer(text) else {
-                throw LineError(kind: .invalidField(field.name, reason: "is not a byte count (a non-negative integer)"))
-            }
-            return value
         }
     }
 }

@@ -41,7 +41,7 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
                 UnsafeBufferPointer(rebasing: $0[authorityStart..<authorityEnd]), defaultPort: defaultPort, to: &key)
         }
         guard valid else { return nil }
-        self.init(prefix: key, target: bytes[position...])
+        self.init(prefix: &key, target: bytes[position...])
     }
 
     /// A wire record's URL: its scheme (`http`, `https`), its host as the request named it (a
@@ -64,27 +64,30 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
         var host = host
         let valid = host.withUTF8 { Self.appendAuthority($0, defaultPort: defaultPort, to: &key) }
         guard valid else { return nil }
-        self.init(prefix: key, target: targetBytes[...])
+        self.init(prefix: &key, target: targetBytes[...])
     }
 
     /// `key` holds `scheme://authority`, normalized; the target's path and query follow.
-    private init(prefix key: [UInt8], target: ArraySlice<UInt8>) {
-        var key = key
-        var position = target.startIndex
-        let pathStart = position
-        while position < target.endIndex, target[position] != UInt8(ascii: "?"), target[position] != UInt8(ascii: "#") {
-            position += 1
-        }
+    private init(prefix key: inout [UInt8], target: ArraySlice<UInt8>) {
+        let pathStart = target.startIndex
+        // The path ends at the first `?` or `#`.
+        var position =
+            target.withUnsafeBufferPointer { bytes in
+                bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            }.map { pathStart + $0 } ?? target.endIndex
         if position == pathStart || target[pathStart] != UInt8(ascii: "/") { key.append(UInt8(ascii: "/")) }
         Self.appendNormalizedEscapes(target[pathStart..<position], to: &key)
         var query: String?
         if position < target.endIndex, target[position] == UInt8(ascii: "?") {
             position += 1
             let queryStart = position
-            while position < target.endIndex, target[position] != UInt8(ascii: "#") { position += 1 }
+            position =
+                target[queryStart...].withUnsafeBufferPointer { bytes in
+                    bytes.firstIndex(of: UInt8(ascii: "#"))
+                }.map { queryStart + $0 } ?? target.endIndex
             if position > queryStart {
                 let written = target[queryStart..<position]
-                if written.contains(UInt8(ascii: "%")) {
+                if written.withUnsafeBufferPointer({ $0.contains(UInt8(ascii: "%")) }) {
                     var text: [UInt8] = []
                     Self.appendNormalizedEscapes(written, to: &text)
                     query = String(decoding: text, as: UTF8.self)
@@ -162,7 +165,8 @@ public struct NormalizedURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func appendNormalizedEscapes(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        guard bytes.contains(UInt8(ascii: "%")) else { return out.append(contentsOf: bytes) }
+        let hasEscape = bytes.withUnsafeBufferPointer { $0.contains(UInt8(ascii: "%")) }
+        guard hasEscape else { return out.append(contentsOf: bytes) }
         func hex(_ value: UInt8) -> UInt8 { value < 10 ? 48 + value : 55 + value }
         var index = bytes.startIndex
         while index < bytes.endIndex {

@@ -40,10 +40,12 @@ struct CoverageSection: @unchecked Sendable {
                 let figures = coverage.direction(direction, meter: meter)
                 return Direction(direction: direction, wire: figures.wire, matched: figures.matched)
             }
+            // The hosts' rows summed from the endpoints' (sorted once).
+            let endpoints = coverage.endpointRows(meter)
             return Meter(
                 figures: meter, entries: meter.entries, unmatchedEntries: unmatchedEntries, records: records,
-                matchedRecords: matched, directions: directions, hosts: coverage.rows(meter, byEndpoint: false),
-                endpoints: coverage.rows(meter, byEndpoint: true))
+                matchedRecords: matched, directions: directions, hosts: CoverageFigures.hostRows(endpoints),
+                endpoints: endpoints)
         }
     }
 
