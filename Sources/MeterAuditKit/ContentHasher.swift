@@ -2,16 +2,18 @@ import Crypto
 import Foundation
 
 /// The body workers' memo key for a run of bytes: equal bytes give equal fingerprints within a
-/// run; two different runs of bytes share one with a probability under 2^-110.
+/// run; two different runs of bytes share one with a probability under 2^-100.
 ///
 /// Each 64 KiB chunk (at fixed offsets from the start, however the bytes arrive) goes through
 /// GMAC (swift-crypto's AES-GCM tag over the chunk as associated data, nothing encrypted) under
 /// a key drawn at random for the process; the chunks' tags and the byte count go through
 /// SHA-256. GHASH on this hardware runs several times faster than SHA-256 over the same bytes
 /// (SHA-256 of every body and decoded body was a tenth of the workers' CPU), and as a universal
-/// hash with a key the input cannot know, two different chunks of one length get one tag with
-/// probability at most (blocks + 1) / 2^128: the capture is written before the run draws its
-/// key, so no input can be made to collide, which a fixed key would not ensure.
+/// hash with a key the input cannot know, two different chunks get one tag with probability at
+/// most (blocks + 1) / 2^128, so two different inputs of up to 1 GiB (16,384 chunks, the
+/// decoders' bound) share a fingerprint with probability under 2^-100. The capture is written
+/// before the run draws its key, so no input can be made to collide, which a fixed key would
+/// not ensure.
 /// Fingerprints are never written anywhere: they only tell a worker it has seen the bytes.
 struct ContentHasher {
     typealias Fingerprint = SHA256.Digest
