@@ -84,3 +84,15 @@ public struct ClaimMap {
         if cursor < range.upperBound { body(cursor..<range.upperBound, nil) }
     }
 }
+
+extension Optional where Wrapped == ClaimMap {
+    /// `ClaimMap.forEachPiece`, or the whole range with a nil owner when there is no map.
+    @inline(__always)
+    func forEachPiece(in range: Range<Int64>, _ body: (Range<Int64>, CostOwner?) -> Void) {
+        if let map = self {
+            map.forEachPiece(in: range, body)
+        } else {
+            body(range, nil)
+        }
+    }
+}

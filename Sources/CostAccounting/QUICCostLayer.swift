@@ -326,21 +326,19 @@ public final class QUICCostLayer: MessageClaims {
                 add(LayerBytes(tcp: overhead, ip: overhead, frame: overhead), udpHeader: 0, repeated: 0, carried: 0, packets: 0, to: owner, d)
                 continue
             }
-            let each: (Range<Int64>, CostOwner?) -> Void = { range, found in
+            // One closure literal handed straight to a non-escaping parameter: its captures stay
+            // on the stack, where a closure value or a local function passed on boxed them, with
+            // run-time exclusivity checks on every access (three per STREAM frame).
+            map.forEachPiece(in: piece.start..<piece.end) { range, found in
                 let owner = found ?? .unclaimed
                 if head == nil { head = owner }
                 let length = Int(clamping: range.upperBound - range.lowerBound)
                 let repeated = Int(clamping: max(0, min(range.upperBound, repeatedEnd) - range.lowerBound))
                 let bytes = length + overhead
                 overhead = 0
-                self.add(
+                add(
                     LayerBytes(tcp: bytes, ip: bytes, frame: bytes), udpHeader: 0, repeated: repeated,
                     carried: length - repeated, packets: 0, to: owner, d)
-            }
-            if let map {
-                map.forEachPiece(in: piece.start..<piece.end, each)
-            } else {
-                each(piece.start..<piece.end, nil)
             }
         }
         // The packet's own bytes and its datagram's headers: the owner of its first STREAM byte.

@@ -1,5 +1,4 @@
 import ContentCoding
-import Crypto
 import DequeModule
 import Foundation
 #if canImport(Glibc)
@@ -11,11 +10,11 @@ import Foundation
 /// Measures bodies off the parsing thread, once per distinct body.
 ///
 /// A body is collected as it came off the wire (up to `Limits.BodyWork.maxCollectedBody`
-/// bytes) and queued; one of a fixed set of worker threads (one per core) hashes it
-/// (SHA-256), answers from the wire memo when the same bytes with the same recipe were
+/// bytes) and queued; one of a fixed set of worker threads (one per core) fingerprints it
+/// (`ContentHasher`), answers from the wire memo when the same bytes with the same recipe were
 /// measured before, and decodes and re-compresses it otherwise. Workers keep their deflate
 /// state and scratch buffers from body to body. Re-compression depends only on the decoded
-/// bytes, so its length is memoized by their hash too: one resource served at gzip levels 1,
+/// bytes, so its length is memoized by their fingerprint too: one resource served at gzip levels 1,
 /// 6 and 9 is decoded three times and deflated once. Both memos are bounded in bytes and
 /// drop the least recently used entry first. A body over the collection bound is measured
 /// on the parsing thread as it streams, and the parser waits when the queue is full, so
@@ -133,7 +132,7 @@ private final class WorkQueue: @unchecked Sendable {
     }
 
     struct WireKey: Hashable {
-        var digest: SHA256.Digest
+        var digest: ContentHasher.Fingerprint
         var recipe: BodyRecipe
     }
 
@@ -145,10 +144,10 @@ private final class WorkQueue: @unchecked Sendable {
         /// Measurements by wire body and recipe; a body still being measured maps to its job,
         /// so an identical body arriving meanwhile follows it instead of measuring again.
         var wireMemo: LRUMemo<WireKey, BodyWorker.Job>
-        /// `gzippedData` length by the SHA-256 of the bytes compressed; a length still being
+        /// `gzippedData` length by the fingerprint of the bytes compressed; a length still being
         /// computed is there too, so the same content is deflated once even when two workers
         /// meet it at the same time.
-        var gzipMemo: LRUMemo<SHA256.Digest, PendingLength>
+        var gzipMemo: LRUMemo<ContentHasher.Fingerprint, PendingLength>
         var statistics = BodyWorker.Statistics()
     }
 
@@ -257,6 +256,8 @@ private final class MeasuringWorker {
     private let scratch: UnsafeMutableRawBufferPointer
     private let sizer: GzipSizer
     private var decoded: [UInt8] = []
+    /// The decoded bytes' fingerprint, as they come out of the decoder.
+    private var decodedHasher = ContentHasher()
 
     init(level: Int32, limits: DecodingLimits, maxRetainedDecoded: Int, queue: WorkQueue) {
         self.level = level
@@ -277,7 +278,7 @@ private final class MeasuringWorker {
     }
 
     private func measure(_ item: WorkQueue.Item) {
-        let digest = SHA256.hash(data: item.body)
+        let digest = ContentHasher.fingerprint(item.body)
         let key = WorkQueue.WireKey(digest: digest, recipe: item.recipe)
         let known: BodyWorker.Job? = queue.withLock { shared in
             if let known = shared.wireMemo.value(for: key) {
@@ -297,7 +298,7 @@ private final class MeasuringWorker {
     }
 
     /// Decodes a body not seen before, and sizes what the recipe asks re-compressed.
-    private func measureDistinct(_ body: [UInt8], _ recipe: BodyRecipe, digest: SHA256.Digest) -> BodyMeasurement {
+    private func measureDistinct(_ body: [UInt8], _ recipe: BodyRecipe, digest: ContentHasher.Fingerprint) -> BodyMeasurement {
         let wantsDecodedGzip = recipe.needs.contains(.gzipDecoded)
         let identity = recipe.codings.allSatisfy { $0.isEmpty || $0.lowercased() == "identity" }
         var measurement: BodyMeasurement
@@ -307,7 +308,7 @@ private final class MeasuringWorker {
             // Identity: the body is its own decoded form (what ContentDecoder would tell).
             measurement = BodyMeasurement(outcome: .identity, decodedLength: body.count)
         } else {
-            var hasher = SHA256()
+            decodedHasher.reset()
             var hashSeconds = 0.0
             decoded.removeAll(keepingCapacity: true)
             let start = threadCPUSeconds()
@@ -315,7 +316,7 @@ private final class MeasuringWorker {
             if wantsDecodedGzip {
                 decoder.sink = { [self] bytes in
                     let hashStart = threadCPUSeconds()
-                    hasher.update(bufferPointer: bytes)
+                    decodedHasher.update(bytes)
                     if retainedAll && decoded.count + bytes.count <= maxRetainedDecoded {
                         decoded.append(contentsOf: bytes)
                     } else if retainedAll {
@@ -330,7 +331,7 @@ private final class MeasuringWorker {
             let decodeSeconds = threadCPUSeconds() - start - hashSeconds
             queue.withLock { $0.statistics.decodeSeconds += decodeSeconds }
             measurement = BodyMeasurement(outcome: outcome, decodedLength: decoder.decodedLength)
-            decodedDigest = hasher.finalize()
+            decodedDigest = decodedHasher.finalize()
         }
         if recipe.needs.contains(.gzipTransferDecoded) {
             measurement.gzippedTransferDecoded = gzippedLength(digest: digest, count: body.count, first: body.prefix(2))
@@ -368,11 +369,11 @@ private final class MeasuringWorker {
         return measurement
     }
 
-    /// The `gzippedData` length of bytes with SHA-256 `digest`: from the memo, or by feeding
+    /// The `gzippedData` length of bytes with fingerprint `digest`: from the memo, or by feeding
     /// them (`feed`) through this worker's sizer. Empty data and data starting with the gzip
     /// magic come back unchanged, so their length needs neither.
     private func gzippedLength(
-        digest: SHA256.Digest, count: Int, first: ArraySlice<UInt8>?,
+        digest: ContentHasher.Fingerprint, count: Int, first: ArraySlice<UInt8>?,
         feed: () -> Void
     ) -> Int {
         if count == 0 { return 0 }

@@ -206,7 +206,8 @@ final class QUICConnectionState {
     /// Where every byte of its datagrams lands (docs/METERING.md §2d); `up` is the client.
     let costs: QUICCostLayer
     var openFlows = 0
-    var closed = false
+    /// Read for every datagram (`QUICFlowHandler`), on the parsing thread alone.
+    @exclusivity(unchecked) var closed = false
     /// The application's sink, once the ALPN chose one: its records count in the row.
     var recordSink: ConnectionRecordSink?
     /// The application's reader, once the ALPN chose one: it adds its own columns to the row.

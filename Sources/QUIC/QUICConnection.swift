@@ -88,34 +88,34 @@ public enum QUICNotDecrypted: String, Sendable {
 public final class QUICConnection {
     public typealias SecretsLookup = (_ clientRandom: [UInt8]) -> ConnectionSecrets?
 
-    public private(set) var version: QUICVersion?
+    @exclusivity(unchecked) public private(set) var version: QUICVersion?
     public private(set) var clientHello: ClientHelloInfo?
     public private(set) var serverHello: ServerHelloInfo?
     public private(set) var cipher: QUICCipher?
     @exclusivity(unchecked) public private(set) var figures = [QUICDirectionFigures(), QUICDirectionFigures()]
     /// Connection IDs each side chose (the peer sends to them): index 0 the client's, 1 the server's.
-    public private(set) var connectionIDs: [Set<QUICConnectionID>] = [[], []]
-    public private(set) var closeError: UInt64?
+    @exclusivity(unchecked) public private(set) var connectionIDs: [Set<QUICConnectionID>] = [[], []]
+    @exclusivity(unchecked) public private(set) var closeError: UInt64?
 
     private let secrets: SecretsLookup
     private let maxHeldBytes: Int
-    private var handler: MultiplexedStreamHandler?
+    @exclusivity(unchecked) private var handler: MultiplexedStreamHandler?
     /// Called with each connection ID learned (for the endpoint's look-up across flows).
-    public var learnedConnectionID: ((QUICConnectionID) -> Void)?
+    @exclusivity(unchecked) public var learnedConnectionID: ((QUICConnectionID) -> Void)?
     /// Cost hooks (docs/METERING.md §2d), called in capture order: each packet's class and bytes
     /// (header, payload, tag), and whether it is its datagram's first (the one the datagram's
     /// UDP, IP and link bytes go with); then, for a packet of class `stream`, each STREAM frame
     /// read from it (stream, direction, offset, data bytes, the frame's bytes, how many of its
     /// data bytes repeat bytes seen before) comes before it, once its data went to the stream.
     /// The run's `QUICCostLayer` settles the cost layers from them.
-    public var packetRead: ((_ direction: Direction, _ carried: QUICPacketClass, _ bytes: Int, _ firstInDatagram: Bool) -> Void)?
-    public var streamFrameRead: ((_ stream: UInt64, _ direction: Direction, _ offset: UInt64, _ dataBytes: Int, _ frameBytes: Int, _ repeatedBytes: Int) -> Void)?
+    @exclusivity(unchecked) public var packetRead: ((_ direction: Direction, _ carried: QUICPacketClass, _ bytes: Int, _ firstInDatagram: Bool) -> Void)?
+    @exclusivity(unchecked) public var streamFrameRead: ((_ stream: UInt64, _ direction: Direction, _ offset: UInt64, _ dataBytes: Int, _ frameBytes: Int, _ repeatedBytes: Int) -> Void)?
     /// Called once the handshake tells the application protocol (ALPN), to choose the handler.
     public var chooseHandler: ((_ alpn: String?) -> MultiplexedStreamHandler?)?
 
     @exclusivity(unchecked) private var initialKeys: [QUICPacketKeys]?
     @exclusivity(unchecked) private var handshakeKeys: [QUICPacketKeys?] = [nil, nil]
-    private var zeroRTTKeys: QUICPacketKeys?
+    @exclusivity(unchecked) private var zeroRTTKeys: QUICPacketKeys?
     /// 1-RTT keys per direction: the current generation, its key phase bit, and the previous one.
     @exclusivity(unchecked)
     private var oneRTT: [(current: QUICPacketKeys, phase: Bool, previous: QUICPacketKeys?)?] = [nil, nil]
@@ -131,13 +131,13 @@ public final class QUICConnection {
     /// A connection found mid-way (`beginMidway`): the entry and variant its keys came from, the
     /// destination ID length of each direction's short headers once known, the trial budget left
     /// to find the other direction, and how many of its datagrams may still be tried.
-    public private(set) var startedMidway = false
+    @exclusivity(unchecked) public private(set) var startedMidway = false
     private var midwayKeys: QUICTrialKeys?
     private var midwayVariant = 0
     private var midwayBounds = QUICTrialBounds(packetNumberWindows: 1, keyGenerations: 1)
-    private var shortDestinationLength: [Int?] = [nil, nil]
+    @exclusivity(unchecked) private var shortDestinationLength: [Int?] = [nil, nil]
     private var peerTrials = 0
-    private var peerDatagrams = 0
+    @exclusivity(unchecked) private var peerDatagrams = 0
 
     private struct StreamKey: Hashable {
         var id: UInt64
