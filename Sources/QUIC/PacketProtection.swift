@@ -39,17 +39,6 @@ enum QUICKeySchedule {
         info.append(UInt8(truncatingIfNeeded: fullLabel.count))
         info += fullLabel
         info.append(0) // empty context
-        if length <= hashLength {
-            // HKDF-Expand's first block, T(1) = HMAC(PRK, info | 0x01) (RFC 5869 §2.3), is all
-            // of every QUIC label's output: swift-crypto's HMAC straight, a third of the
-            // instructions of its generic HKDF (about 85,000 a label, six labels per key set).
-            info.append(1)
-            let key = SymmetricKey(data: secret)
-            if hashLength == 48 {
-                return Array(HMAC<SHA384>.authenticationCode(for: info, using: key).prefix(length))
-            }
-            return Array(HMAC<SHA256>.authenticationCode(for: info, using: key).prefix(length))
-        }
         let key: SymmetricKey
         if hashLength == 48 {
             key = HKDF<SHA384>.expand(pseudoRandomKey: secret, info: info, outputByteCount: length)
