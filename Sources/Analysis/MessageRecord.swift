@@ -40,23 +40,10 @@ public struct MessageRecord: Sendable {
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
         causes: [[ErrorCause]] = [], notes: [RecordNote] = [], normalizer: EndpointNormalizer = EndpointNormalizer()
     ) {
-        // What is derived from the message first, from the parameters: every stored property
-        // is then assigned once, and the record is built in place rather than copied out.
-        let request = message.kind == .request ? Self.summary(of: message) : message.request
-        let target = request.map { RequestTarget($0.target) }
-        self.endpoint = Self.endpoint(of: request, target: target, server: source, using: normalizer)
-        self.requestSummary = request
-        self.requestTarget = target
-        self.input = input
-        self.source = source
-        self.message = message
-        self.wire = wire
-        self.measured = measured
-        self.bodyDecoded = bodyDecoded
-        self.decoding = decoding
-        self.estimates = estimates
-        self.causes = causes
-        self.notes = notes
+        self.init(
+            input: input, source: source, message: message, wire: wire, measured: measured,
+            bodyDecoded: bodyDecoded, decoding: decoding, estimates: estimates, causes: causes, notes: notes,
+            request: RequestFacts(of: message, source: source, normalizer: normalizer))
     }
 
     /// What a record keeps of the request it is or answers: derived from the message once,
