@@ -175,7 +175,12 @@ final class RecordSink: MessageSink {
                 }
             }
         }
+        // The body workers start on a few bodies at once (BodyWorker): while records wait for
+        // one, they are started every `startWorkersEvery` records held, so few records wait.
+        if measuring.count % Self.startWorkersEvery == 0, !measuring.isEmpty { worker.startQueued() }
     }
+
+    static let startWorkersEvery = 64
 
     func connectionClosed(_ summary: HTTPConnectionSummary) {
         diagnostics.count(summary)
