@@ -81,8 +81,9 @@ extension ReadAheadTests {
     /// in (100-byte batches, 150 bytes queued), the reader wakes it before waiting for room,
     /// so neither waits for the other for ever: every item comes through, in order.
     func testACostBoundBelowTheConsumersWakeUpDoesNotStall() {
-        let ahead = ReadAhead<Int, Void>(maxBatchItems: 64, maxBatchCost: 100, maxQueuedBatches: 4, maxQueuedCost: 150) {
-            put in
+        let ahead = ReadAhead<Int, Void>(
+            maxBatchItems: 64, maxBatchCost: 100, maxQueuedBatches: 4, maxQueuedCost: 150
+        ) { put in
             for item in 0..<500 { put(item, 100) }
         }
         let taken = Counter()
