@@ -50,12 +50,12 @@ final class RecordHandOff {
         thread.start()
     }
 
-    func record(_ record: __owned MessageRecord) { add(.record(record)) }
+    func record(_ record: __owned MessageRecord) { add(.record(consume record)) }
 
     func row(_ row: ConnectionRow) { add(.row(row)) }
 
     private func add(_ item: __owned Item) {
-        batch.append(item)
+        batch.append(consume item)
         if batch.count >= Self.batchItems { hand() }
     }
 
