@@ -160,35 +160,32 @@ public struct GroupFigures: Sendable, Equatable {
     }
 
     mutating func add(_ record: MessageRecord) {
-        add(record, causes: RecordCauses(record), wireProtocol: record.wireProtocol)
+        var causes = RecordCauses()
+        causes.fill(from: record)
+        add(RecordTally(record), estimates: RecordTally.estimates(of: record), causes: causes)
     }
 
+    /// Adds a record by what the groups read of it (`RecordTally`, found once for every group
+    /// it counts in), with each estimator's estimate (nil: none) and causes.
     /// `keepsTime`: a request the client sent keeps its time (an endpoint's group does; the
     /// totals do not, so that each time is held once).
-    /// `wireProtocol`: the record's (`record.wireProtocol`), found once for every group it counts in.
-    mutating func add(
-        _ record: MessageRecord, causes: RecordCauses, wireProtocol: HTTPProtocol, keepsTime: Bool = false
-    ) {
+    mutating func add(_ tally: RecordTally, estimates: [Estimate?], causes: RecordCauses, keepsTime: Bool = false) {
         records += 1
-        // Every request the client sent is a call, measured or not; an HTTP/2 pushed request
-        // is the server's, no call.
-        if keepsTime && record.direction == .request && Direction.of(record) == .up {
-            requestTimes.add(nanoseconds: record.source.time)
-        }
-        protocols[wireProtocol] += 1
-        if record.message.pair == nil { unpaired += 1 }
-        if !record.message.complete { incomplete += 1 }
-        guard record.measured, let total = record.wire.total else {
+        if keepsTime && tally.isCall { requestTimes.add(nanoseconds: tally.time) }
+        protocols[tally.wireProtocol] += 1
+        if tally.unpaired { unpaired += 1 }
+        if tally.incomplete { incomplete += 1 }
+        guard let total = tally.measuredTotal else {
             unmeasured += 1
             return
         }
         wireBytes += total
-        layers.add(record.wire)
-        for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
-            switch estimate {
-            case let .success(value):
-                estimators[index].add(record, value, causes: causes.of(estimator: index))
-            case .failure: estimators[index].unestimated += 1
+        layers.add(tally.wire)
+        for index in 0..<min(estimates.count, estimators.count) {
+            if let value = estimates[index] {
+                estimators[index].add(wire: tally.wire, value, causes: causes.of(estimator: index))
+            } else {
+                estimators[index].unestimated += 1
             }
         }
     }
@@ -310,16 +307,86 @@ struct CauseTallies: Sendable, Equatable {
     }
 }
 
+/// What every group a record counts in reads of it, found once per record.
+struct RecordTally {
+    var direction: RecordClass
+    var wireProtocol: HTTPProtocol
+    /// The side that sent it (`Direction.of`).
+    var side: Direction
+    /// A request the client sent: a call, measured or not (an HTTP/2 pushed request is the
+    /// server's, no call).
+    var isCall: Bool { side == .up }
+    var time: Int64?
+    var unpaired: Bool
+    var incomplete: Bool
+    /// `wire.total` of a measured record; nil for an unmeasured one.
+    var measuredTotal: Int?
+    var wire: WireSize
+
+    /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
+    init(_ record: borrowing MessageRecord) {
+        direction = record.direction
+        wireProtocol = record.wireProtocol
+        side = Direction.of(record)
+        time = record.source.time
+        unpaired = record.message.pair == nil
+        incomplete = !record.message.complete
+        measuredTotal = record.measured ? record.wire.total : nil
+        wire = record.wire
+    }
+
+    /// Each estimator's estimate of the record, nil where it has none.
+    static func estimates(of record: borrowing MessageRecord) -> [Estimate?] {
+        var estimates: [Estimate?] = []
+        fill(&estimates, from: record)
+        return estimates
+    }
+
+    /// `estimates(of:)` into `estimates`, its storage kept.
+    static func fill(_ estimates: inout [Estimate?], from record: borrowing MessageRecord) {
+        estimates.removeAll(keepingCapacity: true)
+        for estimate in record.estimates {
+            if case let .success(value) = estimate { estimates.append(value) } else { estimates.append(nil) }
+        }
+    }
+}
+
+/// What `Aggregation.add` keeps from one record to the next to spare work: storage for the
+/// record's causes and estimates, and the last endpoint's hash (a response's endpoint is its
+/// request's). No figure: aggregations are equal whatever their scratch holds.
+struct AddScratch: Sendable, Equatable {
+    var causes = RecordCauses()
+    var estimates: [Estimate?] = []
+    private var lastEndpoint = ""
+    private var lastHash = "".hashValue
+
+    /// `endpoint.hashValue`, computed only when it is not the last endpoint's.
+    mutating func hash(of endpoint: String) -> Int {
+        if endpoint != lastEndpoint {
+            lastEndpoint = endpoint
+            lastHash = endpoint.hashValue
+        }
+        return lastHash
+    }
+
+    static func == (_: AddScratch, _: AddScratch) -> Bool { true }
+}
+
 /// A record's causes of error, every estimator's in one array, named for the groups' tables.
-struct RecordCauses {
+struct RecordCauses: Sendable {
     private var causes: [RecordCause] = []
     /// Where each estimator's causes end in `causes`.
     private var ends: [Int] = []
 
+    init() {}
+
     /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
-    init(_ record: borrowing MessageRecord) {
-        causes.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
-        ends.reserveCapacity(record.causes.count)
+    init(_ record: borrowing MessageRecord) { fill(from: record) }
+
+    /// The causes of `record` in place of those held, the storage kept (once per record).
+    mutating func fill(from record: borrowing MessageRecord) {
+        causes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
         for estimatorCauses in record.causes {
             for cause in estimatorCauses { causes.append(RecordCause(cause)) }
             ends.append(causes.count)
@@ -346,6 +413,13 @@ public struct GroupKey: Hashable, Sendable, Comparable {
         self.endpoint = endpoint
         self.direction = direction
         endpointHash = endpoint.hashValue
+    }
+
+    /// A key whose endpoint's hash is known (`endpoint.hashValue`).
+    init(endpoint: String, hash: Int, direction: RecordClass) {
+        self.endpoint = endpoint
+        self.direction = direction
+        endpointHash = hash
     }
 
     public static func == (a: GroupKey, b: GroupKey) -> Bool {
@@ -385,6 +459,8 @@ public struct Aggregation: Sendable, Equatable {
     public internal(set) var qpackCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
     public internal(set) var network: [Direction: NetworkFigures] = [:]
+    /// What `add` keeps from one record to the next.
+    private var scratch = AddScratch()
 
     /// How many of `estimatorNames` are models that estimate each record as it comes (the
     /// `EstimatorSet`); the rest are app meters (`--meter-log`), whose estimates are joined to
@@ -403,26 +479,30 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     public mutating func add(_ record: MessageRecord) {
-        let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
-        let causes = RecordCauses(record)
-        let wireProtocol = record.wireProtocol
-        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes, wireProtocol: wireProtocol, keepsTime: true)
-        totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes, wireProtocol: wireProtocol)
-        addByProtocol(record, key: key, causes: causes, wireProtocol: wireProtocol)
-        network[Direction.of(record), default: NetworkFigures()].add(record)
+        // What the groups read of the record, found once (and its causes and estimates into
+        // storage kept from the last record), then added to each group in place.
+        let tally = RecordTally(record)
+        scratch.causes.fill(from: record)
+        RecordTally.fill(&scratch.estimates, from: record)
+        let causes = scratch.causes
+        let estimates = scratch.estimates
+        let key = GroupKey(endpoint: record.endpoint, hash: scratch.hash(of: record.endpoint), direction: tally.direction)
+        let count = estimatorNames.count
+        groups[key, default: GroupFigures(estimatorCount: count)].add(
+            tally, estimates: estimates, causes: causes, keepsTime: true)
+        totals[tally.direction, default: GroupFigures(estimatorCount: count)].add(
+            tally, estimates: estimates, causes: causes)
+        protocolTotals[
+            ProtocolKey(wireProtocol: tally.wireProtocol, direction: tally.direction),
+            default: GroupFigures(estimatorCount: count)
+        ].add(tally, estimates: estimates, causes: causes)
+        // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
+        if record.message.protocolFacts.frames != nil { addHeaderCompression(record, key: key, tally: tally) }
+        network[tally.side, default: NetworkFigures()].add(record)
     }
 
-    private mutating func addByProtocol(
-        _ record: MessageRecord, key: GroupKey, causes: RecordCauses, wireProtocol: HTTPProtocol
-    ) {
-        protocolTotals[
-            ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
-            default: GroupFigures(estimatorCount: estimatorNames.count)
-        ].add(record, causes: causes, wireProtocol: wireProtocol)
-        // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
-        guard record.message.protocolFacts.frames != nil else { return }
+    private mutating func addHeaderCompression(_ record: MessageRecord, key: GroupKey, tally: RecordTally) {
+        let wireProtocol = tally.wireProtocol
         if wireProtocol == .h3 {
             qpackCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].add(record)
             qpackCompressionTotals[
