@@ -65,6 +65,8 @@ public protocol CSVCells {
     mutating func append(name: String)
     /// `scaled` / 10^`decimals` as `FixedDecimal.withDigits` writes it.
     mutating func append(scaled: UInt64, decimals: Int, negative: Bool)
+    /// `true` or `false`.
+    mutating func append(_ flag: Bool)
 }
 
 extension CSVCells {
@@ -328,16 +330,26 @@ struct CSVRowWriter: CSVCells {
         var left = length
         let ones: UInt64 = 0x0101_0101_0101_0101
         @inline(__always) func zeroBytes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word }
-        while left >= 8 {
-            let word = from.loadUnaligned(as: UInt64.self)
+        @inline(__always) func isPlain(_ word: UInt64) -> Bool {
             let found =
                 zeroBytes(word ^ (ones &* 44)) | zeroBytes(word ^ (ones &* 34)) | zeroBytes(word ^ (ones &* 10))
                 | zeroBytes(word ^ (ones &* 13))
-            if found & 0x8080_8080_8080_8080 != 0 { return nil }
+            return found & 0x8080_8080_8080_8080 == 0
+        }
+        while left >= 8 {
+            let word = from.loadUnaligned(as: UInt64.self)
+            if !isPlain(word) { return nil }
             to.storeBytes(of: word, as: UInt64.self)
             from += 8
             to += 8
             left -= 8
+        }
+        // The last few bytes of a text of eight or more: the word that ends with them, again.
+        if left > 0 && length >= 8 {
+            let word = (from + left - 8).loadUnaligned(as: UInt64.self)
+            if !isPlain(word) { return nil }
+            (to + left - 8).storeBytes(of: word, as: UInt64.self)
+            return (to + left).assumingMemoryBound(to: UInt8.self)
         }
         while left > 0 {
             let byte = from.load(as: UInt8.self)
@@ -351,6 +363,11 @@ struct CSVRowWriter: CSVCells {
     }
 
     mutating func append(_ text: String) {
+        if text.isEmpty {
+            let begin = room(1)
+            let end = beginCell(at: begin)
+            return count += end - begin
+        }
         // A native or small String lends its UTF-8 as it is (as `CSVCells.append(_:)`).
         if text.utf8.withContiguousStorageIfAvailable({ append(utf8: $0) }) != nil { return }
         var text = text
@@ -359,6 +376,19 @@ struct CSVRowWriter: CSVCells {
 
     mutating func append(name: String) {
         if !text(of: name) { append(name as String) }
+    }
+
+    mutating func append(_ flag: Bool) {
+        let begin = room(9)
+        let text = UnsafeMutableRawPointer(beginCell(at: begin))
+        // "true" or "false" as one little-endian word (the bytes after "false" are room, not text).
+        if flag {
+            text.storeBytes(of: UInt32(0x6575_7274).littleEndian, as: UInt32.self)
+            count += text + 4 - UnsafeMutableRawPointer(begin)
+        } else {
+            text.storeBytes(of: UInt64(0x65_736C_6166).littleEndian, as: UInt64.self)
+            count += text + 5 - UnsafeMutableRawPointer(begin)
+        }
     }
 
     /// `name`'s bytes copied as they are (`append(name:)`); false when its UTF-8 is not lent.

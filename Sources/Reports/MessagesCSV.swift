@@ -220,6 +220,9 @@ public final class MessagesCSV {
         row.append(decodingName(record))
         if message.anomalies.isEmpty && record.notes.isEmpty {
             row.append("")
+        } else if message.anomalies.isEmpty && record.notes.count == 1 && message.unknownFieldNames.isEmpty {
+            // One note alone (a HAR's usual case): its text is the cell.
+            row.append(record.notes[0].description)
         } else {
             row.append(anomalies(of: record))
         }
