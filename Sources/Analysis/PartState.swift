@@ -45,6 +45,16 @@ public struct StateEncoder {
         for value in values { int(value) }
     }
 
+    /// Each value as `uint64(_:)` writes it, with no count: on a little-endian machine the
+    /// words' own bytes, in one copy.
+    public mutating func uint64s(_ values: UnsafeBufferPointer<UInt64>) {
+        #if _endian(little)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(values))
+        #else
+            for value in values { uint64(value) }
+        #endif
+    }
+
     /// The count, then each value as `double(_:)` writes it: on a little-endian machine the
     /// array's own bytes, in one copy (a part holds every record's relative errors).
     public mutating func doubles(_ values: [Double]) {
