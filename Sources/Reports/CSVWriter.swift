@@ -362,6 +362,7 @@ struct CSVRowWriter: CSVCells {
         return to.assumingMemoryBound(to: UInt8.self)
     }
 
+    @inline(__always)
     mutating func append(_ text: String) {
         if text.isEmpty {
             let begin = room(1)
@@ -374,10 +375,12 @@ struct CSVRowWriter: CSVCells {
         text.withUTF8 { append(utf8: $0) }
     }
 
+    @inline(__always)
     mutating func append(name: String) {
         if !text(of: name) { append(name as String) }
     }
 
+    @inline(__always)
     mutating func append(_ flag: Bool) {
         let begin = room(9)
         let text = UnsafeMutableRawPointer(beginCell(at: begin))
@@ -403,6 +406,7 @@ struct CSVRowWriter: CSVCells {
         } != nil
     }
 
+    @inline(__always)
     mutating func append(_ number: Int?) {
         let begin = room(FixedDecimal.maximumLength(decimals: 0) + 1)
         let digits = beginCell(at: begin)
@@ -411,6 +415,7 @@ struct CSVRowWriter: CSVCells {
             digits - begin + FixedDecimal.write(UInt64(number.magnitude), decimals: 0, negative: number < 0, at: digits)
     }
 
+    @inline(__always)
     mutating func append(scaled: UInt64, decimals: Int, negative: Bool) {
         let begin = room(FixedDecimal.maximumLength(decimals: decimals) + 1)
         let digits = beginCell(at: begin)
