@@ -59,6 +59,23 @@ public struct EstimatorFigures: Sendable, Equatable {
     ) {
         guard let total = wireSize.total else { return }
         for cause in recordCauses { causeTallies.add(cause) }
+        add(wire: wireSize, total: total, estimate, split: split)
+    }
+
+    /// `add(wire:_:causes:)` of a record whose causes are resolved (`RecordCauses`): the
+    /// shipped estimators' by slot, with no name to retain.
+    mutating func add(
+        wire wireSize: WireSize, _ estimate: Estimate, known: UnsafeBufferPointer<KnownCauseBytes>,
+        others: ArraySlice<RecordCause>
+    ) {
+        guard let total = wireSize.total else { return }
+        for cause in known { causeTallies.add(known: cause) }
+        for cause in others { causeTallies.add(cause) }
+        add(wire: wireSize, total: total, estimate, split: true)
+    }
+
+    /// The sums and the relative error of an estimate of a record of `total` wire bytes.
+    private mutating func add(wire wireSize: WireSize, total: Int, _ estimate: Estimate, split: Bool) {
         count += 1
         wire += total
         estimated += estimate.total
@@ -160,35 +177,40 @@ public struct GroupFigures: Sendable, Equatable {
     }
 
     mutating func add(_ record: MessageRecord) {
-        add(record, causes: RecordCauses(record), wireProtocol: record.wireProtocol)
+        let causes = RecordCauses(record)
+        RecordTally.estimates(of: record).withUnsafeBufferPointer { estimates in
+            causes.withKnown { known in add(RecordTally(record), estimates: estimates, known: known, causes: causes) }
+        }
     }
 
+    /// Adds a record by what the groups read of it (`RecordTally`, found once for every group
+    /// it counts in), with each estimator's estimate (nil: none) and causes (`known`: the
+    /// shipped estimators' of `causes`, lent). Lent buffers, not arrays: nothing to retain
+    /// and release for each group a record counts in.
     /// `keepsTime`: a request the client sent keeps its time (an endpoint's group does; the
     /// totals do not, so that each time is held once).
-    /// `wireProtocol`: the record's (`record.wireProtocol`), found once for every group it counts in.
     mutating func add(
-        _ record: MessageRecord, causes: RecordCauses, wireProtocol: HTTPProtocol, keepsTime: Bool = false
+        _ tally: RecordTally, estimates: UnsafeBufferPointer<Estimate?>, known: RecordCauses.Known,
+        causes: RecordCauses, keepsTime: Bool = false
     ) {
         records += 1
-        // Every request the client sent is a call, measured or not; an HTTP/2 pushed request
-        // is the server's, no call.
-        if keepsTime && record.direction == .request && Direction.of(record) == .up {
-            requestTimes.add(nanoseconds: record.source.time)
-        }
-        protocols[wireProtocol] += 1
-        if record.message.pair == nil { unpaired += 1 }
-        if !record.message.complete { incomplete += 1 }
-        guard record.measured, let total = record.wire.total else {
+        if keepsTime && tally.isCall { requestTimes.add(nanoseconds: tally.time) }
+        protocols[tally.wireProtocol] += 1
+        if tally.unpaired { unpaired += 1 }
+        if tally.incomplete { incomplete += 1 }
+        guard let total = tally.measuredTotal else {
             unmeasured += 1
             return
         }
         wireBytes += total
-        layers.add(record.wire)
-        for (index, estimate) in record.estimates.enumerated() where index < estimators.count {
-            switch estimate {
-            case let .success(value):
-                estimators[index].add(record, value, causes: causes.of(estimator: index))
-            case .failure: estimators[index].unestimated += 1
+        layers.add(tally.wire)
+        for index in 0..<min(estimates.count, estimators.count) {
+            if let value = estimates[index] {
+                estimators[index].add(
+                    wire: tally.wire, value, known: known.of(estimator: index),
+                    others: causes.hasOthers ? causes.others(of: index) : [])
+            } else {
+                estimators[index].unestimated += 1
             }
         }
     }
@@ -283,6 +305,12 @@ struct CauseTallies: Sendable, Equatable {
         }
     }
 
+    /// A shipped estimator's cause, by slot.
+    mutating func add(known cause: KnownCauseBytes) {
+        if known.isEmpty { known = Array(repeating: EstimatorFigures.CauseTally(), count: KnownCause.allCases.count) }
+        known[cause.slot].add(bytes: cause.bytes, records: 1)
+    }
+
     mutating func merge(_ other: CauseTallies) {
         if !other.known.isEmpty {
             if known.isEmpty {
@@ -310,26 +338,172 @@ struct CauseTallies: Sendable, Equatable {
     }
 }
 
-/// A record's causes of error, every estimator's in one array, named for the groups' tables.
-struct RecordCauses {
-    private var causes: [RecordCause] = []
-    /// Where each estimator's causes end in `causes`.
-    private var ends: [Int] = []
+/// What every group a record counts in reads of it, found once per record.
+struct RecordTally {
+    var direction: RecordClass
+    var wireProtocol: HTTPProtocol
+    /// The side that sent it (`Direction.of`).
+    var side: Direction
+    /// A request the client sent: a call, measured or not (an HTTP/2 pushed request is the
+    /// server's, no call).
+    var isCall: Bool { side == .up }
+    var time: Int64?
+    var unpaired: Bool
+    var incomplete: Bool
+    /// `wire.total` of a measured record; nil for an unmeasured one.
+    var measuredTotal: Int?
+    var wire: WireSize
 
     /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
     init(_ record: borrowing MessageRecord) {
-        causes.reserveCapacity(record.causes.reduce(0) { $0 + $1.count })
-        ends.reserveCapacity(record.causes.count)
-        for estimatorCauses in record.causes {
-            for cause in estimatorCauses { causes.append(RecordCause(cause)) }
-            ends.append(causes.count)
+        direction = record.direction
+        wireProtocol = record.wireProtocol
+        side = Direction.of(record)
+        time = record.source.time
+        unpaired = record.message.pair == nil
+        incomplete = !record.message.complete
+        measuredTotal = record.measured ? record.wire.total : nil
+        wire = record.wire
+    }
+
+    /// Each estimator's estimate of the record, nil where it has none.
+    static func estimates(of record: borrowing MessageRecord) -> [Estimate?] {
+        record.estimates.map { if case let .success(value) = $0 { value } else { nil } }
+    }
+
+    /// `estimates(of:)` into `estimates`, its storage kept.
+    static func fill(_ estimates: inout RefilledArray<Estimate?>, from record: borrowing MessageRecord) {
+        estimates.removeAll()
+        for estimate in record.estimates {
+            if case let .success(value) = estimate { estimates.append(value) } else { estimates.append(nil) }
+        }
+    }
+}
+
+/// An array refilled once per record, its elements overwritten in place: storage and count
+/// kept (`Array.removeAll(keepingCapacity:)` is a call into the generic `replaceSubrange`,
+/// which cost more than the refill).
+struct RefilledArray<Element> {
+    private var storage: [Element] = []
+    private(set) var count = 0
+
+    mutating func removeAll() { count = 0 }
+
+    mutating func append(_ element: Element) {
+        if count < storage.count { storage[count] = element } else { storage.append(element) }
+        count += 1
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The element at `index` (below `count`).
+    subscript(index: Int) -> Element { storage[index] }
+
+    /// The elements in `range` (within `0..<count`).
+    subscript(range: Range<Int>) -> ArraySlice<Element> { storage[range] }
+
+    /// The elements, lent for the call.
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Element>) -> Result) -> Result {
+        storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[..<count])) }
+    }
+}
+
+extension RefilledArray: Sendable where Element: Sendable {}
+
+/// What `Aggregation.add` keeps from one record to the next to spare work: storage for the
+/// record's causes and estimates, and the last endpoint's hash (a response's endpoint is its
+/// request's). No figure: aggregations are equal whatever their scratch holds.
+struct AddScratch: Sendable, Equatable {
+    var causes = RecordCauses()
+    var estimates = RefilledArray<Estimate?>()
+    private var lastEndpoint = ""
+    private var lastHash = "".hashValue
+
+    /// `endpoint.hashValue`, computed only when it is not the last endpoint's.
+    mutating func hash(of endpoint: String) -> Int {
+        if endpoint != lastEndpoint {
+            lastEndpoint = endpoint
+            lastHash = endpoint.hashValue
+        }
+        return lastHash
+    }
+
+    static func == (_: AddScratch, _: AddScratch) -> Bool { true }
+}
+
+/// A shipped estimator's cause of a record: its slot (`KnownCause.rawValue`) and bytes.
+struct KnownCauseBytes: Sendable {
+    let slot: Int
+    let bytes: Int
+}
+
+/// A record's causes of error, every estimator's, named for the groups' tables: the shipped
+/// estimators' by slot in one array (nothing to retain when each group counts them), any
+/// other by name in another.
+struct RecordCauses: Sendable {
+    private var known = RefilledArray<KnownCauseBytes>()
+    private var others = RefilledArray<RecordCause>()
+    /// Where each estimator's causes end in `known` and in `others`.
+    private var knownEnds = RefilledArray<Int>()
+    private var otherEnds = RefilledArray<Int>()
+
+    init() {}
+
+    /// Borrowed: an initializer's parameters are otherwise owned, which copied the whole record.
+    init(_ record: borrowing MessageRecord) { fill(from: record) }
+
+    /// The causes of `record` in place of those held, the storage kept (once per record).
+    /// Read through lent buffers: no cause (and its name) copied.
+    mutating func fill(from record: borrowing MessageRecord) {
+        known.removeAll()
+        others.removeAll()
+        knownEnds.removeAll()
+        otherEnds.removeAll()
+        record.causes.withUnsafeBufferPointer { lists in
+            for list in lists.indices {
+                lists[list].withUnsafeBufferPointer { causes in
+                    for index in causes.indices {
+                        // As `RecordCause(_:)`: a known name made as text counts in the same slot.
+                        if let slot = causes[index].known ?? KnownCause.named(causes[index].name) {
+                            known.append(KnownCauseBytes(slot: slot.rawValue, bytes: causes[index].bytes))
+                        } else {
+                            others.append(RecordCause(causes[index]))
+                        }
+                    }
+                }
+                knownEnds.append(known.count)
+                otherEnds.append(others.count)
+            }
         }
     }
 
-    /// The causes of the estimator at `index` (none when the record has no list for it).
-    func of(estimator index: Int) -> ArraySlice<RecordCause> {
-        guard index < ends.count else { return [] }
-        return causes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+    /// Whether some cause is not a shipped estimator's.
+    var hasOthers: Bool { !others.isEmpty }
+
+    /// The shipped estimators' causes, lent for the call.
+    func withKnown<Result>(_ body: (Known) -> Result) -> Result {
+        known.withUnsafeBufferPointer { causes in
+            knownEnds.withUnsafeBufferPointer { ends in body(Known(causes: causes, ends: ends)) }
+        }
+    }
+
+    /// The shipped estimators' causes of a record, by estimator.
+    struct Known {
+        let causes: UnsafeBufferPointer<KnownCauseBytes>
+        /// Where each estimator's causes end in `causes`.
+        let ends: UnsafeBufferPointer<Int>
+
+        /// Those of the estimator at `index` (none when the record has no list for it).
+        func of(estimator index: Int) -> UnsafeBufferPointer<KnownCauseBytes> {
+            guard index < ends.count else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(rebasing: causes[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+        }
+    }
+
+    /// The other causes of the estimator at `index`, by name.
+    func others(of index: Int) -> ArraySlice<RecordCause> {
+        guard index < otherEnds.count else { return [] }
+        return others[(index == 0 ? 0 : otherEnds[index - 1])..<otherEnds[index]]
     }
 }
 
@@ -346,6 +520,13 @@ public struct GroupKey: Hashable, Sendable, Comparable {
         self.endpoint = endpoint
         self.direction = direction
         endpointHash = endpoint.hashValue
+    }
+
+    /// A key whose endpoint's hash is known (`endpoint.hashValue`).
+    init(endpoint: String, hash: Int, direction: RecordClass) {
+        self.endpoint = endpoint
+        self.direction = direction
+        endpointHash = hash
     }
 
     public static func == (a: GroupKey, b: GroupKey) -> Bool {
@@ -385,6 +566,8 @@ public struct Aggregation: Sendable, Equatable {
     public internal(set) var qpackCompressionTotals: [RecordClass: HeaderCompressionFigures] = [:]
     /// What the network carried each way: records by layer, connection overhead by kind.
     public internal(set) var network: [Direction: NetworkFigures] = [:]
+    /// What `add` keeps from one record to the next.
+    private var scratch = AddScratch()
 
     /// How many of `estimatorNames` are models that estimate each record as it comes (the
     /// `EstimatorSet`); the rest are app meters (`--meter-log`), whose estimates are joined to
@@ -403,26 +586,34 @@ public struct Aggregation: Sendable, Equatable {
     }
 
     public mutating func add(_ record: MessageRecord) {
-        let key = GroupKey(endpoint: record.endpoint, direction: record.direction)
-        let causes = RecordCauses(record)
-        let wireProtocol = record.wireProtocol
-        groups[key, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes, wireProtocol: wireProtocol, keepsTime: true)
-        totals[record.direction, default: GroupFigures(estimatorCount: estimatorNames.count)].add(
-            record, causes: causes, wireProtocol: wireProtocol)
-        addByProtocol(record, key: key, causes: causes, wireProtocol: wireProtocol)
-        network[Direction.of(record), default: NetworkFigures()].add(record)
+        // What the groups read of the record, found once (and its causes and estimates into
+        // storage kept from the last record), then added to each group in place.
+        let tally = RecordTally(record)
+        scratch.causes.fill(from: record)
+        RecordTally.fill(&scratch.estimates, from: record)
+        let causes = scratch.causes
+        let estimates = scratch.estimates
+        let key = GroupKey(endpoint: record.endpoint, hash: scratch.hash(of: record.endpoint), direction: tally.direction)
+        let count = estimatorNames.count
+        estimates.withUnsafeBufferPointer { estimates in
+            causes.withKnown { known in
+                groups[key, default: GroupFigures(estimatorCount: count)].add(
+                    tally, estimates: estimates, known: known, causes: causes, keepsTime: true)
+                totals[tally.direction, default: GroupFigures(estimatorCount: count)].add(
+                    tally, estimates: estimates, known: known, causes: causes)
+                protocolTotals[
+                    ProtocolKey(wireProtocol: tally.wireProtocol, direction: tally.direction),
+                    default: GroupFigures(estimatorCount: count)
+                ].add(tally, estimates: estimates, known: known, causes: causes)
+            }
+        }
+        // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
+        if record.message.protocolFacts.frames != nil { addHeaderCompression(record, key: key, tally: tally) }
+        network[tally.side, default: NetworkFigures()].add(record)
     }
 
-    private mutating func addByProtocol(
-        _ record: MessageRecord, key: GroupKey, causes: RecordCauses, wireProtocol: HTTPProtocol
-    ) {
-        protocolTotals[
-            ProtocolKey(wireProtocol: wireProtocol, direction: record.direction),
-            default: GroupFigures(estimatorCount: estimatorNames.count)
-        ].add(record, causes: causes, wireProtocol: wireProtocol)
-        // Header lists are measured by the readers that count frames (HTTP/2, HTTP/3); HTTP/1.x and a HAR tell neither.
-        guard record.message.protocolFacts.frames != nil else { return }
+    private mutating func addHeaderCompression(_ record: MessageRecord, key: GroupKey, tally: RecordTally) {
+        let wireProtocol = tally.wireProtocol
         if wireProtocol == .h3 {
             qpackCompression[key, default: HeaderCompressionFigures(estimatorCount: modelCount)].add(record)
             qpackCompressionTotals[

@@ -73,6 +73,37 @@ public struct StateEncoder {
         for value in values { int(value) }
     }
 
+    /// Each value as `uint64(_:)` writes it, with no count: on a little-endian machine the
+    /// words' own bytes, in one copy.
+    public mutating func uint64s(_ values: UnsafeBufferPointer<UInt64>) {
+        #if _endian(little)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(values))
+        #else
+            for value in values { uint64(value) }
+        #endif
+    }
+
+    /// The count, then each value as `double(_:)` writes it: on a little-endian machine the
+    /// array's own bytes, in one copy (a part holds every record's relative errors).
+    public mutating func doubles(_ values: [Double]) {
+        int(values.count)
+        #if _endian(little)
+            values.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        #else
+            for value in values { double(value) }
+        #endif
+    }
+
+    /// The count, then each value as `int64(_:)` writes it (as `doubles(_:)`).
+    public mutating func int64s(_ values: [Int64]) {
+        int(values.count)
+        #if _endian(little)
+            values.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        #else
+            for value in values { int64(value) }
+        #endif
+    }
+
     /// The bytes so far are handed on (written out); what follows starts a new buffer.
     public mutating func take() -> [UInt8] {
         defer { bytes = [] }
@@ -328,8 +359,7 @@ extension GroupFigures {
         layers.encode(to: &encoder)
         encoder.int(estimators.count)
         for figures in estimators { figures.encode(to: &encoder) }
-        encoder.int(requestTimes.microseconds.count)
-        for time in requestTimes.microseconds { encoder.int64(time) }
+        encoder.int64s(requestTimes.microseconds)
         encoder.int(requestTimes.untimed)
     }
 
@@ -358,8 +388,7 @@ extension GroupFigures {
 extension EstimatorFigures {
     func encode(to encoder: inout StateEncoder) {
         encoder.ints([count, unestimated, wire, estimated, splitCount, lineError, headersError, bodyError])
-        encoder.int(absoluteRelativeErrors.count)
-        for error in absoluteRelativeErrors { encoder.double(error) }
+        encoder.doubles(absoluteRelativeErrors)
         // Known causes by slot, the others by name in byte order.
         encoder.int(causeTallies.known.count)
         for tally in causeTallies.known { encoder.ints([tally.bytes, tally.records]) }

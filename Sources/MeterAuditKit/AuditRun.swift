@@ -126,13 +126,13 @@ public struct AuditRun {
         let connections = writesConnections ? try ConnectionsCSV(path: connectionsPath) : nil
         let analyzer = InputAnalyzer(options: options)
         // The meters are named once their logs are read, at the end (`addMeters`).
-        var aggregation = Aggregation(estimators: options.estimators)
-        // report.html's per-record charts, in bounded memory; only when the page is written.
+        // The figures and report.html's per-record charts (in bounded memory; only when the
+        // page is written), in a box while the records stream by.
+        let streaming = StreamingFigures(aggregation: Aggregation(estimators: options.estimators))
         let writesHTML = formats?.contains(HTMLReport.name) ?? true
         // The page's template, parsed on another core while this one starts reading (the
         // body workers have little to do yet), instead of at the end.
         if writesHTML { DispatchQueue.global().async { HTMLReport.prepare() } }
-        var charts = ChartSamples(estimatorNames: aggregation.estimatorNames)
         // Every measured record's point, for a later merge's scatter (docs/SCALE.md); a run with
         // meter logs cannot be merged and writes none.
         let points =
@@ -143,31 +143,36 @@ public struct AuditRun {
         var sharings: [OverheadSharing] = []
         for (index, input) in inputs.enumerated() {
             progress.input(index, input)
-            charts.beginInput()
+            streaming.charts.beginInput()
             let before = FileIdentity(path: input)
             // Each connection's overhead, shared out over its records once the input is read.
-            var sharing = OverheadSharing()
+            streaming.sharing = OverheadSharing()
             var inputDiagnostics = analyzer.analyze(
                 path: input, progress: progress.bytes,
                 connection: { row in
                     connections?.write(row)
-                    aggregation.add(row)
-                    sharing.add(row)
+                    streaming.aggregation.add(row)
+                    streaming.sharing.add(row)
                 }
             ) { record in
                 messages?.write(record)
-                aggregation.add(record)
-                if meters?.observe(record, input: index) != true { sharing.add(record) }
-                if writesHTML, let point = charts.add(record) { points?.write(point) }
+                streaming.aggregation.add(record)
+                if meters?.observe(record, input: index) != true { streaming.sharing.add(record) }
+                if writesHTML, let point = streaming.charts.add(record) { points?.write(point) }
             }
-            if meters == nil { aggregation.add(sharing.finish()) } else { sharings.append(sharing) }
-            if let udp = inputDiagnostics.udp { aggregation.addOtherUDP(udp) }
+            if meters == nil {
+                streaming.aggregation.add(streaming.sharing.finish())
+            } else {
+                sharings.append(streaming.sharing)
+            }
+            if let udp = inputDiagnostics.udp { streaming.aggregation.addOtherUDP(udp) }
             if let before, let change = before.change(to: FileIdentity(path: input)) {
                 inputDiagnostics.error = [inputDiagnostics.error, "\(input): \(change) while it was read"]
                     .compactMap { $0 }.joined(separator: "; ")
             }
             diagnostics.append(inputDiagnostics)
         }
+        var (aggregation, charts) = streaming.take()
         if let meters {
             do {
                 try meters.load()
@@ -290,6 +295,31 @@ public struct AuditRun {
         result.reportSeconds = monotonicSeconds() - read
         result.reportFileSeconds = fileSeconds
         return result
+    }
+}
+
+/// The figures the records add to while they stream by, in a box their closures capture: a
+/// captured `var` is checked for overlapping access at run time, at each of several accesses
+/// per record. Only the reading thread's closures touch them, one at a time, so they are not
+/// checked (`@exclusivity(unchecked)`).
+private final class StreamingFigures {
+    @exclusivity(unchecked) var aggregation: Aggregation
+    @exclusivity(unchecked) var charts: ChartSamples
+    @exclusivity(unchecked) var sharing = OverheadSharing()
+
+    init(aggregation: Aggregation) {
+        self.aggregation = aggregation
+        charts = ChartSamples(estimatorNames: aggregation.estimatorNames)
+    }
+
+    /// The figures, the box left with empty ones (so that what it hands on is not shared,
+    /// and changing it copies nothing).
+    func take() -> (Aggregation, ChartSamples) {
+        let taken = (aggregation, charts)
+        aggregation = Aggregation(estimatorNames: [], rankingEstimator: nil)
+        charts = ChartSamples(estimatorNames: [])
+        sharing = OverheadSharing()
+        return taken
     }
 }
 

@@ -45,8 +45,8 @@ public final class MessagesCSV {
     // access at run time (`@exclusivity(unchecked)`), as the file is written from the parsing
     // thread alone and no code but the row's own runs while they are changed. The run tests
     // write messages.csv in debug builds.
-    /// The row being written, its buffer kept from one record to the next.
-    @exclusivity(unchecked) private var row = CSVRowBytes()
+    /// The row being written, its buffer kept from one record to the next (freed by `deinit`).
+    @exclusivity(unchecked) private var row = CSVRowWriter()
 
     public init(path: String, estimators: [String]) throws {
         writer = try CSVWriter(path: path)
@@ -89,18 +89,18 @@ public final class MessagesCSV {
     /// The texts of the last connection's addresses: a connection's records mostly come in a row.
     @exclusivity(unchecked) private var addressTexts = AddressTexts()
 
+    deinit { row.deallocate() }
+
     public func write(_ record: MessageRecord) {
         Self.appendRow(for: record, addresses: &addressTexts, to: &row)
+        row.endRow()
         if let scratch {
-            row.endRow()
-            row.withBytes { bytes in
-                rowLengths.append(UInt32(clamping: bytes.count))
-                scratch.write(bytes)
-            }
-            row.removeAll()
+            rowLengths.append(UInt32(clamping: row.count))
+            scratch.write(row.bytes)
         } else {
-            writer.writeRow(&row)
+            writer.write(raw: row.bytes)
         }
+        row.removeAll()
     }
 
     /// With late columns: writes every row with its late cells (`cells(row, &cells)` appends
@@ -184,7 +184,7 @@ public final class MessagesCSV {
         let source = record.source
         let wire = record.wire
         row.append(record.input)
-        row.append(message.kind.rawValue)
+        row.append(name: message.kind.rawValue)
         switch source {
         case let .capture(flow): row.append(flow.connection)
         case .har, .charles: row.append(source.connectionLabel)
@@ -213,23 +213,21 @@ public final class MessagesCSV {
         row.append(wire.body)
         row.append(wire.total)
         row.append(record.bodyDecoded)
-        appendJoinedValue(of: "content-encoding", in: message, to: &row)
-        appendJoinedValue(of: "transfer-encoding", in: message, to: &row)
+        appendCodings(of: message, to: &row)
         for estimate in record.estimates { row.append(try? estimate.get().total) }
-        row.append(wire.source.rawValue)
+        row.append(name: wire.source.rawValue)
         row.append(message.missingBytes)
         row.append(decodingName(record))
         if message.anomalies.isEmpty && record.notes.isEmpty {
             row.append("")
+        } else if message.anomalies.isEmpty && record.notes.count == 1 && message.unknownFieldNames.isEmpty {
+            // One note alone (a HAR's usual case): its text is the cell.
+            row.append(record.notes[0].description)
         } else {
-            // A head known in part names what it lacks (docs/METERING.md §2a): the fields whose
-            // absence leaves an estimate `fields-unknown`.
-            let unknown = message.unknownFieldNames
-            let missing = unknown.isEmpty ? [] : ["fields-unknown(" + unknown.joined(separator: ",") + ")"]
-            row.append((message.anomalies.names + missing + record.notes.map(\.description)).joined(separator: " "))
+            row.append(anomalies(of: record))
         }
-        row.append(source.transport?.rawValue ?? "")
-        row.append(record.wireProtocol.csvValue)
+        row.append(name: source.transport?.rawValue ?? "")
+        row.append(name: record.wireProtocol.csvValue)
         row.append(wire.tls)
         row.append(source.tunnelHost ?? "")
         row.append(message.protocolFacts.stream.map { Int($0) })
@@ -256,26 +254,99 @@ public final class MessagesCSV {
     /// an empty cell for nil.
     private static func appendHTTPText<Cells: CSVCells>(_ bytes: ArraySlice<UInt8>?, to row: inout Cells) {
         guard let bytes else { return row.append("") }
-        if bytes.contains(where: { $0 >= 0x80 }) { return row.append(String(httpBytes: bytes)) }
-        bytes.withUnsafeBufferPointer { row.append(utf8: $0) }
+        bytes.withUnsafeBufferPointer { text in
+            if isASCII(text) { return row.append(utf8: text) }
+            row.append(String(httpBytes: bytes))
+        }
     }
 
-    /// `HTTPMessage.joinedValue(of:)`, without its Strings for the one ASCII value most
-    /// messages have.
-    private static func appendJoinedValue<Cells: CSVCells>(
-        of lowercasedName: String, in message: HTTPMessage, to row: inout Cells
+    /// Whether every byte is below 0x80, eight at a time.
+    @inline(__always)
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard var position = bytes.baseAddress.map(UnsafeRawPointer.init) else { return true }
+        var left = bytes.count
+        while left >= 8 {
+            if position.loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            position += 8
+            left -= 8
+        }
+        while left > 0 {
+            if position.load(as: UInt8.self) >= 0x80 { return false }
+            position += 1
+            left -= 1
+        }
+        return true
+    }
+
+    /// The `content_encoding` and `transfer_encoding` cells (`HTTPMessage.joinedValue(of:)`),
+    /// found in one pass over the fields, their lengths compared first, without Strings for
+    /// the one ASCII value most messages have.
+    private static func appendCodings<Cells: CSVCells>(of message: HTTPMessage, to row: inout Cells) {
+        let contentName = "content-encoding"
+        let transferName = "transfer-encoding"
+        // The first field of each name, and how many there are.
+        var content: (first: Int, count: Int) = (0, 0)
+        var transfer: (first: Int, count: Int) = (0, 0)
+        message.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let length = fields[index].name.count
+                if length == 16, fields[index].hasName(contentName) {
+                    if content.count == 0 { content.first = index }
+                    content.count += 1
+                } else if length == 17, fields[index].hasName(transferName) {
+                    if transfer.count == 0 { transfer.first = index }
+                    transfer.count += 1
+                }
+            }
+        }
+        appendValues(of: contentName, found: content, in: message, to: &row)
+        appendValues(of: transferName, found: transfer, in: message, to: &row)
+    }
+
+    /// The cell of the `found.count` fields named `lowercasedName`, the first at `found.first`.
+    @inline(__always)
+    private static func appendValues<Cells: CSVCells>(
+        of lowercasedName: String, found: (first: Int, count: Int), in message: HTTPMessage, to row: inout Cells
     ) {
-        let values = message.values(of: lowercasedName)
-        // Absent (the usual case) or one value: no second look-up through `joinedValue`.
-        if values.isEmpty { return row.append("") }
-        if values.count == 1 { return appendHTTPText(values[0][...], to: &row) }
-        row.append(message.joinedValue(of: lowercasedName) ?? "")
+        switch found.count {
+        case 0: row.append("")
+        case 1: appendHTTPText(message.fields[found.first].value[...], to: &row)
+        default: row.append(message.joinedValue(of: lowercasedName) ?? "")
+        }
+    }
+
+    /// The `anomalies` cell: the message's anomalies, then a head known in part names what it
+    /// lacks (docs/METERING.md §2a: the fields whose absence leaves an estimate
+    /// `fields-unknown`), then the record's notes; one String, no array of the pieces.
+    private static func anomalies(of record: MessageRecord) -> String {
+        let message = record.message
+        var text = ""
+        text.reserveCapacity(64)
+        var first = true
+        for (anomaly, name) in MessageAnomalies.names where message.anomalies.contains(anomaly) {
+            if !first { text += " " }
+            first = false
+            text += name
+        }
+        let unknown = message.unknownFieldNames
+        if !unknown.isEmpty {
+            if !first { text += " " }
+            first = false
+            text += "fields-unknown(" + unknown.joined(separator: ",") + ")"
+        }
+        for note in record.notes {
+            if !first { text += " " }
+            first = false
+            text += note.description
+        }
+        return text
     }
 
     /// `formatTime`'s text, or an empty cell for nil.
     private static func appendTime<Cells: CSVCells>(_ nanoseconds: Int64?, to row: inout Cells) {
         guard let nanoseconds else { return row.append("") }
-        withTimeText(nanoseconds) { row.append(utf8: $0) }
+        // As `withTimeText`, in place.
+        row.append(scaled: UInt64((nanoseconds / 1000).magnitude), decimals: 6, negative: nanoseconds <= -1000)
     }
 
     /// An address's text (`TransportEndpoint.description`), kept for the last client and the

@@ -124,10 +124,17 @@ public struct ChartPoint: Sendable, Equatable {
     /// 8 bytes each: direction, wire total, ordinal, then each estimator's total (`Int64.min`
     /// for none). A part's points all have the same size: `byteCount(estimators:)`.
     public func encode(to encoder: inout StateEncoder) {
-        encoder.int(point.direction == .request ? 0 : point.direction == .response ? 1 : 2)
-        encoder.int(point.wire)
-        encoder.int(point.ordinal)
-        for estimate in point.estimates { encoder.int64(estimate.map(Int64.init) ?? Int64.min) }
+        // The words in one copy (a part file holds one point per measured record).
+        let count = 3 + point.estimates.count
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { words in
+            words[0] = point.direction == .request ? 0 : point.direction == .response ? 1 : 2
+            words[1] = UInt64(bitPattern: Int64(point.wire))
+            words[2] = UInt64(bitPattern: Int64(point.ordinal))
+            for (index, estimate) in point.estimates.enumerated() {
+                words[3 + index] = UInt64(bitPattern: estimate.map(Int64.init) ?? Int64.min)
+            }
+            encoder.uint64s(UnsafeBufferPointer(rebasing: words[..<count]))
+        }
     }
 
     public static func byteCount(estimators: Int) -> Int { 8 * (3 + estimators) }
