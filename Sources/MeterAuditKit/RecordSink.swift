@@ -40,9 +40,6 @@ final class RecordSink: MessageSink {
         var body: PendingBody
         /// The packets under a captured message, counted until its record takes them.
         var lower: LayerSlot? = nil
-
-        /// The message, moved out (the rest is dropped).
-        consuming func takeMessage() -> FinishedMessage { message }
     }
 
     init(
@@ -100,29 +97,45 @@ final class RecordSink: MessageSink {
     }
 
     /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
-    /// Takes the message over (`__owned`): its parts move into the record.
-    func record(_ har: __owned HARMessage) {
+    /// Takes the message over: its parts move into the record (the head is read in place,
+    /// never copied).
+    func record(_ har: consuming HARMessage) {
+        let body = har.body
+        let codings = body == nil ? [] : har.bodyCodings
+        let measured = har.wire.total != nil
+        let (message, wire, source, notes) = (consume har).takeParts()
         var pending = PendingBody(
             facts: BodyFacts(
                 transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
                 bytesMissing: false, contentKnown: false))
-        if let body = har.body {
+        if let body {
             pending.facts = BodyFacts(
                 transferDecodedLength: body.count, decodedLength: body.count,
                 decodedExactly: true, bytesMissing: false)
-            let recipe = BodyRecipe(codings: har.bodyCodings, needs: builder.estimators.bodyNeeds(for: har.message))
+            let recipe = BodyRecipe(codings: codings, needs: builder.estimators.bodyNeeds(for: message))
             if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
         }
-        let measured = har.wire.total != nil
-        let (message, wire, source, notes) = har.takeParts()
         enqueue(
             Waiting(
                 message: FinishedMessage(message: message, wire: wire, source: source, measured: measured, notes: notes),
                 body: pending))
     }
 
-    private func enqueue(_ record: __owned Waiting) {
+    private func enqueue(_ record: consuming Waiting) {
         diagnostics.count(record.message.message)
+        // A record with no packets to take, behind none (every HAR entry), skips the queue of
+        // those waiting for their layers; measured already and first in line (a HAR entry
+        // without body work), it is built at once. The order is the queues' all the same,
+        // and the record is not moved in and out of them (a copy of its every part).
+        if settling.isEmpty, record.lower == nil {
+            if measuring.isEmpty, record.body.isReady {
+                build(record)
+            } else {
+                measuring.append(record)
+                emitMeasured(all: false)
+            }
+            return
+        }
         settling.append(record)
         takeSettledLayers(all: false)
         emitMeasured(all: false)
@@ -150,7 +163,7 @@ final class RecordSink: MessageSink {
                 // byte it owns (TLSCostLayer).
                 if record.message.wire.tls == nil, slot.tls > 0 { record.message.wire.tls = slot.tls }
             }
-            measuring.append(record)
+            measuring.append(consume record)
         }
     }
 
@@ -159,20 +172,24 @@ final class RecordSink: MessageSink {
         while !measuring.isEmpty,
             all || measuring.count > maxWaiting || measuring[measuring.startIndex].body.isReady
         {
-            let next = measuring.removeFirst()
-            let (facts, outcome) = next.body.resolved()
-            diagnostics.count(outcome)
-            let record = builder.record(next.takeMessage(), body: facts, decoding: outcome)
-            diagnostics.count(record.estimates, estimators: builder.estimators)
-            emit(record)
-            if let freeElsewhere {
-                if leftovers.isEmpty { leftovers.reserveCapacity(Self.leftoverBatch) }
-                leftovers.append(consume record)
-                if leftovers.count >= Self.leftoverBatch {
-                    let batch = leftovers
-                    leftovers = []
-                    freeElsewhere(batch)
-                }
+            build(measuring.removeFirst())
+        }
+    }
+
+    /// Builds a measured record and hands it on.
+    private func build(_ next: consuming Waiting) {
+        let (facts, outcome) = next.body.resolved()
+        diagnostics.count(outcome)
+        let record = builder.record(&next.message, body: facts, decoding: outcome)
+        diagnostics.count(record.estimates, estimators: builder.estimators)
+        emit(record)
+        if let freeElsewhere {
+            if leftovers.isEmpty { leftovers.reserveCapacity(Self.leftoverBatch) }
+            leftovers.append(consume record)
+            if leftovers.count >= Self.leftoverBatch {
+                let batch = leftovers
+                leftovers = []
+                freeElsewhere(batch)
             }
         }
     }
