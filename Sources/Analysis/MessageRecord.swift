@@ -59,14 +59,6 @@ extension MessageRecord {
         public let summary: RequestSummary?
         public let target: RequestTarget?
         public let endpoint: String
-
-        public init(of message: borrowing HTTPMessage, source: borrowing RecordSource, normalizer: EndpointNormalizer) {
-            let request = message.kind == .request ? MessageRecord.summary(of: message) : message.request
-            let target = request.map { RequestTarget($0.target) }
-            endpoint = MessageRecord.endpoint(of: request, target: target, server: source, using: normalizer)
-            summary = request
-            self.target = target
-        }
     }
 
     /// A record whose request facts are known already (`RequestFacts(of:source:normalizer:)`
@@ -87,7 +79,7 @@ extension MessageRecord {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)
     }
 
-    private static func summary(of request: HTTPMessage) -> RequestSummary {
+    fileprivate static func summary(of request: HTTPMessage) -> RequestSummary {
         RequestSummary(
             index: request.index, method: request.method ?? "", target: request.target,
             host: request.requestHost, fieldsKnown: request.requestLineKnown)
@@ -102,7 +94,7 @@ extension MessageRecord {
             of: request, target: request.map { RequestTarget($0.target) }, server: source, using: normalizer)
     }
 
-    private static func endpoint(
+    fileprivate static func endpoint(
         of request: RequestSummary?, target: RequestTarget?, server source: RecordSource,
         using normalizer: EndpointNormalizer
     ) -> String {
@@ -117,6 +109,17 @@ extension MessageRecord {
         }
         let host = (request.host ?? "").lowercased()
         return "\(request.method) \(host) \(normalizer.normalize(path: String(httpBytes: target.path)))"
+    }
+}
+
+extension MessageRecord.RequestFacts {
+    // In an extension, so that the memberwise init builds it (no copy of a `self` of its own).
+    public init(of message: borrowing HTTPMessage, source: borrowing RecordSource, normalizer: EndpointNormalizer) {
+        let request = message.kind == .request ? MessageRecord.summary(of: message) : message.request
+        let target = request.map { RequestTarget($0.target) }
+        self.init(
+            summary: request, target: target,
+            endpoint: MessageRecord.endpoint(of: request, target: target, server: source, using: normalizer))
     }
 }
 

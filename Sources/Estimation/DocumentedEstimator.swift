@@ -16,9 +16,9 @@ public struct DocumentedEstimator: Estimator {
     /// The profile's stack-added names as bytes, when all are ASCII: a field name is then
     /// looked up among them without making a String per field (once per record and field).
     private let asciiStackAddedNames: [[UInt8]]?
-    /// `FieldScan.nameKey` of each of `asciiStackAddedNames`, in the same order: a name is
-    /// compared byte by byte only with those of its key.
-    private let stackAddedKeys: [UInt64]
+    /// The `NameKey` of each of `asciiStackAddedNames`, in the same order: a name is compared
+    /// byte by byte only with those of its key, and only when it is longer than 16 bytes.
+    private let stackAddedKeys: [NameKey]
     /// Bit n set when a stack-added name is n bytes long (bit 63: 63 or longer): an ASCII name
     /// of no such length is none of them, without comparing it with each.
     private let stackAddedLengths: UInt64
@@ -31,7 +31,7 @@ public struct DocumentedEstimator: Estimator {
         self.profile = profile
         let names = profile.stackAddedFields.sorted().map { Array($0.utf8) }
         asciiStackAddedNames = names.allSatisfy { $0.allSatisfy { $0 < 0x80 } } ? names : nil
-        stackAddedKeys = (asciiStackAddedNames ?? []).map { FieldScan.nameKey($0[...]) }
+        stackAddedKeys = (asciiStackAddedNames ?? []).map { NameKey.of($0).key }
         stackAddedLengths = names.reduce(0) { $0 | Self.lengthBit($1.count) }
         stackAddedNamesHaveTwins = names.contains { $0.contains { $0 == 0x3B || $0 == 0x60 || $0 == 0x4B } }
     }
@@ -49,12 +49,11 @@ public struct DocumentedEstimator: Estimator {
         return profile.stackAddedFields.contains(asciiLowercased(name))
     }
 
-    /// `isStackAdded` of a name whose `FieldScan.nameKey` is at hand and that is ASCII or not.
-    @inline(__always) func isStackAdded(_ name: [UInt8], key: UInt64, ascii: Bool) -> Bool {
+    /// `isStackAdded` of a name whose `NameKey` is at hand and that is ASCII or not.
+    @inline(__always) func isStackAdded(_ name: [UInt8], key: NameKey, ascii: Bool) -> Bool {
         guard ascii, let names = asciiStackAddedNames else { return isStackAdded(name) }
-        // The key holds the whole of a name up to 7 bytes; a longer one is compared in full.
         for index in stackAddedKeys.indices where stackAddedKeys[index] == key {
-            if name.count <= 7 || Self.sameNameIgnoringASCIICase(names[index], name) { return true }
+            if key.isWholeName || Self.sameNameIgnoringASCIICase(names[index], name) { return true }
         }
         return false
     }
@@ -442,11 +441,6 @@ struct FieldScan {
     }
 
     static let contentEncodingName = Array("content-encoding".utf8)
-    /// `nameKey` of `content-encoding` (16, then `content` from its first byte up), written out:
-    /// a computed `static let` is looked up through a lazy initializer per use.
-    static let contentEncodingKey: UInt64 = 0x1074_6E65_746E_6F63
-    /// `nameKey` of `host`, its whole name (4 bytes).
-    static let hostKey: UInt64 = 0x0400_0000_7473_6F68
 
     /// The scan of a message's fields (a function, not an init: its arguments are borrowed,
     /// not copied).
@@ -462,26 +456,24 @@ struct FieldScan {
         scan.mayRepeatNames = false
         var values = 0, heads = 0, repeats = 0
         var stackAdded = 0
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(fields.count, 1)) { keys in
+        withUnsafeTemporaryAllocation(of: NameKey.self, capacity: max(fields.count, 1)) { keys in
             for index in fields.indices {
                 let name = fields[index].name
                 let value = fields[index].value
-                let (key, ascii) = nameFacts(name)
-                keys[index] = key
+                let (key, ascii) = NameKey.of(name)
+                keys.initializeElement(at: index, to: key)
                 // A field whose name an earlier field has is merged into that one's line.
                 var first = true
                 for earlier in 0..<index where keys[earlier] == key {
-                    if name.count <= 7 || DocumentedEstimator.sameNameIgnoringASCIICase(fields[earlier].name, name) {
+                    if key.isWholeName || DocumentedEstimator.sameNameIgnoringASCIICase(fields[earlier].name, name) {
                         first = false
                         break
                     }
                 }
                 if !first { scan.mayRepeatNames = true }
-                if key == contentEncodingKey, DocumentedEstimator.sameNameIgnoringASCIICase(contentEncodingName, name) {
-                    scan.coding.add(value)
-                }
+                if key == NameKey.contentEncoding { scan.coding.add(value) }
                 if isRequest {
-                    if scan.host == nil, key == hostKey { scan.host = index }
+                    if scan.host == nil, key == NameKey.host { scan.host = index }
                     // Fields of one name are all stack-added or none: the app's own merge among
                     // themselves, and the block counts theirs alone.
                     if estimator.isStackAdded(name, key: key, ascii: ascii) {
@@ -508,32 +500,49 @@ struct FieldScan {
     static func firstHostField(_ fields: [HeaderField]) -> Int? {
         fields.firstIndex { $0.hasName("host") }
     }
+}
 
-    /// A word that equal names (as `asciiLowercased` compares them) share: the length (up
-    /// to 255) in the top byte, the first 7 bytes lowercased below. Names up to 7 bytes
-    /// long are equal exactly when their keys are.
-    static func nameKey(_ name: ArraySlice<UInt8>) -> UInt64 {
-        var key = UInt64(min(name.count, 255)) << 56
-        var shift: UInt64 = 0
-        for byte in name.prefix(7) {
-            key |= UInt64(asciiLower(byte)) << shift
-            shift += 8
+/// What equal names (as `asciiLowercased` compares them) share: the length, and the first and
+/// last eight bytes lowercased, a word at a time. Names of up to 16 bytes (nearly all) are
+/// equal exactly when their keys are; longer ones are compared in full when their keys are.
+struct NameKey: Equatable {
+    var length: Int
+    var head: UInt64
+    var tail: UInt64
+
+    /// Whether the key holds every byte of the name.
+    var isWholeName: Bool { length <= 16 }
+
+    /// `content-encoding`: "content-" and "encoding" as little-endian words.
+    static let contentEncoding = NameKey(length: 16, head: 0x2D74_6E65_746E_6F63, tail: 0x676E_6964_6F63_6E65)
+    /// `host`, its four bytes from the lowest up.
+    static let host = NameKey(length: 4, head: 0x7473_6F68, tail: 0)
+
+    /// A name's key, and whether the name is ASCII, in one look at its bytes.
+    @inline(__always) static func of(_ name: [UInt8]) -> (key: NameKey, ascii: Bool) {
+        name.withUnsafeBufferPointer { bytes in
+            let count = bytes.count
+            guard let base = bytes.baseAddress, count >= 8 else {
+                var word: UInt64 = 0
+                for index in 0..<count { word |= UInt64(bytes[index]) << (UInt64(index) * 8) }
+                return (NameKey(length: count, head: lowercased(word), tail: 0), word & 0x8080_8080_8080_8080 == 0)
+            }
+            let head = UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+            let tail = UInt64(littleEndian: UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self))
+            var ascii = (head | tail) & 0x8080_8080_8080_8080 == 0
+            if count > 16 { ascii = ascii && FoundationText.orOfBytes(UnsafeBufferPointer(rebasing: bytes[8..<(count - 8)])) < 0x80 }
+            return (NameKey(length: count, head: lowercased(head), tail: lowercased(tail)), ascii)
         }
-        return key
     }
 
-    /// `nameKey` of a name, and whether the name is ASCII, in one pass.
-    @inline(__always) static func nameFacts(_ name: [UInt8]) -> (key: UInt64, ascii: Bool) {
-        name.withUnsafeBufferPointer { bytes in
-            var key = UInt64(min(bytes.count, 255)) << 56
-            var high: UInt8 = 0
-            for index in 0..<min(bytes.count, 7) {
-                let byte = bytes[index]
-                high |= byte
-                key |= UInt64(asciiLower(byte)) << (UInt64(index) * 8)
-            }
-            if bytes.count > 7 { high |= FoundationText.orOfBytes(UnsafeBufferPointer(rebasing: bytes[7...])) }
-            return (key, high < 0x80)
-        }
+    /// Each byte of `A`–`Z` made `a`–`z`, the others left as they are (`asciiLower` of each
+    /// byte): a byte's low seven bits plus 0x3F carry into its top bit from `A` up, plus 0x25
+    /// from `[` up; bytes of 0x80 and above are left out.
+    @inline(__always) static func lowercased(_ word: UInt64) -> UInt64 {
+        let low7 = word & 0x7F7F_7F7F_7F7F_7F7F
+        let fromA = low7 &+ 0x3F3F_3F3F_3F3F_3F3F
+        let pastZ = low7 &+ 0x2525_2525_2525_2525
+        let capitals = fromA & ~pastZ & ~word & 0x8080_8080_8080_8080
+        return word | capitals >> 2
     }
 }

@@ -255,8 +255,9 @@ public struct EstimatorSet: Sendable {
         var causes: [[ErrorCause]] = []
         estimates.reserveCapacity(estimators.count)
         causes.reserveCapacity(estimators.count)
-        for estimator in estimators {
-            let assessment = estimator.assess(message, wire: wire, body: body)
+        // By index: the estimator is used where it is, not copied out of the array.
+        for index in estimators.indices {
+            let assessment = estimators[index].assess(message, wire: wire, body: body)
             estimates.append(assessment.estimate)
             causes.append(assessment.causes)
         }

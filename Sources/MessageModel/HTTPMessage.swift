@@ -300,7 +300,11 @@ public struct RequestTarget: Sendable {
 
     /// Authority of an absolute-form target, as text; nil otherwise.
     public var authority: String? { authorityBytes.map { String(httpBytes: $0) } }
+}
 
+// The public init is in an extension, so that the memberwise one exists: building the split
+// through it moves the slices in, where an init of its own copied its `self` out whole.
+extension RequestTarget {
     public init(_ target: [UInt8]) {
         // Where the parts start and end, found on the bytes in place (twice per request
         // record: the estimator's request line and the record's endpoint); then one slice each.
@@ -317,13 +321,12 @@ public struct RequestTarget: Sendable {
             while question < bytes.count, bytes[question] != UInt8(ascii: "?") { question += 1 }
             return (authority, pathStart, question < bytes.count ? question : nil)
         }
-        authorityBytes = authority.map { target[$0] }
         if let question {
-            path = target[pathStart..<question]
-            query = target[(question + 1)...]
+            self.init(
+                authorityBytes: authority.map { target[$0] }, path: target[pathStart..<question],
+                query: target[(question + 1)...])
         } else {
-            path = target[pathStart...]
-            query = nil
+            self.init(authorityBytes: authority.map { target[$0] }, path: target[pathStart...], query: nil)
         }
     }
 
