@@ -10,8 +10,20 @@ import MessageModel
 /// read against the end and fails with where the bytes ran out.
 public struct StateEncoder {
     public private(set) var bytes: [UInt8] = []
+    /// Where the bytes go, `flushSize` at a time, when they are written out as they come; nil
+    /// keeps them all in `bytes`.
+    private let sink: (([UInt8]) -> Void)?
+    static let flushSize = 1 << 16
 
-    public init() {}
+    public init() { sink = nil }
+
+    /// An encoder that hands its bytes to `sink` about 64 KiB at a time, so a run's figures
+    /// (tens of MB on a large HAR of many endpoints) are never whole in memory; `flush()` hands
+    /// on the rest.
+    public init(flushingTo sink: @escaping ([UInt8]) -> Void) {
+        self.sink = sink
+        bytes.reserveCapacity(Self.flushSize + 64)
+    }
 
     public mutating func int(_ value: Int) { uint64(UInt64(bitPattern: Int64(value))) }
 
@@ -19,15 +31,31 @@ public struct StateEncoder {
 
     public mutating func uint64(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        flushIfFull()
     }
 
     public mutating func double(_ value: Double) { uint64(value.bitPattern) }
 
-    public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    public mutating func bool(_ value: Bool) {
+        bytes.append(value ? 1 : 0)
+        flushIfFull()
+    }
 
     public mutating func string(_ value: String) {
         int(value.utf8.count)
         bytes.append(contentsOf: value.utf8)
+        flushIfFull()
+    }
+
+    /// Hands what is buffered to the sink (when there is one).
+    public mutating func flush() {
+        guard let sink, !bytes.isEmpty else { return }
+        sink(bytes)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func flushIfFull() {
+        if sink != nil, bytes.count >= Self.flushSize { flush() }
     }
 
     public mutating func optionalInt64(_ value: Int64?) {

@@ -73,6 +73,9 @@ public enum H3StreamType: Sendable, Equatable {
 /// One direction of one QUIC stream, read as HTTP/3: the stream type of a unidirectional stream
 /// (and a push stream's push id), then frames, or opaque bytes (QPACK streams, unknown types).
 /// A class: the connection keeps one per (stream, side) and changes it in place.
+// Its state changes for every STREAM frame, so it is not checked for overlapping access at run
+// time (`@exclusivity(unchecked)`, as in the QUIC connection): a reader lives on the parsing
+// thread alone, each change is a plain read-modify-write, and no code runs while one is open.
 final class StreamReader {
     enum Phase {
         /// A unidirectional stream's type varint.
@@ -92,33 +95,33 @@ final class StreamReader {
 
     let id: UInt64
     let side: Direction
-    var type: H3StreamType
-    var phase: Phase
+    @exclusivity(unchecked) var type: H3StreamType
+    @exclusivity(unchecked) var phase: Phase
     /// The stream offset of the next byte expected.
-    var offset: Int64 = 0
+    @exclusivity(unchecked) var offset: Int64 = 0
     /// Bytes of a varint (or a frame header's two) read so far.
-    var header: [UInt8] = []
+    @exclusivity(unchecked) var header: [UInt8] = []
     /// The bytes the last varint `readVarInt` completed took.
-    var lastVarIntLength = 0
+    @exclusivity(unchecked) var lastVarIntLength = 0
     /// The push id of a push stream.
-    var pushID: UInt64?
+    @exclusivity(unchecked) var pushID: UInt64?
     /// The stream type and push id bytes (claimed as the stream's overhead).
-    var preambleBytes = 0
+    @exclusivity(unchecked) var preambleBytes = 0
 
     // The frame being read.
-    var frameType: UInt64 = 0
-    var frameLength: UInt64 = 0
-    var frameHeaderSize = 0
-    var frameStart = StreamPosition(time: 0, offset: 0, peerAcknowledged: nil)
-    var payloadRead: UInt64 = 0
+    @exclusivity(unchecked) var frameType: UInt64 = 0
+    @exclusivity(unchecked) var frameLength: UInt64 = 0
+    @exclusivity(unchecked) var frameHeaderSize = 0
+    @exclusivity(unchecked) var frameStart = StreamPosition(time: 0, offset: 0, peerAcknowledged: nil)
+    @exclusivity(unchecked) var payloadRead: UInt64 = 0
     /// The payload kept (field sections, control frames), up to the connection's bound.
-    var payload: [UInt8] = []
+    @exclusivity(unchecked) var payload: [UInt8] = []
     /// True when the kept payload is shorter than the frame (over the bound, or cut by a gap).
-    var payloadTruncated = false
+    @exclusivity(unchecked) var payloadTruncated = false
     /// The message the frame being read belongs to (DATA, HEADERS), found at its header.
-    var frameMessage: H3Message?
+    @exclusivity(unchecked) var frameMessage: H3Message?
     /// The side ended (FIN or reset).
-    var ended = false
+    @exclusivity(unchecked) var ended = false
 
     init(id: UInt64, side: Direction) {
         self.id = id

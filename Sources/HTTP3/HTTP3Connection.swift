@@ -85,18 +85,23 @@ extension OverheadKind {
 
 /// One message being read: a class, so that a field section blocked on QPACK inserts and its
 /// stream's reader both refer to it.
+/// Its state, its exchange's and the connection's are touched for every STREAM frame, so they
+/// are not checked for overlapping access at run time (`@exclusivity(unchecked)`): they live on
+/// the parsing thread alone, each change is a plain read-modify-write or an `inout` pass to a
+/// free function (`apply`), and no code that reaches them runs while one is open. On the HTTP/3
+/// bench capture the checks were about 45 M instructions (docs/BENCHMARK.md).
 final class H3Message {
-    var captured: CapturedMessage
-    var observer: (any BodyObserver)?
+    @exclusivity(unchecked) var captured: CapturedMessage
+    @exclusivity(unchecked) var observer: (any BodyObserver)?
     /// Field sections of the message still waiting for QPACK inserts.
-    var blockedSections = 0
+    @exclusivity(unchecked) var blockedSections = 0
     /// No frame will come any more (FIN, reset, the end of the capture).
-    var ended = false
-    var emitted = false
+    @exclusivity(unchecked) var ended = false
+    @exclusivity(unchecked) var emitted = false
     /// The head's section was decoded and says 1xx.
-    var interim = false
+    @exclusivity(unchecked) var interim = false
     /// The head's section was decoded (or found unknown).
-    var headDone = false
+    @exclusivity(unchecked) var headDone = false
     /// The exchange it belongs to (request stream, or push). Strong: a message a protocol
     /// error left behind outlives its exchange's place in the table; the connection breaks
     /// the cycle when it retires an exchange and at its close.
@@ -111,14 +116,14 @@ final class H3Message {
 /// A request and its response: a request stream's, or a push's (pushed request from its
 /// PUSH_PROMISE, response from its push stream).
 final class Exchange {
-    var request: H3Message?
-    var response: H3Message?
-    var requestIndex: Int?
-    var responseIndex: Int?
+    @exclusivity(unchecked) var request: H3Message?
+    @exclusivity(unchecked) var response: H3Message?
+    @exclusivity(unchecked) var requestIndex: Int?
+    @exclusivity(unchecked) var responseIndex: Int?
     /// The response side will send nothing more.
-    var responseSideEnded = false
+    @exclusivity(unchecked) var responseSideEnded = false
     /// RESET_STREAM on either side.
-    var reset = false
+    @exclusivity(unchecked) var reset = false
 }
 
 /// One QUIC connection read as HTTP/3 (RFC 9114), behind the same `MessageSink` as
@@ -138,23 +143,23 @@ public final class HTTP3Connection<Sink: MessageSink>: MultiplexedStreamHandler 
     /// The side that opens request streams (QUIC's client).
     let clientSide: Direction
     /// Per (stream, side): stream ids are 62-bit, so the side is the top bit of the key.
-    var readers: [UInt64: StreamReader] = [:]
+    @exclusivity(unchecked) var readers: [UInt64: StreamReader] = [:]
     /// The reader looked up last: the transport hands a stream's bytes packet after packet.
     /// Forgotten with the readers a retired stream drops.
-    var lastReader: (key: UInt64, reader: StreamReader)?
-    var exchanges: [UInt64: Exchange] = [:]
+    @exclusivity(unchecked) var lastReader: (key: UInt64, reader: StreamReader)?
+    @exclusivity(unchecked) var exchanges: [UInt64: Exchange] = [:]
     /// Pushes by push id: the pushed request, and the response its push stream brings.
-    var pushes: [UInt64: Exchange] = [:]
+    @exclusivity(unchecked) var pushes: [UInt64: Exchange] = [:]
     /// Decoders of the sections each side sends, indexed by `Direction.rawValue`.
     let decoders: [QPACKDecoder]
     /// Sections blocked on inserts, per sending side, in the order they came.
-    var blocked: [[(section: QPACKDecoder.Section, message: H3Message, trailers: Bool)]] = [[], []]
-    var messageCounts = [0, 0]
+    @exclusivity(unchecked) var blocked: [[(section: QPACKDecoder.Section, message: H3Message, trailers: Bool)]] = [[], []]
+    @exclusivity(unchecked) var messageCounts = [0, 0]
     /// Messages made and not yet emitted, by identity: at the end, every one goes out, those a
     /// protocol error left behind too (a second request on a stream).
-    var unemitted: [ObjectIdentifier: H3Message] = [:]
-    public private(set) var summary = HTTP3ConnectionSummary()
-    var tallies = [HTTP3DirectionTally(), HTTP3DirectionTally()]
+    @exclusivity(unchecked) var unemitted: [ObjectIdentifier: H3Message] = [:]
+    @exclusivity(unchecked) public private(set) var summary = HTTP3ConnectionSummary()
+    @exclusivity(unchecked) var tallies = [HTTP3DirectionTally(), HTTP3DirectionTally()]
     let control = StreamOwner.overhead(.h3Control)
     /// Sections held per side while they wait for inserts (each at most
     /// `HTTPLimits.maxHeaderBlockBytes`): a bound on what blocked sections keep.

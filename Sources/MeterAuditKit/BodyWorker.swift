@@ -48,9 +48,14 @@ final class BodyWorker {
     /// Measures `body` on a worker; waits first while the queue is full.
     func submit(_ body: [UInt8], _ recipe: BodyRecipe) -> Job {
         let job = Job()
+        job.queue = queue
         queue.enqueue(WorkQueue.Item(body: body, recipe: recipe, job: job))
         return job
     }
+
+    /// Starts an idle worker on what is queued (the queue wakes them only once several bodies,
+    /// or a large one, are in): for a caller holding records until their bodies are measured.
+    func startQueued() { queue.startQueued() }
 
     /// A measurement that may still be running; any number of threads may wait for it.
     final class Job {
@@ -58,6 +63,8 @@ final class BodyWorker {
         private var value: BodyMeasurement?
         /// Jobs for the same body and recipe, completed with this one.
         private var followers: [Job] = []
+        /// Where the job waits to be measured: a worker is started on it before it is waited for.
+        fileprivate weak var queue: WorkQueue?
 
         init(_ value: BodyMeasurement? = nil) {
             self.value = value
@@ -93,6 +100,7 @@ final class BodyWorker {
 
         /// Blocks until the measurement is known.
         func wait() -> BodyMeasurement {
+            if !isDone { queue?.startQueued() }
             condition.lock()
             defer { condition.unlock() }
             while value == nil { condition.wait() }
@@ -153,6 +161,12 @@ private final class WorkQueue: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var shared: Shared
+    /// Workers waiting for an item, and submitters waiting for room (guarded by `condition`).
+    /// A body wakes one idle worker, and only when one waits; room is told only to a waiting
+    /// submitter. A broadcast per body and per measurement woke both workers for each body, to
+    /// fight for the lock: most of a HAR run's futex calls (docs/BENCHMARK.md, "The hand-offs").
+    private var idleWorkers = 0
+    private var waitingSubmitters = 0
     private let bounds: Limits.BodyWork
     let threadCount: Int
 
@@ -191,31 +205,70 @@ private final class WorkQueue: @unchecked Sendable {
             && (shared.queuedBytes + item.body.count > bounds.maxQueuedBytes
                 || shared.items.count >= bounds.maxQueuedBodies)
         {
+            // Room comes only from the workers: all of them run.
+            if idleWorkers > 0 { condition.broadcast() }
+            waitingSubmitters += 1
             condition.wait()
+            waitingSubmitters -= 1
         }
         shared.queuedBytes += item.body.count
         shared.items.append(item)
-        condition.broadcast()
+        unstartedBytes += item.body.count
+        // Bodies that repeat (a HAR's, mostly) take a worker far less time than waking it: it
+        // is woken for several at once, or for one worth its wake-up. Whoever waits for a
+        // measurement starts the workers first (`startQueued`).
+        let worthWaking = shared.items.count >= Self.wakeItems || unstartedBytes >= Self.wakeBytes
+        let wake = worthWaking ? wakeOne() : 0
         condition.unlock()
+        tell(wake)
     }
 
-    /// The next item, or nil once stopping and empty.
-    func next() -> Item? {
+    /// Bodies queued, or their bytes, for which an idle worker is woken.
+    static let wakeItems = 8
+    static let wakeBytes = 64 << 10
+    /// Bytes of the queued bodies no worker has taken yet.
+    private var unstartedBytes = 0
+
+    /// Starts an idle worker when bodies are queued.
+    func startQueued() {
         condition.lock()
-        defer { condition.unlock() }
-        while shared.items.isEmpty {
-            if shared.stopping { return nil }
-            condition.wait()
+        let wake = shared.items.isEmpty ? 0 : wakeOne()
+        condition.unlock()
+        tell(wake)
+    }
+
+    /// How to wake one idle worker (under the lock): 0 none idle, 1 a signal, 2 a broadcast (a
+    /// signal wakes one waiter of either kind: only surely a worker when no submitter waits).
+    private func wakeOne() -> Int { idleWorkers == 0 ? 0 : waitingSubmitters == 0 ? 1 : 2 }
+
+    /// Wakes as `wakeOne` said, out of the lock: woken inside it, a waiter would at once wait
+    /// for the lock.
+    private func tell(_ wake: Int) {
+        if wake == 1 { condition.signal() } else if wake == 2 { condition.broadcast() }
+    }
+
+    /// The next item, or nil once stopping and empty. `measured`, the worker's last item, leaves
+    /// the queue's account first (its bytes), under the same lock.
+    func next(after measured: Item?) -> Item? {
+        condition.lock()
+        var roomTold = false
+        if let measured {
+            shared.queuedBytes -= measured.body.count
+            roomTold = waitingSubmitters > 0
         }
-        return shared.items.removeFirst()
-    }
-
-    /// An item's body is measured: its bytes leave the queue's account.
-    func done(_ item: Item) {
-        condition.lock()
-        shared.queuedBytes -= item.body.count
-        condition.broadcast()
+        while shared.items.isEmpty, !shared.stopping {
+            idleWorkers += 1
+            condition.wait()
+            idleWorkers -= 1
+        }
+        let item = shared.items.popFirst()
+        if let item {
+            unstartedBytes -= item.body.count
+            if waitingSubmitters > 0 { roomTold = true }
+        }
         condition.unlock()
+        if roomTold { condition.broadcast() }
+        return item
     }
 
     func stop() {
@@ -271,9 +324,10 @@ private final class MeasuringWorker {
     deinit { scratch.deallocate() }
 
     func run() {
-        while let item = queue.next() {
-            measure(item)
-            queue.done(item)
+        var item = queue.next(after: nil)
+        while let measuring = item {
+            measure(measuring)
+            item = queue.next(after: measuring)
         }
     }
 

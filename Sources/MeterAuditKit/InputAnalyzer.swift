@@ -38,19 +38,31 @@ public struct InputAnalyzer {
         let source = String(path.split(separator: "/").last ?? Substring(path))
         let diagnostics = DiagnosticsCollector(InputDiagnostics(source: source, path: path))
         let builder = RecordBuilder(input: source, estimators: options.estimators, normalizer: options.normalizer)
-        let sink = RecordSink(
-            builder: builder, diagnostics: diagnostics, worker: worker,
-            maxWaiting: options.limits.maxWaitingRecords, emit: emit)
+        func sink(emit: @escaping (MessageRecord) -> Void) -> RecordSink {
+            RecordSink(
+                builder: builder, diagnostics: diagnostics, worker: worker,
+                maxWaiting: options.limits.maxWaitingRecords, emit: emit)
+        }
         if CharlesSession.looksLikeSession(path: path) {
+            let sink = sink(emit: emit)
             analyzeCharles(path: path, sink: sink, diagnostics: diagnostics, progress: progress, connection: connection)
+            sink.finish()
         } else if Self.looksLikeJSON(path: path) {
+            let sink = sink(emit: emit)
             analyzeHAR(path: path, sink: sink, diagnostics: diagnostics, progress: progress)
+            sink.finish()
         } else {
+            // A capture's records and rows are written on a thread of their own (RecordHandOff).
+            // HAR and Charles inputs are spread over threads already: their reading runs ahead
+            // of the thread that records (ReadAhead).
+            let handOff = RecordHandOff(emit: emit, connection: connection)
+            let sink = sink(emit: { handOff.record($0) })
             analyzeCapture(
                 path: path, input: source, sink: sink, diagnostics: diagnostics, progress: progress,
-                connection: connection)
+                connection: connection == nil ? nil : { handOff.row($0) })
+            sink.finish()
+            handOff.finish()
         }
-        sink.finish()
         return diagnostics.diagnostics
     }
 

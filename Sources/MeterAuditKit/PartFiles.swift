@@ -132,8 +132,12 @@ struct PartFigures {
     var charts: ChartSamples
     var inputs: [InputDiagnostics]
 
-    func encoded() throws -> [UInt8] {
-        var encoder = StateEncoder()
+    /// Writes the file into `file` as it is encoded, 64 KiB at a time: built whole, the bytes
+    /// and their copy behind the magic were the run's peak of memory on a large HAR of many
+    /// endpoints (20 MB of figures on the 500 MB bench HAR, 52 MB at once; docs/BENCHMARK.md).
+    func write(to file: OutputFile) throws {
+        file.write(Self.magic)
+        var encoder = StateEncoder(flushingTo: { file.write($0) })
         aggregation.encode(to: &encoder)
         charts.encodeSummary(to: &encoder)
         encoder.int(inputs.count)
@@ -157,7 +161,7 @@ struct PartFigures {
             aggregation.encodeQPACKFigures(to: &encoder)
         }
         encoder.uint64(Self.end)
-        return Self.magic + encoder.bytes
+        encoder.flush()
     }
 
     /// The end's mark: a file cut short lacks it.
@@ -220,10 +224,8 @@ extension AuditRun {
                 "made with --meter-log: a meter log is joined to the records of the whole run (its clock offset is estimated over all of them), so runs with meter logs cannot be merged; analyze those inputs in one run"
         } else {
             let figuresPath = outputDirectory + "/" + PartFiles.figures
-            let bytes = try PartFigures(aggregation: report.aggregation, charts: charts, inputs: report.inputs)
-                .encoded()
             let file = try OutputFile(path: figuresPath)
-            file.write(bytes)
+            try PartFigures(aggregation: report.aggregation, charts: charts, inputs: report.inputs).write(to: file)
             try file.commit()
             files.append(figuresPath)
             if let points {

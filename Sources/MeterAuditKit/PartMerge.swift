@@ -246,8 +246,8 @@ public struct PartMerge {
         files += writers.map(\.name)
         // This folder is a part too.
         let figuresFile = try OutputFile(path: staging + "/" + PartFiles.figures)
-        figuresFile.write(
-            try PartFigures(aggregation: finished.aggregation, charts: finished.charts, inputs: finished.inputs).encoded())
+        try PartFigures(aggregation: finished.aggregation, charts: finished.charts, inputs: finished.inputs)
+            .write(to: figuresFile)
         do { try figuresFile.commit() } catch { throw Error.output(String(describing: error)) }
         files.append(PartFiles.figures)
         if formats.contains(HTMLReport.name) { files.append(PartFiles.points) }

@@ -339,11 +339,9 @@ final class QUICFlowHandler: DatagramHandler {
     func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64, cost: PacketCost) {
         guard !state.closed else { return }
         let side = clientInitiated ? direction : direction.peer
-        let zerosBefore = state.connection.figures[side.rawValue].datagramPadding
         state.costs.beginDatagram(from: side, cost)
-        state.connection.datagram(payload, from: side, time: time)
-        state.costs.endDatagram(
-            from: side, padding: state.connection.figures[side.rawValue].datagramPadding &- zerosBefore)
+        let padding = state.connection.datagram(payload, from: side, time: time)
+        state.costs.endDatagram(from: side, padding: padding)
     }
 
     func close(_ accounting: ConnectionAccounting) {

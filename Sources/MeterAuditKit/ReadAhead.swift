@@ -26,23 +26,42 @@ final class ReadAhead<Item, Result> {
     private var spare: [Item?]?
     /// What the consumer is done with, freed on the reader's thread (`giveBack`).
     private var givenBack: [AnyObject] = []
+    /// Whether a side waits on `condition`: the reader for room, the consumer for a batch. A
+    /// side is woken only when it waits, out of the lock, and only once it has several batches
+    /// to work on: the reader when the queue is down to `wakeReaderAt` batches, the consumer
+    /// when `wakeConsumerAt` are in (or the reader is done, or waits itself). Each side then runs
+    /// for several batches per wake-up instead of trading one wake-up (futex calls, context
+    /// switches) per batch with the other (docs/BENCHMARK.md, "The hand-offs").
+    private var readerWaits = false
+    private var consumerWaits = false
     /// The consumer's side: the batch being handed out, and where.
     /// Items are moved out of it (swapped for nil), not copied: a copy would retain and later
     /// release every array and string an item holds.
     private var current: [Item?] = []
     private var position = 0
+    /// What the consumer gave back since it last took a batch: handed to the reader with the
+    /// next batch it takes, under the lock it takes then, not under a lock of its own.
+    private var toGiveBack: [AnyObject] = []
+    /// The consumer saw the reader's end: what it gives back from then on is freed at once.
+    private var readerEnded = false
     private let maxQueuedCost: Int
     private let maxQueuedBatches: Int
     private let maxBatchItems: Int
+    private let wakeReaderAt: Int
+    private let wakeConsumerAt: Int
 
     /// `produce` runs on a new thread; it calls `put` for each item in order and returns its result.
+    /// The bounds by default: batches of 64 items or 512 KiB of bodies, 4 batches or 2 MiB queued
+    /// (a realistic HAR's entries are about 3 KB of JSON each, so its batches end by count).
     init(
-        maxBatchItems: Int = 32, maxBatchCost: Int = 1 << 20, maxQueuedBatches: Int = 3,
-        maxQueuedCost: Int = 4 << 20, produce: @escaping (_ put: (consuming Item, _ cost: Int) -> Void) -> Result
+        maxBatchItems: Int = 64, maxBatchCost: Int = 512 << 10, maxQueuedBatches: Int = 4,
+        maxQueuedCost: Int = 2 << 20, produce: @escaping (_ put: (consuming Item, _ cost: Int) -> Void) -> Result
     ) {
         self.maxQueuedCost = maxQueuedCost
         self.maxQueuedBatches = maxQueuedBatches
         self.maxBatchItems = maxBatchItems
+        wakeReaderAt = maxQueuedBatches / 2
+        wakeConsumerAt = max(1, (maxQueuedBatches + 1) / 2)
         let thread = Thread { [self] in
             var batch: [Item?] = []
             var cost = 0
@@ -61,8 +80,9 @@ final class ReadAhead<Item, Result> {
             produced = result
             let done = givenBack
             givenBack = []
-            condition.signal()
+            let wake = consumerWaits
             condition.unlock()
+            if wake { condition.signal() }
             withExtendedLifetime(done) {}
         }
         // As much stack as the main thread: the JSON reader recurses up to its nesting bound.
@@ -78,16 +98,22 @@ final class ReadAhead<Item, Result> {
     private func hand(_ batch: [Item?], cost: Int) -> [Item?] {
         condition.lock()
         while !batches.isEmpty, batches.count >= maxQueuedBatches || queuedCost > maxQueuedCost - cost {
+            // Full before `wakeConsumerAt` batches (by their cost): the consumer takes them now.
+            if consumerWaits { condition.signal() }
+            readerWaits = true
             condition.wait()
         }
+        readerWaits = false
         batches.append((batch, cost))
         queuedCost += cost
         var next = spare ?? []
         spare = nil
         let done = givenBack
         givenBack = []
-        condition.signal()
+        let wake = consumerWaits && batches.count >= wakeConsumerAt
         condition.unlock()
+        // Signalled out of the lock: woken inside it, the consumer would at once wait for the lock.
+        if wake { condition.signal() }
         // Released here, out of the lock, on this thread.
         withExtendedLifetime(done) {}
         // Only nils are left in a spare (items are moved out of it): nothing to release.
@@ -99,24 +125,37 @@ final class ReadAhead<Item, Result> {
     /// Hands values the consumer is done with back to the reader's thread, which frees them
     /// when it next hands a batch over (out of the lock): on this thread, freeing what the
     /// reader's side made was the consumer's largest single cost (docs/BENCHMARK.md, "The
-    /// recording thread"). Once the reader is done, they are freed here.
+    /// recording thread"). They cross when the consumer next takes a batch; once the reader
+    /// is done, they are freed on the consumer's thread. Called on the consumer's thread only.
     func giveBack<Value>(_ values: __owned [Value]) {
-        let box = GivenBack(values)
-        condition.lock()
-        let readerDone = produced != nil
-        if !readerDone { givenBack.append(box) }
-        condition.unlock()
+        if readerEnded { return }
+        toGiveBack.append(GivenBack(values))
     }
 
     /// The next item in order; nil once the reader is done and every item was taken.
     func next() -> Item? {
         if position < current.count { return take() }
+        var leftOver: [AnyObject] = []
         condition.lock()
-        while batches.isEmpty, produced == nil { condition.wait() }
+        while batches.isEmpty, produced == nil {
+            consumerWaits = true
+            condition.wait()
+        }
+        consumerWaits = false
+        if !toGiveBack.isEmpty {
+            if produced == nil {
+                givenBack += toGiveBack
+                toGiveBack.removeAll(keepingCapacity: true)
+            } else {
+                swap(&leftOver, &toGiveBack)
+            }
+        }
         guard let batch = batches.popFirst() else {
             condition.unlock()
+            readerEnded = true
             current = []
             position = 0
+            withExtendedLifetime(leftOver) {}
             return nil
         }
         queuedCost -= batch.cost
@@ -124,8 +163,11 @@ final class ReadAhead<Item, Result> {
             spare = current
             current = []
         }
-        condition.signal()
+        let wake = readerWaits && batches.count <= wakeReaderAt
         condition.unlock()
+        if wake { condition.signal() }
+        // Given back once the reader was done: freed here, out of the lock.
+        withExtendedLifetime(leftOver) {}
         current = batch.items
         position = 0
         return take()

@@ -176,6 +176,9 @@ final class RecordSink: MessageSink {
         {
             build(measuring.removeFirst())
         }
+        // The body workers start on a few bodies at once (BodyWorker): while records wait for
+        // one, they are started every `startWorkersEvery` records held, so few records wait.
+        if measuring.count % Self.startWorkersEvery == 0, !measuring.isEmpty { worker.startQueued() }
     }
 
     /// Builds a measured record and hands it on.
@@ -195,6 +198,8 @@ final class RecordSink: MessageSink {
             }
         }
     }
+
+    static let startWorkersEvery = 64
 
     func connectionClosed(_ summary: HTTPConnectionSummary) {
         diagnostics.count(summary)

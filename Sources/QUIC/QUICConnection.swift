@@ -181,8 +181,13 @@ public final class QUICConnection {
 
     @exclusivity(unchecked) private var decryptedOneRTT = 0
 
-    /// One UDP datagram's payload from `direction`.
-    public func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64) {
+    /// One UDP datagram's payload from `direction`; returns its zeros after the last packet
+    /// (padding). The count comes back from here because the QUIC cost layer needs it for every
+    /// datagram: read from another module, `figures` is checked for overlapping access at run
+    /// time (`@exclusivity(unchecked)` binds this module's accesses only), twice per datagram.
+    @discardableResult
+    public func datagram(_ payload: UnsafeRawBufferPointer, from direction: Direction, time: Int64) -> Int {
+        let paddingBefore = figures[direction.rawValue].datagramPadding
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: payload)
         scratch.withUnsafeMutableBytes { buffer in
@@ -225,6 +230,7 @@ public final class QUICConnection {
                 offset = header.end
             }
         }
+        return figures[direction.rawValue].datagramPadding &- paddingBefore
     }
 
     private func learn(_ id: QUICConnectionID, of direction: Direction) {

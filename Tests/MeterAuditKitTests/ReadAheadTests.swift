@@ -77,6 +77,31 @@ final class ReadAheadTests: XCTestCase {
 }
 
 extension ReadAheadTests {
+    /// The consumer is woken once 2 of its 4 batches are in; when the cost bound lets only one
+    /// in (100-byte batches, 150 bytes queued), the reader wakes it before waiting for room,
+    /// so neither waits for the other for ever: every item comes through, in order.
+    func testACostBoundBelowTheConsumersWakeUpDoesNotStall() {
+        let ahead = ReadAhead<Int, Void>(
+            maxBatchItems: 64, maxBatchCost: 100, maxQueuedBatches: 4, maxQueuedCost: 150
+        ) { put in
+            for item in 0..<500 { put(item, 100) }
+        }
+        let taken = Counter()
+        let inOrder = Counter()
+        let done = expectation(description: "every item taken")
+        let consumer = Thread {
+            while let item = ahead.next() {
+                if item == taken.value { inOrder.increment() }
+                taken.increment()
+            }
+            done.fulfill()
+        }
+        consumer.start()
+        wait(for: [done], timeout: 30)
+        XCTAssertEqual(taken.value, 500)
+        XCTAssertEqual(inOrder.value, 500)
+    }
+
     /// What the consumer gives back while the reader runs is freed on the reader's thread (when
     /// it next hands a batch on); once the reader is done, at once, on the consumer's. Every
     /// value given back is freed exactly once.
