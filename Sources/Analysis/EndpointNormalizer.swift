@@ -97,26 +97,65 @@ public struct EndpointNormalizer: @unchecked Sendable {
     /// rewrite rules and host and path are ASCII (lowercasing and decoding are then bytewise);
     /// nil otherwise.
     func asciiEndpoint(method: String, host: String, path: ArraySlice<UInt8>) -> String? {
-        guard rules.isEmpty, !path.contains(where: { $0 >= 0x80 }) else { return nil }
+        guard rules.isEmpty else { return nil }
         var host = host
         var method = method
         return host.withUTF8 { hostBytes -> String? in
-            guard !hostBytes.contains(where: { $0 >= 0x80 }) else { return nil }
-            return method.withUTF8 { methodBytes in
-                var endpoint: [UInt8] = []
-                endpoint.reserveCapacity(methodBytes.count + hostBytes.count + path.count + 16)
-                endpoint.append(contentsOf: methodBytes)
-                endpoint.append(UInt8(ascii: " "))
-                for byte in hostBytes { endpoint.append(asciiLower(byte)) }
-                endpoint.append(UInt8(ascii: " "))
-                if path.isEmpty {
-                    endpoint.append(UInt8(ascii: "/"))
-                } else {
-                    path.withUnsafeBufferPointer { Self.appendNormalizedASCII($0, to: &endpoint) }
+            method.withUTF8 { methodBytes in
+                path.withUnsafeBufferPointer { pathBytes in
+                    guard (hostBytes.max() ?? 0) < 0x80, (pathBytes.max() ?? 0) < 0x80 else { return nil }
+                    // Written into scratch space and made a String once, of its exact length: an
+                    // identifier segment of n bytes becomes `{id}`, at most 4n.
+                    let bound = methodBytes.count + 1 + hostBytes.count + 1 + max(1, 4 * pathBytes.count)
+                    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
+                        var length = 0
+                        func put(_ byte: UInt8) {
+                            scratch[length] = byte
+                            length += 1
+                        }
+                        for byte in methodBytes { put(byte) }
+                        put(UInt8(ascii: " "))
+                        for byte in hostBytes { put(asciiLower(byte)) }
+                        put(UInt8(ascii: " "))
+                        if pathBytes.isEmpty {
+                            put(UInt8(ascii: "/"))
+                        } else {
+                            length = Self.writeNormalizedASCII(pathBytes, to: scratch, at: length)
+                        }
+                        return String(decoding: UnsafeBufferPointer(rebasing: scratch[..<length]), as: UTF8.self)
+                    }
                 }
-                return String(decoding: endpoint, as: UTF8.self)
             }
         }
+    }
+
+    /// `appendNormalizedASCII` into a buffer with room for it, from `start`; the end.
+    private static func writeNormalizedASCII(
+        _ path: UnsafeBufferPointer<UInt8>, to out: UnsafeMutableBufferPointer<UInt8>, at start: Int
+    ) -> Int {
+        var written = start
+        var segmentStart = 0
+        while true {
+            var end = segmentStart
+            while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
+            let segment = UnsafeBufferPointer(rebasing: path[segmentStart..<end])
+            if !segment.contains(UInt8(ascii: "{")) && isIdentifier(segment) {
+                for byte in "{id}".utf8 {
+                    out[written] = byte
+                    written += 1
+                }
+            } else {
+                for byte in segment {
+                    out[written] = byte
+                    written += 1
+                }
+            }
+            guard end < path.count else { break }
+            out[written] = UInt8(ascii: "/")
+            written += 1
+            segmentStart = end + 1
+        }
+        return written
     }
 
     /// What the split by characters gives, for a path of ASCII bytes (each its own character

@@ -35,6 +35,12 @@ public struct MessageRecord: Sendable {
     /// Remarks for the `anomalies` column beside the message's own (HAR: `from-cache`, ...).
     public var notes: [RecordNote] = []
 
+    // The public inits are in an extension, so that the memberwise one exists: building the
+    // record through it moves every part in, where an init of its own assigned them to a
+    // `self` that was then copied out whole (every array and string retained, then released).
+}
+
+extension MessageRecord {
     public init(
         input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>] = [],
@@ -53,36 +59,19 @@ public struct MessageRecord: Sendable {
         public let summary: RequestSummary?
         public let target: RequestTarget?
         public let endpoint: String
-
-        public init(of message: HTTPMessage, source: RecordSource, normalizer: EndpointNormalizer) {
-            let request = message.kind == .request ? MessageRecord.summary(of: message) : message.request
-            let target = request.map { RequestTarget($0.target) }
-            endpoint = MessageRecord.endpoint(of: request, target: target, server: source, using: normalizer)
-            summary = request
-            self.target = target
-        }
     }
 
     /// A record whose request facts are known already (`RequestFacts(of:source:normalizer:)`
     /// of this message and source).
-    @inlinable public init(
+    public init(
         input: String, source: RecordSource, message: HTTPMessage, wire: WireSize, measured: Bool,
         bodyDecoded: Int?, decoding: DecodingOutcome, estimates: [Result<Estimate, EstimateUnavailable>],
         causes: [[ErrorCause]], notes: [RecordNote], request: consuming RequestFacts
     ) {
-        self.endpoint = request.endpoint
-        self.requestSummary = request.summary
-        self.requestTarget = request.target
-        self.input = input
-        self.source = source
-        self.message = message
-        self.wire = wire
-        self.measured = measured
-        self.bodyDecoded = bodyDecoded
-        self.decoding = decoding
-        self.estimates = estimates
-        self.causes = causes
-        self.notes = notes
+        self.init(
+            input: input, source: source, message: message, wire: wire, measured: measured,
+            bodyDecoded: bodyDecoded, decoding: decoding, estimates: estimates, causes: causes,
+            endpoint: request.endpoint, requestSummary: request.summary, requestTarget: request.target, notes: notes)
     }
 
     /// Requests, final responses, and interim responses apart (no app meter sees those).
@@ -90,7 +79,7 @@ public struct MessageRecord: Sendable {
         message.kind == .request ? .request : (message.isInterim ? .interim : .response)
     }
 
-    private static func summary(of request: HTTPMessage) -> RequestSummary {
+    fileprivate static func summary(of request: HTTPMessage) -> RequestSummary {
         RequestSummary(
             index: request.index, method: request.method ?? "", target: request.target,
             host: request.requestHost, fieldsKnown: request.requestLineKnown)
@@ -105,7 +94,7 @@ public struct MessageRecord: Sendable {
             of: request, target: request.map { RequestTarget($0.target) }, server: source, using: normalizer)
     }
 
-    private static func endpoint(
+    fileprivate static func endpoint(
         of request: RequestSummary?, target: RequestTarget?, server source: RecordSource,
         using normalizer: EndpointNormalizer
     ) -> String {
@@ -120,6 +109,17 @@ public struct MessageRecord: Sendable {
         }
         let host = (request.host ?? "").lowercased()
         return "\(request.method) \(host) \(normalizer.normalize(path: String(httpBytes: target.path)))"
+    }
+}
+
+extension MessageRecord.RequestFacts {
+    // In an extension, so that the memberwise init builds it (no copy of a `self` of its own).
+    public init(of message: borrowing HTTPMessage, source: borrowing RecordSource, normalizer: EndpointNormalizer) {
+        let request = message.kind == .request ? MessageRecord.summary(of: message) : message.request
+        let target = request.map { RequestTarget($0.target) }
+        self.init(
+            summary: request, target: target,
+            endpoint: MessageRecord.endpoint(of: request, target: target, server: source, using: normalizer))
     }
 }
 

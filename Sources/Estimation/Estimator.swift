@@ -148,6 +148,34 @@ public protocol Estimator: Sendable {
     /// The names of the head's parts this estimator reads that are unknown (`:path`,
     /// `fields`...): `estimate` fails with `fieldsUnknown` exactly when there are some.
     func missingFields(_ message: HTTPMessage) -> [String]
+    /// `estimate`, and the causes of its error against a record's wire size as
+    /// `EstimatorSet.explain` gives them: what a record keeps, in one call (an estimator that
+    /// reads the head for both reads it once).
+    func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment
+}
+
+/// An estimate, and why it is off from the record's wire size.
+public struct Assessment: Sendable {
+    public var estimate: Result<Estimate, EstimateUnavailable>
+    /// Empty where there is no estimate or no known wire size.
+    public var causes: [ErrorCause]
+
+    public init(estimate: Result<Estimate, EstimateUnavailable>, causes: [ErrorCause]) {
+        self.estimate = estimate
+        self.causes = causes
+    }
+}
+
+extension Estimator {
+    public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment {
+        let estimated = estimate(message, body: body)
+        guard let estimate = try? estimated.get() else { return Assessment(estimate: estimated, causes: []) }
+        if let split = wire.split {
+            return Assessment(
+                estimate: estimated, causes: explain(message, wire: split, body: body, estimate: estimate))
+        }
+        return Assessment(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
+    }
 }
 
 extension Estimator {
@@ -215,9 +243,32 @@ public struct EstimatorSet: Sendable {
         zip(estimators, estimates).map { estimator, estimate in
             guard let estimate = try? estimate.get() else { return [] }
             if let split = wire.split { return estimator.explain(message, wire: split, body: body, estimate: estimate) }
-            guard let total = wire.total else { return [] }
-            return [ErrorCause(.total, .totalOnly, estimate.total - total)]
+            return Self.totalOnlyCauses(estimate, wire: wire)
         }
+    }
+
+    /// `estimate` and `explain` in one call per estimator (once per record).
+    public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts)
+        -> (estimates: [Result<Estimate, EstimateUnavailable>], causes: [[ErrorCause]])
+    {
+        var estimates: [Result<Estimate, EstimateUnavailable>] = []
+        var causes: [[ErrorCause]] = []
+        estimates.reserveCapacity(estimators.count)
+        causes.reserveCapacity(estimators.count)
+        // By index: the estimator is used where it is, not copied out of the array.
+        for index in estimators.indices {
+            let assessment = estimators[index].assess(message, wire: wire, body: body)
+            estimates.append(assessment.estimate)
+            causes.append(assessment.causes)
+        }
+        return (estimates, causes)
+    }
+
+    /// The causes of an estimate against a wire size with no split: one for the whole
+    /// error, none without a total.
+    static func totalOnlyCauses(_ estimate: Estimate, wire: WireSize) -> [ErrorCause] {
+        guard let total = wire.total else { return [] }
+        return [ErrorCause(.total, .totalOnly, estimate.total - total)]
     }
 
     /// The one cause of a record whose wire size is a total only.

@@ -17,6 +17,39 @@ public struct NaiveEstimator: Estimator {
     }
 
     public func estimate(_ message: HTTPMessage, body: BodyFacts) -> Result<Estimate, EstimateUnavailable> {
+        estimate(message, body: body, declared: declaredLength(message))
+    }
+
+    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
+        -> [ErrorCause]
+    {
+        explain(
+            message, wire: wire, body: body, estimate: estimate,
+            declared: message.kind == .response ? message.declaredContentLength : nil)
+    }
+
+    /// The estimate and its causes with the Content-Length parsed once.
+    public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment {
+        let declared = declaredLength(message)
+        let estimated = estimate(message, body: body, declared: declared)
+        guard let estimate = try? estimated.get() else { return Assessment(estimate: estimated, causes: []) }
+        guard let split = wire.split else {
+            return Assessment(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
+        }
+        return Assessment(
+            estimate: estimated,
+            causes: explain(message, wire: split, body: body, estimate: estimate, declared: declared))
+    }
+
+    /// A response's Content-Length when its fields are known (requests read none; an
+    /// estimate, which the causes need, exists only then).
+    private func declaredLength(_ message: HTTPMessage) -> Int64? {
+        message.kind == .response && message.fieldsKnown ? message.declaredContentLength : nil
+    }
+
+    private func estimate(_ message: HTTPMessage, body: BodyFacts, declared: Int64?)
+        -> Result<Estimate, EstimateUnavailable>
+    {
         switch message.kind {
         case .request:
             guard body.contentKnown else { return .failure(.bodyUnknown) }
@@ -25,7 +58,7 @@ public struct NaiveEstimator: Estimator {
             // Whether there is a Content-Length to take, and which coding the body has, is unknown.
             guard message.fieldsKnown else { return .failure(.fieldsUnknown) }
             // expectedContentLength is the header's value as it is, even on HEAD, 206 and 304.
-            if let declared = message.declaredContentLength {
+            if let declared {
                 return .success(Estimate(line: 0, headers: 0, body: Int(clamping: declared)))
             }
             guard body.contentKnown else { return .failure(.bodyUnknown) }
@@ -33,15 +66,16 @@ public struct NaiveEstimator: Estimator {
         }
     }
 
-    public func explain(_ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate)
-        -> [ErrorCause]
-    {
+    /// `declared` is the response's Content-Length (`declaredLength`).
+    private func explain(
+        _ message: HTTPMessage, wire: ComponentSizes, body: BodyFacts, estimate: Estimate, declared: Int64?
+    ) -> [ErrorCause] {
         var causes: [ErrorCause] = []
         causes.reserveCapacity(4)
         causes.add(.line, message.kind == .request ? .requestLineNotCounted : .statusLineNotCounted, -wire.line)
         causes.add(.headers, .headerFieldsNotCounted, -wire.headers)
         let bodyError = estimate.body - wire.body
-        if message.kind == .response, message.declaredContentLength != nil {
+        if message.kind == .response, declared != nil {
             causes.add(
                 .body, message.framing == .none ? .contentLengthWithoutBody : .contentLengthDiffers, bodyError)
         } else {

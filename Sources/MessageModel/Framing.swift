@@ -61,15 +61,40 @@ public enum Framing {
         guard !values.isEmpty else { return .absent }
         var result: Int64?
         for value in values {
-            for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                let digits = trimmed(element)
-                guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy(isDigit) else { return .invalid }
-                let number = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
-                if let previous = result, previous != number { return .invalid }
-                result = number
-            }
+            guard addContentLength(value, to: &result) else { return .invalid }
         }
         return result.map { .valid($0) } ?? .invalid
+    }
+
+    /// `parseContentLength` of the values of the Content-Length fields among `fields`, found
+    /// without gathering them (once per response, for the estimators).
+    public static func parseContentLength(in fields: [HeaderField]) -> ContentLength {
+        var found = false
+        var result: Int64?
+        for field in fields where field.name.count == 14 && field.hasName("content-length") {
+            found = true
+            guard addContentLength(field.value, to: &result) else { return .invalid }
+        }
+        guard found else { return .absent }
+        return result.map { .valid($0) } ?? .invalid
+    }
+
+    /// Reads one Content-Length value into `result` (the number every element so far gave);
+    /// false when it is not a list of whole numbers equal to it.
+    private static func addContentLength(_ value: [UInt8], to result: inout Int64?) -> Bool {
+        // The comma-separated elements, empty ones included, walked in place: no array of
+        // pieces (once per response and per estimate).
+        var start = value.startIndex
+        while true {
+            let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+            let digits = trimmed(value[start..<end])
+            guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy(isDigit) else { return false }
+            let number = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
+            if let previous = result, previous != number { return false }
+            result = number
+            guard end < value.endIndex else { return true }
+            start = end + 1
+        }
     }
 
     private static func lastListElement(_ value: [UInt8]) -> ArraySlice<UInt8> {

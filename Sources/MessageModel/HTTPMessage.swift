@@ -253,13 +253,14 @@ public struct HTTPMessage: Sendable, Equatable {
 
     /// The Content-Length value when it is one whole number (or a list of identical ones).
     public var declaredContentLength: Int64? {
-        if case let .valid(length) = Framing.parseContentLength(values(of: "content-length")) { return length }
+        if case let .valid(length) = Framing.parseContentLength(in: fields) { return length }
         return nil
     }
 
     /// The Host value as sent, else the authority of an absolute-form target.
     public var requestHost: String? {
-        if let host = values(of: "host").first { return String(httpBytes: host) }
+        // The first one, found without gathering them all (once per request record).
+        if let host = fields.first(where: { $0.hasName("host") }) { return String(httpBytes: host.value) }
         return RequestTarget(target).authority
     }
 }
@@ -299,27 +300,37 @@ public struct RequestTarget: Sendable {
 
     /// Authority of an absolute-form target, as text; nil otherwise.
     public var authority: String? { authorityBytes.map { String(httpBytes: $0) } }
+}
 
+// The public init is in an extension, so that the memberwise one exists: building the split
+// through it moves the slices in, where an init of its own copied its `self` out whole.
+extension RequestTarget {
     public init(_ target: [UInt8]) {
-        var rest = target[...]
-        authorityBytes = nil
-        if let schemeEnd = Self.schemeSeparator(in: target) {
-            let afterScheme = target[(schemeEnd + 3)...]
-            let authorityEnd =
-                afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? target.endIndex
-            authorityBytes = target[(schemeEnd + 3)..<authorityEnd]
-            rest = target[authorityEnd...]
+        // Where the parts start and end, found on the bytes in place (twice per request
+        // record: the estimator's request line and the record's endpoint); then one slice each.
+        let (authority, pathStart, question) = target.withUnsafeBufferPointer { bytes -> (Range<Int>?, Int, Int?) in
+            var authority: Range<Int>?
+            var pathStart = 0
+            if let schemeEnd = Self.schemeSeparator(in: bytes) {
+                var end = schemeEnd + 3
+                while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?") { end += 1 }
+                authority = (schemeEnd + 3)..<end
+                pathStart = end
+            }
+            var question = pathStart
+            while question < bytes.count, bytes[question] != UInt8(ascii: "?") { question += 1 }
+            return (authority, pathStart, question < bytes.count ? question : nil)
         }
-        if let question = rest.firstIndex(of: UInt8(ascii: "?")) {
-            path = rest[..<question]
-            query = rest[(question + 1)...]
+        if let question {
+            self.init(
+                authorityBytes: authority.map { target[$0] }, path: target[pathStart..<question],
+                query: target[(question + 1)...])
         } else {
-            path = rest
-            query = nil
+            self.init(authorityBytes: authority.map { target[$0] }, path: target[pathStart...], query: nil)
         }
     }
 
-    private static func schemeSeparator(in target: [UInt8]) -> Int? {
+    private static func schemeSeparator(in target: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let first = target.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*") else { return nil }
         var i = 0
         while i + 2 < target.count {

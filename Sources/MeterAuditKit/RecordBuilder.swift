@@ -14,9 +14,19 @@ struct FinishedMessage {
     var measured: Bool
     var notes: [RecordNote]
 
-    /// Its parts, moved out: passing its fields on one by one copied them.
-    consuming func takeParts() -> (HTTPMessage, WireSize, RecordSource, Bool, [RecordNote]) {
-        (message, wire, source, measured, notes)
+    /// The message moved out, an empty one left in its place: a swap moves the head's
+    /// arrays and strings, where a copy retains each and the finished message's end releases them.
+    mutating func takeMessage() -> HTTPMessage {
+        var taken = HTTPMessage(kind: message.kind, index: message.index)
+        swap(&taken, &message)
+        return taken
+    }
+
+    /// The notes moved out, none left.
+    mutating func takeNotes() -> [RecordNote] {
+        var taken: [RecordNote] = []
+        swap(&taken, &notes)
+        return taken
     }
 }
 
@@ -37,18 +47,17 @@ struct RecordBuilder {
         self.normalizer = normalizer
     }
 
-    /// Takes the finished message over: its parts move into the record, not copied.
-    func record(_ finished: consuming FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome)
+    /// Takes the finished message's head and notes over (moved into the record, not copied).
+    func record(_ finished: inout FinishedMessage, body facts: BodyFacts, decoding outcome: DecodingOutcome)
         -> MessageRecord
     {
-        let (message, wire, source, measured, notes) = finished.takeParts()
-        let estimates = estimators.estimate(message, body: facts)
-        let causes = estimators.explain(message, wire: wire, body: facts, estimates: estimates)
-        let request = lastRequest.facts(of: message, source: source, normalizer: normalizer)
+        let message = finished.takeMessage()
+        let (estimates, causes) = estimators.assess(message, wire: finished.wire, body: facts)
+        let request = lastRequest.facts(of: message, source: finished.source, normalizer: normalizer)
         return MessageRecord(
-            input: input, source: source, message: message, wire: wire, measured: measured,
-            bodyDecoded: facts.contentKnown ? facts.decodedLength : nil, decoding: outcome,
-            estimates: estimates, causes: causes, notes: notes, request: request)
+            input: input, source: finished.source, message: message, wire: finished.wire,
+            measured: finished.measured, bodyDecoded: facts.contentKnown ? facts.decodedLength : nil,
+            decoding: outcome, estimates: estimates, causes: causes, notes: finished.takeNotes(), request: request)
     }
 }
 
@@ -61,13 +70,17 @@ private final class LastRequest {
     {
         // A response's request summary equal to the last one's: the same target, method and
         // host, so the same split and endpoint (which read nothing else when the request is known).
-        if message.kind == .response, let last, let summary = message.request, summary.fieldsKnown,
-            last.summary == summary
-        {
+        if message.kind == .response, let last, Self.isKnown(message.request, andEqualTo: last.summary) {
             return last
         }
         let facts = MessageRecord.RequestFacts(of: message, source: source, normalizer: normalizer)
         if message.kind == .request, facts.summary?.fieldsKnown == true { last = facts }
         return facts
+    }
+
+    /// Whether a response's request summary is known and equal to the last request's,
+    /// compared where they are (no copies of their strings and arrays).
+    private static func isKnown(_ summary: RequestSummary?, andEqualTo last: RequestSummary?) -> Bool {
+        summary?.fieldsKnown == true && summary == last
     }
 }

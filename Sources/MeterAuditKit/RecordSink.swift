@@ -1,6 +1,5 @@
 import Analysis
 import CostAccounting
-import DequeModule
 import Estimation
 import HARMessages
 import MessageModel
@@ -16,13 +15,13 @@ final class RecordSink: MessageSink {
     private let diagnostics: DiagnosticsCollector
     private let worker: BodyWorker
     // The queues change for every message, so they are not checked for overlapping access at
-    // run time (`@exclusivity(unchecked)`): the sink lives on the parsing thread alone, and
-    // no code runs while one is being changed (a record leaves its queue before it is built
-    // and emitted). Every run test goes through them in debug builds.
+    // run time (`MovingQueue`'s state is `@exclusivity(unchecked)`): the sink lives on the
+    // parsing thread alone, and no code runs while one is being changed (a record leaves its
+    // queue before it is built and emitted). Every run test goes through them in debug builds.
     /// Records in output order, waiting until no packet can change their layers.
-    @exclusivity(unchecked) private var settling: Deque<Waiting> = []
+    private let settling = MovingQueue<Waiting>()
     /// Records in output order, their layers taken, waiting for their bodies' measurements.
-    @exclusivity(unchecked) private var measuring: Deque<Waiting> = []
+    private let measuring = MovingQueue<Waiting>()
     /// Past this many in either queue, the oldest goes on: it takes its layers as they are
     /// (lower bounds), or waits for its body, instead of the queue growing.
     private let maxWaiting: Int
@@ -40,9 +39,6 @@ final class RecordSink: MessageSink {
         var body: PendingBody
         /// The packets under a captured message, counted until its record takes them.
         var lower: LayerSlot? = nil
-
-        /// The message, moved out (the rest is dropped).
-        consuming func takeMessage() -> FinishedMessage { message }
     }
 
     init(
@@ -100,29 +96,48 @@ final class RecordSink: MessageSink {
     }
 
     /// A HAR message: its body, when the HAR holds it, is measured like a captured one.
-    /// Takes the message over (`__owned`): its parts move into the record.
-    func record(_ har: __owned HARMessage) {
+    /// Takes the message over: its parts move into the record (the head is read in place,
+    /// never copied).
+    func record(_ har: consuming HARMessage) {
+        let body = har.body
+        let codings = body == nil ? [] : har.bodyCodings
+        let measured = har.wire.total != nil
+        let message = har.takeMessage()
+        let notes = har.takeNotes()
+        let wire = har.wire
+        let source = har.recordSource
         var pending = PendingBody(
             facts: BodyFacts(
                 transferDecodedLength: 0, decodedLength: 0, decodedExactly: false,
                 bytesMissing: false, contentKnown: false))
-        if let body = har.body {
+        if let body {
             pending.facts = BodyFacts(
                 transferDecodedLength: body.count, decodedLength: body.count,
                 decodedExactly: true, bytesMissing: false)
-            let recipe = BodyRecipe(codings: har.bodyCodings, needs: builder.estimators.bodyNeeds(for: har.message))
+            let recipe = BodyRecipe(codings: codings, needs: builder.estimators.bodyNeeds(for: message))
             if recipe.needsBytes { pending.measurement = worker.submit(body, recipe) }
         }
-        let measured = har.wire.total != nil
-        let (message, wire, source, notes) = har.takeParts()
         enqueue(
             Waiting(
                 message: FinishedMessage(message: message, wire: wire, source: source, measured: measured, notes: notes),
                 body: pending))
     }
 
-    private func enqueue(_ record: __owned Waiting) {
+    private func enqueue(_ record: consuming Waiting) {
         diagnostics.count(record.message.message)
+        // A record with no packets to take, behind none (every HAR entry), skips the queue of
+        // those waiting for their layers; measured already and first in line (a HAR entry
+        // without body work), it is built at once. The order is the queues' all the same,
+        // and the record is not moved in and out of them (a copy of its every part).
+        if settling.isEmpty, record.lower == nil {
+            if measuring.isEmpty, record.body.isReady {
+                build(record)
+            } else {
+                measuring.append(record)
+                emitMeasured(all: false)
+            }
+            return
+        }
         settling.append(record)
         takeSettledLayers(all: false)
         emitMeasured(all: false)
@@ -141,7 +156,7 @@ final class RecordSink: MessageSink {
         // The head is looked at in place: a copy of a waiting record (its message's arrays
         // and strings) costs more than the check.
         while !settling.isEmpty {
-            let settled = settling[settling.startIndex].lower?.isSettled ?? true
+            let settled = settling.first.lower?.isSettled ?? true
             guard settled || all || settling.count > maxWaiting else { return }
             var record = settling.removeFirst()
             if let slot = record.lower {
@@ -150,34 +165,38 @@ final class RecordSink: MessageSink {
                 // byte it owns (TLSCostLayer).
                 if record.message.wire.tls == nil, slot.tls > 0 { record.message.wire.tls = slot.tls }
             }
-            measuring.append(record)
+            measuring.append(consume record)
         }
     }
 
     /// Emits records in order, as far as their bodies' measurements are in (or all, waiting).
     private func emitMeasured(all: Bool) {
         while !measuring.isEmpty,
-            all || measuring.count > maxWaiting || measuring[measuring.startIndex].body.isReady
+            all || measuring.count > maxWaiting || measuring.first.body.isReady
         {
-            let next = measuring.removeFirst()
-            let (facts, outcome) = next.body.resolved()
-            diagnostics.count(outcome)
-            let record = builder.record(next.takeMessage(), body: facts, decoding: outcome)
-            diagnostics.count(record.estimates, estimators: builder.estimators)
-            emit(record)
-            if let freeElsewhere {
-                if leftovers.isEmpty { leftovers.reserveCapacity(Self.leftoverBatch) }
-                leftovers.append(consume record)
-                if leftovers.count >= Self.leftoverBatch {
-                    let batch = leftovers
-                    leftovers = []
-                    freeElsewhere(batch)
-                }
-            }
+            build(measuring.removeFirst())
         }
         // The body workers start on a few bodies at once (BodyWorker): while records wait for
         // one, they are started every `startWorkersEvery` records held, so few records wait.
         if measuring.count % Self.startWorkersEvery == 0, !measuring.isEmpty { worker.startQueued() }
+    }
+
+    /// Builds a measured record and hands it on.
+    private func build(_ next: consuming Waiting) {
+        let (facts, outcome) = next.body.resolved()
+        diagnostics.count(outcome)
+        let record = builder.record(&next.message, body: facts, decoding: outcome)
+        diagnostics.count(record.estimates, estimators: builder.estimators)
+        emit(record)
+        if let freeElsewhere {
+            if leftovers.isEmpty { leftovers.reserveCapacity(Self.leftoverBatch) }
+            leftovers.append(consume record)
+            if leftovers.count >= Self.leftoverBatch {
+                let batch = leftovers
+                leftovers = []
+                freeElsewhere(batch)
+            }
+        }
     }
 
     static let startWorkersEvery = 64
@@ -188,9 +207,76 @@ final class RecordSink: MessageSink {
 }
 
 extension HARMessage {
-    /// The parts a record keeps, moved out of the message (the rest is dropped): passing the
-    /// fields on one by one copied them (every array and string retained, then released).
-    consuming func takeParts() -> (HTTPMessage, WireSize, RecordSource, [RecordNote]) {
-        (message, wire, recordSource, notes)
+    /// The head moved out, an empty one left in its place: a swap moves its arrays and strings,
+    /// where taking the parts of a consumed message copied each (retained, then released).
+    mutating func takeMessage() -> HTTPMessage {
+        var taken = HTTPMessage(kind: message.kind, index: message.index)
+        swap(&taken, &message)
+        return taken
+    }
+
+    /// The notes moved out, none left.
+    mutating func takeNotes() -> [RecordNote] {
+        var taken: [RecordNote] = []
+        swap(&taken, &notes)
+        return taken
+    }
+}
+
+/// A first-in, first-out queue whose elements are moved in and out, never copied: a waiting
+/// record holds a message's every array and string, which `Deque.append` copied (retaining
+/// each) and then released. A ring of slots it owns, grown by doubling.
+final class MovingQueue<Element> {
+    // Changed for every message, by one thread: not checked at run time (see `RecordSink`).
+    @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var head = 0
+    @exclusivity(unchecked) private(set) var count = 0
+
+    init(capacity: Int = 16) {
+        self.capacity = max(capacity, 1)
+        slots = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        while count > 0 { _ = removeFirst() }
+        slots.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The oldest element, looked at in place; the queue must not be empty.
+    var first: Element {
+        _read {
+            precondition(count > 0, "first of an empty queue")
+            yield slots[head]
+        }
+    }
+
+    func append(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (slots + (head + count) % capacity).initialize(to: element)
+        count += 1
+    }
+
+    /// Takes the oldest element out; the queue must not be empty.
+    func removeFirst() -> Element {
+        precondition(count > 0, "removeFirst of an empty queue")
+        let element = (slots + head).move()
+        head = (head + 1) % capacity
+        count -= 1
+        return element
+    }
+
+    /// Twice the room, the elements moved over in order.
+    private func grow() {
+        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        let firstPart = min(count, capacity - head)
+        larger.moveInitialize(from: slots + head, count: firstPart)
+        (larger + firstPart).moveInitialize(from: slots, count: count - firstPart)
+        slots.deallocate()
+        slots = larger
+        capacity *= 2
+        head = 0
     }
 }

@@ -17,7 +17,11 @@ final class ASCIIEndpointTests: XCTestCase {
     }
 
     func testASCIIEndpointMatchesTheGeneralPath() {
-        let paths = ["/", "/a/123/b", "/o/123e4567-e89b-12d3-a456-426614174000/x", "/{id}/7", "/q%20r/99", "/a\r\nb/1"]
+        // Single digits grow fourfold ("7" → "{id}"): the most a path grows.
+        let paths = [
+            "/", "/a/123/b", "/o/123e4567-e89b-12d3-a456-426614174000/x", "/{id}/7", "/q%20r/99", "/a\r\nb/1",
+            "7", "/1/2/3/", "1/2/3/4/5/6/7/8/9", "//", "/0123456789abcdef0123456789abcdef",
+        ]
         for path in paths {
             let general = "PUT host.test \(normalizer.normalize(path: path))"
             XCTAssertEqual(

@@ -1,5 +1,6 @@
 import Estimation
 import MessageModel
+import Records
 import XCTest
 
 /// Each quirk of docs/METERING.md §4.1/§4.2 with a figure counted by hand in the comment beside it.
@@ -274,6 +275,99 @@ final class EstimatorTests: XCTestCase {
             try naive.estimate(response("HTTP/1.1 200 OK", [("Content-Length", "5, 6")]), body: body(9, decoded: 30))
                 .get().total, 30)
         XCTAssertEqual(try naive.estimate(response("HTTP/1.1 200 OK"), body: body(40, decoded: 100)).get().total, 100)
+    }
+
+    // MARK: - one pass over the fields
+
+    /// Names are told apart by their first seven bytes and length first, then in full: names
+    /// alike in those are merged only when the rest is equal too (ASCII case aside).
+    func testNamesAlikeInTheirFirstBytesAreComparedInFull() throws {
+        // X-Trace-Id-A and x-trace-id-b: 12+2+1+2 = 17 each, + 2 = 36 (not merged)
+        let apart = response("HTTP/1.1 200 OK", [("X-Trace-Id-A", "1"), ("x-trace-id-b", "2")])
+        XCTAssertEqual(try documentedEstimate(apart, body(0)).headers, 36)
+        // X-Custom-Header and x-custom-HEADER merge: "X-Custom-Header: 1, 22": 15+2+1+2+2+2 = 24, + 2 = 26
+        let merged = response("HTTP/1.1 200 OK", [("X-Custom-Header", "1"), ("x-custom-HEADER", "22")])
+        XCTAssertEqual(try documentedEstimate(merged, body(0)).headers, 26)
+        // Content-Encodinx is no content coding: nothing to re-compress, the decoded body counts.
+        let notCoded = response("HTTP/1.1 200 OK", [("Content-Encodinx", "gzip")])
+        XCTAssertEqual(documented.bodyNeeds(for: notCoded), [])
+        XCTAssertEqual(try documentedEstimate(notCoded, body(40, decoded: 100)).body, 100)
+        // CONTENT-ENCODING is one, in any case.
+        let upper = response("HTTP/1.1 200 OK", [("CONTENT-ENCODING", "gzip")])
+        XCTAssertEqual(documented.bodyNeeds(for: upper), .gzipDecoded)
+        // HOST is the Host field: "a.test GET / HTTP/1.1 (null)\n": 6+1+3+1+1+1+8+1+6+1 = 29
+        XCTAssertEqual(try documentedEstimate(request("/", [("X-A", "1"), ("HOST", "a.test:80")]), body(0)).line, 29)
+    }
+
+    func testLongStackAddedNamesAreComparedInFull() throws {
+        // ACCEPT-LANGUAGE is stack-added; Accept-Languagx (same length and first bytes) is the app's:
+        // 15+2+2+2 = 21, + 2 = 23
+        let message = request("/", [("ACCEPT-LANGUAGE", "en"), ("Accept-Languagx", "fr")])
+        XCTAssertEqual(try documentedEstimate(message, body(0)).headers, 23)
+        // The stack-added bytes as sent: ACCEPT-LANGUAGE: en = 15+2+2+2 = 21; its cause is −21.
+        let wire = ComponentSizes(line: 0, headers: 0, body: 0)
+        let estimate = try documentedEstimate(message, body(0))
+        let causes = documented.explain(message, wire: wire, body: body(0), estimate: estimate)
+        XCTAssertEqual(causes.first { $0.known == .stackAddedFields }?.bytes, -21)
+    }
+
+    /// A value's bytes are checked eight at a time: a Latin-1 byte in the first word, in the
+    /// last word, and in the bytes after the words each count twice.
+    func testLatin1ByteAnywhereInALongValueCountsTwice() throws {
+        for position in [0, 3, 7, 8, 13, 15, 16, 18] {
+            var value = Array(repeating: UInt8(ascii: "a"), count: 19)
+            value[position] = 0xE9
+            var message = response("HTTP/1.1 200 OK")
+            message.fields = [HeaderField(name: Array("X".utf8), value: value)]
+            // X: 1+2+(18+2)+2 = 25, + 2 = 27
+            XCTAssertEqual(try documentedEstimate(message, body(0)).headers, 27, "byte \(position)")
+        }
+        // A valid UTF-8 é (2 bytes) counts as sent: 1+2+(17+2)+2 = 24, + 2 = 26
+        var message = response("HTTP/1.1 200 OK")
+        message.fields = [HeaderField("X", String(repeating: "a", count: 17) + "é")]
+        XCTAssertEqual(try documentedEstimate(message, body(0)).headers, 26)
+    }
+
+    /// Repeated response names become one cause each, in the order they were first sent, with
+    /// the first spelling.
+    func testRepeatedResponseNamesInTheOrderFirstSent() throws {
+        let message = response(
+            "HTTP/1.1 200 OK", [("Via", "1"), ("X-B", "2"), ("via", "3"), ("x-b", "4"), ("VIA", "5"), ("Date", "d")])
+        // Merged: "Via: 1, 3, 5" 3+2+7+2 = 14; "X-B: 2, 4" 3+2+4+2 = 11; Date 4+2+1+2 = 9; + 2 = 36
+        let estimate = try documentedEstimate(message, body(0))
+        XCTAssertEqual(estimate.headers, 36)
+        let wire = ComponentSizes(line: 17, headers: 60, body: 0)
+        let causes = documented.explain(message, wire: wire, body: body(0), estimate: estimate)
+        // Via sent 3 times saves 2 × (3 + 2) = 10; X-B twice saves 5.
+        XCTAssertEqual(
+            causes.filter { $0.name.hasPrefix("merged") }.map { "\($0.name) \($0.bytes)" },
+            ["merged Via fields -10", "merged X-B fields -5"])
+        // The header causes add up to the header error: 36 − 60 = −24.
+        XCTAssertEqual(causes.filter { $0.component == .headers }.reduce(0) { $0 + $1.bytes }, -24)
+    }
+
+    /// `assess` is `estimate` then the set's `explain`, for every estimator and kind of wire size.
+    func testAssessIsEstimateThenExplain() {
+        let set = EstimatorSet.standard()
+        let messages = [
+            request("/a?b=1", method: "POST", [("Host", "h"), ("Content-Encoding", "gzip"), ("X-A", "1"), ("x-a", "2")]),
+            response("HTTP/1.1 200 OK", [("Content-Length", "10"), ("Set-Cookie", "a"), ("set-cookie", "b")]),
+            response("HTTP/1.1 304 Not Modified", [("Content-Length", "7, 7")]),
+        ]
+        let wires = [
+            WireSize(line: 10, headers: 40, body: 10, source: .capture),
+            WireSize(total: 70, source: .har),
+            WireSize(source: .har),
+        ]
+        for message in messages {
+            for wire in wires {
+                let facts = body(10, decoded: 12, gzipped: 9, gzippedRaw: 8)
+                let estimates = set.estimate(message, body: facts)
+                let assessed = set.assess(message, wire: wire, body: facts)
+                XCTAssertEqual(assessed.estimates, estimates)
+                XCTAssertEqual(assessed.causes, set.explain(message, wire: wire, body: facts, estimates: estimates))
+            }
+        }
     }
 
     func testStandardSetOrderAndNeeds() {

@@ -44,4 +44,49 @@ final class HeaderLookupTests: XCTestCase {
         XCTAssertEqual(message([("Content-Encoding", "")]).contentCodings, [])
         XCTAssertEqual(message([("Vary", "gzip")]).contentCodings, [])
     }
+    /// Content-Length read across every field of the name (RFC 9110 §8.6): one number, or a
+    /// list of the same number in one or several fields; anything else is no length.
+    func testDeclaredContentLengthAcrossFields() {
+        let cases: [([String], Int64?)] = [
+            ([], nil), (["12"], 12), (["5, 5"], 5), (["5", " 5 "], 5), (["5,5", "5"], 5), (["5, 6"], nil),
+            (["5", "6"], nil), ([""], nil), (["5,"], nil), ([",5"], nil), (["x"], nil),
+            (["123456789012345678"], 123_456_789_012_345_678), (["1234567890123456789"], nil), (["\t7\t"], 7),
+        ]
+        for (values, expected) in cases {
+            let sent = message(values.map { ("Content-Length", $0) } + [("Content-Lengths", "1"), ("X", "2")])
+            XCTAssertEqual(sent.declaredContentLength, expected, "\(values)")
+            // The same reading as the values gathered first.
+            XCTAssertEqual(
+                Framing.parseContentLength(in: sent.fields),
+                Framing.parseContentLength(sent.values(of: "content-length")), "\(values)")
+        }
+    }
+
+    func testRequestHostIsTheFirstHostFieldElseTheAuthority() {
+        var request = HTTPMessage(kind: .request, index: 0)
+        request.target = Array("http://Proxy.Example:8080/p?q".utf8)
+        XCTAssertEqual(request.requestHost, "Proxy.Example:8080")
+        request.fields = [HeaderField("X-Host", "no"), HeaderField("HOST", "first"), HeaderField("Host", "second")]
+        XCTAssertEqual(request.requestHost, "first")
+    }
+
+    /// A request-target's parts as docs/METERING.md §6 splits them.
+    func testRequestTargetParts() {
+        func parts(_ target: String) -> (String?, String, String?) {
+            let split = RequestTarget(Array(target.utf8))
+            return (split.authority, String(decoding: split.path, as: UTF8.self), split.query.map { String(decoding: $0, as: UTF8.self) })
+        }
+        let cases: [(String, String?, String, String?)] = [
+            ("/a/b?x=1?y", nil, "/a/b", "x=1?y"), ("/", nil, "/", nil), ("", nil, "", nil), ("*", nil, "*", nil),
+            ("http://h:1/p?q", "h:1", "/p", "q"), ("https://u@h?q", "u@h", "", "q"), ("http://h", "h", "", nil),
+            ("h2c+x.y-z://a/", "a", "/", nil), ("example.com:443", nil, "example.com:443", nil),
+            ("ht tp://h/", nil, "ht tp://h/", nil), ("http:/h", nil, "http:/h", nil), ("a://", "", "", nil),
+        ]
+        for (target, authority, path, query) in cases {
+            let split = parts(target)
+            XCTAssertEqual(split.0, authority, target)
+            XCTAssertEqual(split.1, path, target)
+            XCTAssertEqual(split.2, query, target)
+        }
+    }
 }
