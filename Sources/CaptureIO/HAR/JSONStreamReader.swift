@@ -151,7 +151,7 @@ public final class JSONStreamReader {
     @exclusivity(unchecked) private var end = 0
     @exclusivity(unchecked) private var atEOF = false
     /// Open containers: '{' or '['.
-    @exclusivity(unchecked) private var stack: [UInt8] = []
+    @exclusivity(unchecked) private var stack = ContainerStack()
     @exclusivity(unchecked) private var state: State = .start
     /// The last key read with `keyToScratch`: `keyCount` bytes at `keyStart` in the buffer, or
     /// in `keyBytes` when `keyStart` is -1 (a key with escapes, or one a refill would overwrite:
@@ -159,8 +159,37 @@ public final class JSONStreamReader {
     @exclusivity(unchecked) private var keyBytes: [UInt8] = []
     @exclusivity(unchecked) private var keyStart = -1
     @exclusivity(unchecked) private var keyCount = 0
+    /// Header names and values (`nameValueElementInBuffer`) recently made into arrays: a file's
+    /// headers repeat (one client, a few servers), so most fields share an array made once
+    /// instead of allocating two per field, here, and freeing them on the thread that drops
+    /// the messages. A fixed table of `internSlots` arrays of at most `internMaximum` bytes
+    /// each, a new text replacing the one in its slot: memory stays bounded.
+    private let interned: UnsafeMutablePointer<[UInt8]>
+    private static let internSlots = 1024
+    private static let internMaximum = 256
 
     private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
+
+    /// The open containers' bytes in a block of `maximumDepth` (`open` refuses more): no array
+    /// to check for uniqueness at every push and pop. The reader frees it.
+    private struct ContainerStack {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: JSONStreamReader.maximumDepth)
+        private(set) var count = 0
+
+        var isEmpty: Bool { count == 0 }
+        var last: UInt8? { count > 0 ? bytes[count &- 1] : nil }
+
+        mutating func append(_ byte: UInt8) {
+            precondition(count < JSONStreamReader.maximumDepth)
+            bytes[count] = byte
+            count &+= 1
+        }
+
+        mutating func removeLast() {
+            precondition(count > 0)
+            count &-= 1
+        }
+    }
 
     public init(path: String, chunkSize: Int = JSONStreamReader.defaultChunkSize) throws {
         self.path = path
@@ -170,6 +199,8 @@ public final class JSONStreamReader {
         }
         self.file = file
         buffer = .allocate(capacity: self.chunkSize)
+        interned = .allocate(capacity: Self.internSlots)
+        interned.initialize(repeating: [], count: Self.internSlots)
         // On a throw here deinit still runs (every property is set), closing and freeing.
         if try refill(), end - position >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
             position = 3
@@ -183,6 +214,8 @@ public final class JSONStreamReader {
         chunkSize = max(16, bytes.count)
         file = nil
         buffer = .allocate(capacity: chunkSize)
+        interned = .allocate(capacity: Self.internSlots)
+        interned.initialize(repeating: [], count: Self.internSlots)
         if let base = bytes.baseAddress, bytes.count > 0 {
             buffer.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
@@ -195,6 +228,9 @@ public final class JSONStreamReader {
     deinit {
         close()
         buffer.deallocate()
+        interned.deinitialize(count: Self.internSlots)
+        interned.deallocate()
+        stack.bytes.deallocate()
     }
 
     /// Closes the file early; further reads see end of file.
@@ -457,8 +493,12 @@ public final class JSONStreamReader {
             }
             // Continuation bytes (10xxxxxx) take no column; their count is summed in the top
             // byte of a multiplication (no popcount instruction on baseline x86-64).
-            let continuations = (run & ~(run &<< 1) & highs) &>> 7
-            scalars &+= taken &- Int(truncatingIfNeeded: (continuations &* ones) &>> 56)
+            if run & highs == 0 {
+                scalars &+= taken
+            } else {
+                let continuations = (run & ~(run &<< 1) & highs) &>> 7
+                scalars &+= taken &- Int(truncatingIfNeeded: (continuations &* ones) &>> 56)
+            }
             high |= run
             index &+= taken
             if stops != 0 { return (index, scalars, high & highs == 0) }
@@ -603,7 +643,38 @@ public final class JSONStreamReader {
         guard take(&cursor, UInt8(ascii: "}")) else { return nil }
         commit(cursor)
         state = .commaOrEnd
-        return (Self.utf8Array(name.bytes, ascii: name.ascii), Self.utf8Array(value.bytes, ascii: value.ascii))
+        return (intern(name.bytes, ascii: name.ascii), intern(value.bytes, ascii: value.ascii))
+    }
+
+    /// `utf8Array` of the bytes, shared with the last equal ASCII text of its table slot
+    /// (see `interned`).
+    @inline(__always)
+    private func intern(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> [UInt8] {
+        let count = bytes.count
+        guard ascii, count <= Self.internMaximum else { return Self.utf8Array(bytes, ascii: ascii) }
+        guard let base = bytes.baseAddress, count > 0 else { return [] }
+        // A multiplicative hash of eight bytes at a time, the tail byte by byte.
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var hash = UInt64(truncatingIfNeeded: count)
+        var index = 0
+        while index &+ 8 <= count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            hash = (hash ^ word) &* multiplier
+            hash ^= hash &>> 29
+            index &+= 8
+        }
+        while index < count {
+            hash = (hash ^ UInt64(base[index])) &* multiplier
+            index &+= 1
+        }
+        hash ^= hash &>> 32
+        let slot = interned + Int(truncatingIfNeeded: hash & UInt64(Self.internSlots &- 1))
+        let same = slot.pointee.count == count
+            && slot.pointee.withUnsafeBufferPointer { memcmp($0.baseAddress!, base, count) == 0 }
+        if same { return slot.pointee }
+        let made = Array(bytes)
+        slot.pointee = made
+        return made
     }
 
     /// A whole string from its opening quote, escapes checked, nothing decoded.
