@@ -114,11 +114,11 @@ public struct HARMessageBuilder: Sendable {
     ) -> HARMessage {
         var message = HTTPMessage(kind: .response, index: entry.index)
         message.status = har.status
-        message.reason = Array(har.statusText.utf8)
+        message.reason = Self.bytes(of: har.statusText)
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
         // docs/METERING.md §3: the documented estimator's status line for a HAR record.
-        message.startLine = Self.line(har.httpVersion, String(har.status), har.statusText)
+        message.startLine = Self.statusLine(har.httpVersion, har.status, har.statusText)
         message.pair = entry.index
         message.request = RequestSummary(
             index: entry.index, method: request.method ?? "", target: request.target,
@@ -182,12 +182,45 @@ public struct HARMessageBuilder: Sendable {
     static func line(_ first: String, _ second: String, _ third: String) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(first.utf8.count + second.utf8.count + third.utf8.count + 2)
-        line.append(contentsOf: first.utf8)
+        append(first, to: &line)
         line.append(UInt8(ascii: " "))
-        line.append(contentsOf: second.utf8)
+        append(second, to: &line)
         line.append(UInt8(ascii: " "))
-        line.append(contentsOf: third.utf8)
+        append(third, to: &line)
         return line
+    }
+
+    /// `line(version, String(status), reason)`, the status's digits written in place.
+    static func statusLine(_ version: String, _ status: Int, _ reason: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(version.utf8.count + decimalLength(status) + reason.utf8.count + 2)
+        append(version, to: &line)
+        line.append(UInt8(ascii: " "))
+        if status < 0 { line.append(UInt8(ascii: "-")) }
+        let start = line.count
+        var rest = status.magnitude
+        repeat {
+            line.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        line[start...].reverse()
+        line.append(UInt8(ascii: " "))
+        append(reason, to: &line)
+        return line
+    }
+
+    /// A String's UTF-8 appended in one block when the String is contiguous (native ones are,
+    /// small ones included), not byte by byte through its view.
+    @inline(__always)
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+        if appended == nil { bytes.append(contentsOf: text.utf8) }
+    }
+
+    /// A String's UTF-8 as an array, copied in one block when contiguous.
+    @inline(__always)
+    static func bytes(of text: String) -> [UInt8] {
+        text.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(text.utf8)
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.

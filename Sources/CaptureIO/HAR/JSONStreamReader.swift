@@ -165,6 +165,13 @@ public final class JSONStreamReader {
     /// the messages. A fixed table of `internSlots` arrays of at most `internMaximum` bytes
     /// each, a new text replacing the one in its slot: memory stays bounded.
     private let interned: UnsafeMutablePointer<[UInt8]>
+    /// Each slot's bytes again (`internMaximum` a slot) and their count, compared without
+    /// retaining the slot's array.
+    private let internedBytes: UnsafeMutablePointer<UInt8>
+    private let internedCounts: UnsafeMutablePointer<Int>
+    /// Where a string with escapes is decoded before it is copied out at its size: one buffer
+    /// reused, not an array grown step by step per string (freed when a string made it large).
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
     private static let internSlots = 1024
     private static let internMaximum = 256
 
@@ -201,6 +208,9 @@ public final class JSONStreamReader {
         buffer = .allocate(capacity: self.chunkSize)
         interned = .allocate(capacity: Self.internSlots)
         interned.initialize(repeating: [], count: Self.internSlots)
+        internedBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
+        internedCounts = .allocate(capacity: Self.internSlots)
+        internedCounts.initialize(repeating: 0, count: Self.internSlots)
         // On a throw here deinit still runs (every property is set), closing and freeing.
         if try refill(), end - position >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
             position = 3
@@ -216,6 +226,9 @@ public final class JSONStreamReader {
         buffer = .allocate(capacity: chunkSize)
         interned = .allocate(capacity: Self.internSlots)
         interned.initialize(repeating: [], count: Self.internSlots)
+        internedBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
+        internedCounts = .allocate(capacity: Self.internSlots)
+        internedCounts.initialize(repeating: 0, count: Self.internSlots)
         if let base = bytes.baseAddress, bytes.count > 0 {
             buffer.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
@@ -230,6 +243,8 @@ public final class JSONStreamReader {
         buffer.deallocate()
         interned.deinitialize(count: Self.internSlots)
         interned.deallocate()
+        internedBytes.deallocate()
+        internedCounts.deallocate()
         stack.bytes.deallocate()
     }
 
@@ -653,27 +668,31 @@ public final class JSONStreamReader {
         let count = bytes.count
         guard ascii, count <= Self.internMaximum else { return Self.utf8Array(bytes, ascii: ascii) }
         guard let base = bytes.baseAddress, count > 0 else { return [] }
-        // A multiplicative hash of eight bytes at a time, the tail byte by byte.
+        // A multiplicative hash of eight bytes at a time; the last eight (overlapping) for the
+        // tail, byte by byte only for a text under eight bytes.
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         var hash = UInt64(truncatingIfNeeded: count)
-        var index = 0
-        while index &+ 8 <= count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            hash = (hash ^ word) &* multiplier
-            hash ^= hash &>> 29
-            index &+= 8
-        }
-        while index < count {
-            hash = (hash ^ UInt64(base[index])) &* multiplier
-            index &+= 1
+        if count >= 8 {
+            var index = 0
+            while index &+ 8 <= count {
+                hash = (hash ^ UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) &* multiplier
+                hash ^= hash &>> 29
+                index &+= 8
+            }
+            if index < count {
+                hash = (hash ^ UnsafeRawPointer(base + (count &- 8)).loadUnaligned(as: UInt64.self)) &* multiplier
+            }
+        } else {
+            for index in 0..<count { hash = (hash ^ UInt64(base[index])) &* multiplier }
         }
         hash ^= hash &>> 32
-        let slot = interned + Int(truncatingIfNeeded: hash & UInt64(Self.internSlots &- 1))
-        let same = slot.pointee.count == count
-            && slot.pointee.withUnsafeBufferPointer { memcmp($0.baseAddress!, base, count) == 0 }
-        if same { return slot.pointee }
+        let slot = Int(truncatingIfNeeded: hash & UInt64(Self.internSlots &- 1))
+        let bytesOfSlot = internedBytes + slot &* Self.internMaximum
+        if internedCounts[slot] == count, memcmp(bytesOfSlot, base, count) == 0 { return interned[slot] }
         let made = Array(bytes)
-        slot.pointee = made
+        interned[slot] = made
+        bytesOfSlot.update(from: base, count: count)
+        internedCounts[slot] = count
         return made
     }
 
@@ -1150,15 +1169,16 @@ public final class JSONStreamReader {
                 return materialize ? String(decoding: run, as: UTF8.self) : ""
             }
         }
-        var out: [UInt8] = []
-        _ = try decodeString(materialize: materialize || toScratch, into: &out)
+        scratch.removeAll(keepingCapacity: true)
+        _ = try decodeString(materialize: materialize || toScratch, into: &scratch)
+        defer { releaseLargeScratch() }
         if toScratch {
-            keyBytes = out
+            keyBytes = scratch.withUnsafeBufferPointer { Array($0) }
             keyStart = -1
-            keyCount = out.count
+            keyCount = keyBytes.count
             return ""
         }
-        return materialize ? String(decoding: out, as: UTF8.self) : ""
+        return materialize ? String(decoding: scratch, as: UTF8.self) : ""
     }
 
     /// `readString` for a string whose bytes are wanted (a body's text): its UTF-8 as a String
@@ -1171,9 +1191,17 @@ public final class JSONStreamReader {
             position = index + 1
             return Self.utf8Array(run, ascii: ascii)
         }
-        var out: [UInt8] = []
-        if try decodeString(materialize: true, into: &out) || Self.isWellFormedUTF8(out) { return out }
-        return Array(String(decoding: out, as: UTF8.self).utf8)
+        scratch.removeAll(keepingCapacity: true)
+        let decodedASCII = try decodeString(materialize: true, into: &scratch)
+        defer { releaseLargeScratch() }
+        if decodedASCII || Self.isWellFormedUTF8(scratch) { return scratch.withUnsafeBufferPointer { Array($0) } }
+        return Array(String(decoding: scratch, as: UTF8.self).utf8)
+    }
+
+    /// `scratch` keeps its room for the next string unless one made it over 1 MiB.
+    @inline(__always)
+    private func releaseLargeScratch() {
+        if scratch.capacity > 1 << 20 { scratch = [] }
     }
 
     /// The token path of a string, after its opening quote up to and including the closing one:
