@@ -82,7 +82,8 @@ public struct HARMessageBuilder: Sendable {
         message.fields = Self.fields(har.headers)
         message.startLine = url.requestLine(method: har.method)
         message.complete = true
-        if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
+        // A pattern, not `!= nil`: that compared the whole response by Equatable, copying it.
+        if case .some = entry.response { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
         var notes = entryNotes + har.unexpectedTypes.map(RecordNote.unexpectedType)
         var body: [UInt8]?
@@ -132,7 +133,7 @@ public struct HARMessageBuilder: Sendable {
         return finish(
             message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
             requestMethod: request.method, framing: framing, body: body, source: source,
-            notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
+            notes: Self.notes(notes, har.unexpectedTypes, bodyUnknown: body == nil))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
@@ -150,7 +151,12 @@ public struct HARMessageBuilder: Sendable {
         let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let transferSize = transferSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
-        message.framing = framing ?? message.bodyFraming(requestMethod: requestMethod)
+        // Not `framing ?? message.bodyFraming(…)`: the autoclosure copied the message.
+        if let framing {
+            message.framing = framing
+        } else {
+            message.framing = message.bodyFraming(requestMethod: requestMethod)
+        }
         let chunked = message.framing == .chunked
         let lineLength = Self.startLineLength(message)
         var wire: WireSize
@@ -175,6 +181,15 @@ public struct HARMessageBuilder: Sendable {
         }
         message.bodyLength = bodySize ?? 0
         return HARMessage(message: message, wire: wire, source: source, body: body, notes: notes)
+    }
+
+    /// The entry's notes, then one per unexpected type, then `bodyUnknown`: appended to one
+    /// array, without the temporary arrays of a sum.
+    static func notes(_ entryNotes: [RecordNote], _ unexpectedTypes: [String], bodyUnknown: Bool) -> [RecordNote] {
+        var notes = entryNotes
+        for path in unexpectedTypes { notes.append(.unexpectedType(path)) }
+        if bodyUnknown { notes.append(.bodyUnknown) }
+        return notes
     }
 
     /// "first second third" as bytes, built in place: a start line per message, without the

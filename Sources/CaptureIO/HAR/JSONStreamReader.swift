@@ -29,11 +29,16 @@ public enum JSONStreamError: Error, Equatable, CustomStringConvertible {
 
 /// A JSON number as written; `intValue` when it is an integer that fits in `Int`.
 public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible {
-    public let raw: String
+    /// The text as written; nil for an integer written as `String(intValue)` writes it, whose
+    /// text is made only when asked for (most sizes are read as numbers, never as text).
+    private let written: String?
     public let intValue: Int?
 
+    /// The number as written.
+    public var raw: String { written ?? String(intValue ?? 0) }
+
     public init(raw: String) {
-        self.raw = raw
+        written = raw
         let integral = !raw.utf8.contains {
             $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
         }
@@ -42,8 +47,23 @@ public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible
 
     /// A number `readNumber` already checked and converted.
     init(raw: String, intValue: Int?) {
-        self.raw = raw
+        written = raw
         self.intValue = intValue
+    }
+
+    /// An integer whose text is `String(value)`.
+    init(canonical value: Int) {
+        written = nil
+        intValue = value
+    }
+
+    public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
+        lhs.intValue == rhs.intValue && lhs.raw == rhs.raw
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(raw)
+        hasher.combine(intValue)
     }
 
     /// What a skipped number stands as (its value unread).
@@ -785,14 +805,18 @@ public final class JSONStreamReader {
         position = stop
         guard materialize else { return .skipped }
         let run = UnsafeBufferPointer(start: buffer + start, count: stop &- start)
-        let raw = String(decoding: run, as: UTF8.self)
-        guard integral else { return JSONNumber(raw: raw, intValue: nil) }
+        guard integral else { return JSONNumber(raw: String(decoding: run, as: UTF8.self), intValue: nil) }
         let negative = run[0] == UInt8(ascii: "-")
         let digits = run.count - (negative ? 1 : 0)
-        guard digits <= 18 else { return JSONNumber(raw: raw, intValue: Int(raw)) }
+        guard digits <= 18 else {
+            let raw = String(decoding: run, as: UTF8.self)
+            return JSONNumber(raw: raw, intValue: Int(raw))
+        }
         var value = 0
         for byte in run[(negative ? 1 : 0)...] { value = value &* 10 &+ Int(byte &- 0x30) }
-        return JSONNumber(raw: raw, intValue: negative ? -value : value)
+        // JSON has no leading zeros or `+`: every integer is written as `String(value)` but -0.
+        if negative, value == 0 { return JSONNumber(raw: "-0", intValue: 0) }
+        return JSONNumber(canonical: negative ? -value : value)
     }
 
     /// Skips the rest of the container just opened (its opening token taken, nothing of its
