@@ -141,7 +141,8 @@ public final class JSONKeyFilter: Sendable {
 }
 
 /// A pull tokenizer over a file read in fixed-size chunks with `fread`: memory is one chunk plus
-/// the value being materialized (a string, or what `readValue()` builds), never the whole file.
+/// the value being materialized (a string, or what `readValue()` builds) and the table of shared
+/// header texts (at most about 0.6 MB), never the whole file.
 /// Checks the full JSON grammar (nesting, commas, colons, trailing data), skips a leading UTF-8
 /// BOM, decodes every escape including `\uXXXX` surrogate pairs (a lone surrogate becomes
 /// U+FFFD, as JavaScript's JSON.stringify may write them). Not thread-safe.
