@@ -212,13 +212,16 @@ public struct HARMessageBuilder: Sendable {
         append(version, to: &line)
         line.append(UInt8(ascii: " "))
         if status < 0 { line.append(UInt8(ascii: "-")) }
-        let start = line.count
+        // The digits written from the last, in place.
+        let digits = decimalLength(status) - (status < 0 ? 1 : 0)
+        line.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
         var rest = status.magnitude
+        var index = line.count - 1
         repeat {
-            line.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            line[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
             rest /= 10
+            index -= 1
         } while rest > 0
-        line[start...].reverse()
         line.append(UInt8(ascii: " "))
         append(reason, to: &line)
         return line

@@ -59,9 +59,9 @@ struct HARURL {
         guard isASCII, method != "CONNECT" else {
             return HARMessageBuilder.line(method, requestLineTarget(method: method), "HTTP/1.1")
         }
-        let version = " HTTP/1.1".utf8
+        let version = " HTTP/1.1"
         var line: [UInt8] = []
-        line.reserveCapacity(method.utf8.count + 2 + parts.path.count + 1 + (parts.query?.count ?? 0) + version.count)
+        line.reserveCapacity(method.utf8.count + 2 + parts.path.count + 1 + (parts.query?.count ?? 0) + 9)
         HARMessageBuilder.append(method, to: &line)
         line.append(UInt8(ascii: " "))
         if parts.path.isEmpty { line.append(UInt8(ascii: "/")) } else { line.append(contentsOf: parts.path) }
@@ -69,7 +69,7 @@ struct HARURL {
             line.append(UInt8(ascii: "?"))
             line.append(contentsOf: query)
         }
-        line.append(contentsOf: version)
+        HARMessageBuilder.append(version, to: &line)
         return line
     }
 
