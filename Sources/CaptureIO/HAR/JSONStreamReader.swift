@@ -183,18 +183,19 @@ public final class JSONStreamReader {
     /// Header names and values (`nameValueElementInBuffer`) recently made into arrays: a file's
     /// headers repeat (one client, a few servers), so most fields share an array made once
     /// instead of allocating two per field, here, and freeing them on the thread that drops
-    /// the messages. A fixed table of `internSlots` arrays of at most `internMaximum` bytes
-    /// each, a new text replacing the one in its slot: memory stays bounded.
-    private let interned: UnsafeMutablePointer<[UInt8]>
+    /// the messages. A fixed table of `internSlots` arrays of at most `internMaximum` bytes, a
+    /// new text replacing the one in its slot: memory stays bounded. Made at the first header
+    /// element: a reader of one JSON line (a meter log's, one reader a line) never needs it.
+    @exclusivity(unchecked) private var internArrays: UnsafeMutablePointer<[UInt8]>?
     /// Each slot's bytes again (`internMaximum` a slot) and their count, compared without
     /// retaining the slot's array.
-    private let internedBytes: UnsafeMutablePointer<UInt8>
-    private let internedCounts: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var internBytes: UnsafeMutablePointer<UInt8>?
+    @exclusivity(unchecked) private var internCounts: UnsafeMutablePointer<Int>?
+    private static let internSlots = 1024
+    private static let internMaximum = 256
     /// Where a string with escapes is decoded before it is copied out at its size: one buffer
     /// reused, not an array grown step by step per string (freed when a string made it large).
     @exclusivity(unchecked) private var scratch: [UInt8] = []
-    private static let internSlots = 1024
-    private static let internMaximum = 256
 
     private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
 
@@ -227,11 +228,6 @@ public final class JSONStreamReader {
         }
         self.file = file
         buffer = .allocate(capacity: self.chunkSize)
-        interned = .allocate(capacity: Self.internSlots)
-        interned.initialize(repeating: [], count: Self.internSlots)
-        internedBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
-        internedCounts = .allocate(capacity: Self.internSlots)
-        internedCounts.initialize(repeating: 0, count: Self.internSlots)
         // On a throw here deinit still runs (every property is set), closing and freeing.
         if try refill(), end - position >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
             position = 3
@@ -245,11 +241,6 @@ public final class JSONStreamReader {
         chunkSize = max(16, bytes.count)
         file = nil
         buffer = .allocate(capacity: chunkSize)
-        interned = .allocate(capacity: Self.internSlots)
-        interned.initialize(repeating: [], count: Self.internSlots)
-        internedBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
-        internedCounts = .allocate(capacity: Self.internSlots)
-        internedCounts.initialize(repeating: 0, count: Self.internSlots)
         if let base = bytes.baseAddress, bytes.count > 0 {
             buffer.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         }
@@ -262,10 +253,12 @@ public final class JSONStreamReader {
     deinit {
         close()
         buffer.deallocate()
-        interned.deinitialize(count: Self.internSlots)
-        interned.deallocate()
-        internedBytes.deallocate()
-        internedCounts.deallocate()
+        if let internArrays {
+            internArrays.deinitialize(count: Self.internSlots)
+            internArrays.deallocate()
+        }
+        internBytes?.deallocate()
+        internCounts?.deallocate()
         stack.bytes.deallocate()
     }
 
@@ -683,7 +676,7 @@ public final class JSONStreamReader {
     }
 
     /// `utf8Array` of the bytes, shared with the last equal ASCII text of its table slot
-    /// (see `interned`).
+    /// (see `internArrays`).
     @inline(__always)
     private func intern(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> [UInt8] {
         let count = bytes.count
@@ -707,14 +700,28 @@ public final class JSONStreamReader {
             for index in 0..<count { hash = (hash ^ UInt64(base[index])) &* multiplier }
         }
         hash ^= hash &>> 32
+        if internArrays == nil { makeInternTable() }
+        let arrays = internArrays.unsafelyUnwrapped
+        let counts = internCounts.unsafelyUnwrapped
         let slot = Int(truncatingIfNeeded: hash & UInt64(Self.internSlots &- 1))
-        let bytesOfSlot = internedBytes + slot &* Self.internMaximum
-        if internedCounts[slot] == count, memcmp(bytesOfSlot, base, count) == 0 { return interned[slot] }
+        let bytesOfSlot = internBytes.unsafelyUnwrapped + slot &* Self.internMaximum
+        if counts[slot] == count, memcmp(bytesOfSlot, base, count) == 0 { return arrays[slot] }
         let made = Array(bytes)
-        interned[slot] = made
+        arrays[slot] = made
         bytesOfSlot.update(from: base, count: count)
-        internedCounts[slot] = count
+        counts[slot] = count
         return made
+    }
+
+    @inline(never)
+    private func makeInternTable() {
+        let arrays = UnsafeMutablePointer<[UInt8]>.allocate(capacity: Self.internSlots)
+        arrays.initialize(repeating: [], count: Self.internSlots)
+        let counts = UnsafeMutablePointer<Int>.allocate(capacity: Self.internSlots)
+        counts.initialize(repeating: 0, count: Self.internSlots)
+        internBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
+        internCounts = counts
+        internArrays = arrays
     }
 
     /// A whole string from its opening quote, escapes checked, nothing decoded.
