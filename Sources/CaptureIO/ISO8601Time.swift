@@ -14,7 +14,17 @@ public enum ISO8601Time {
 
     /// As `parse(_:)`; with `requiringOffset`, a time without `Z` or `±hh:mm` is nil too.
     public static func parse(_ text: String, requiringOffset: Bool) -> (nanoseconds: Int64, clamped: Bool)? {
-        let bytes = Array(text.utf8)
+        // The text's own UTF-8 when it is contiguous (every native String): once per HAR entry,
+        // without the array copy and the String lookups of each expected character.
+        if let parsed = text.utf8.withContiguousStorageIfAvailable({ parse(bytes: $0, requiringOffset: requiringOffset) }) {
+            return parsed
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { parse(bytes: $0, requiringOffset: requiringOffset) }
+    }
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, requiringOffset: Bool)
+        -> (nanoseconds: Int64, clamped: Bool)?
+    {
         var position = 0
         func number(_ digits: Int) -> Int? {
             guard position + digits <= bytes.count else { return nil }
@@ -26,18 +36,23 @@ public enum ISO8601Time {
             position += digits
             return value
         }
-        func expect(_ characters: String) -> Bool {
-            guard position < bytes.count, characters.utf8.contains(bytes[position]) else { return false }
+        /// One of the given ASCII characters.
+        func expect(_ first: Unicode.Scalar, _ second: Unicode.Scalar? = nil, _ third: Unicode.Scalar? = nil) -> Bool {
+            guard position < bytes.count else { return false }
+            let byte = bytes[position]
+            guard byte == UInt8(ascii: first) || second.map({ byte == UInt8(ascii: $0) }) == true
+                || third.map({ byte == UInt8(ascii: $0) }) == true
+            else { return false }
             position += 1
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-            expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+            expect("T", "t", " "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
             let second = number(2),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var nanos: Int64 = 0
-        if expect(".,") {
+        if expect(".", ",") {
             var scale: Int64 = 100_000_000
             let start = position
             while position < bytes.count, isDigit(bytes[position]) {
@@ -49,9 +64,9 @@ public enum ISO8601Time {
         }
         var offsetSeconds = 0
         if position < bytes.count {
-            if expect("Zz") {
+            if expect("Z", "z") {
                 // UTC
-            } else if expect("+-") {
+            } else if expect("+", "-") {
                 let sign = bytes[position - 1] == UInt8(ascii: "-") ? -1 : 1
                 guard let offsetHours = number(2) else { return nil }
                 _ = expect(":")

@@ -43,7 +43,7 @@ public struct CharlesMessageBuilder: Sendable {
         request.startLine = Array(
             (part.firstLine ?? "\(transaction.method) \(url.requestLineTarget(method: transaction.method)) \(version)").utf8)
         request.complete = true
-        if transaction.response != nil { request.pair = transaction.index } else { request.anomalies.insert(.unpaired) }
+        if case .some = transaction.response { request.pair = transaction.index } else { request.anomalies.insert(.unpaired) }
         var requestNotes = entryNotes + part.unexpectedTypes.map(RecordNote.unexpectedType)
         var requestBody: [UInt8]?
         var requestCodings: [String]?

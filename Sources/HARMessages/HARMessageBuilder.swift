@@ -82,7 +82,8 @@ public struct HARMessageBuilder: Sendable {
         message.fields = Self.fields(har.headers)
         message.startLine = url.requestLine(method: har.method)
         message.complete = true
-        if entry.response != nil { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
+        // A pattern, not `!= nil`: that compared the whole response by Equatable, copying it.
+        if case .some = entry.response { message.pair = entry.index } else { message.anomalies.insert(.unpaired) }
 
         var notes = entryNotes + har.unexpectedTypes.map(RecordNote.unexpectedType)
         var body: [UInt8]?
@@ -114,11 +115,11 @@ public struct HARMessageBuilder: Sendable {
     ) -> HARMessage {
         var message = HTTPMessage(kind: .response, index: entry.index)
         message.status = har.status
-        message.reason = Array(har.statusText.utf8)
+        message.reason = Self.bytes(of: har.statusText)
         message.version = har.httpVersion
         message.fields = Self.fields(har.headers)
         // docs/METERING.md §3: the documented estimator's status line for a HAR record.
-        message.startLine = Self.line(har.httpVersion, String(har.status), har.statusText)
+        message.startLine = Self.statusLine(har.httpVersion, har.status, har.statusText)
         message.pair = entry.index
         message.request = RequestSummary(
             index: entry.index, method: request.method ?? "", target: request.target,
@@ -132,7 +133,7 @@ public struct HARMessageBuilder: Sendable {
         return finish(
             message, headersSize: har.headersSize, bodySize: har.bodySize, transferSize: har.transferSize,
             requestMethod: request.method, framing: framing, body: body, source: source,
-            notes: notes + har.unexpectedTypes.map(RecordNote.unexpectedType) + (body == nil ? [.bodyUnknown] : []))
+            notes: Self.notes(notes, har.unexpectedTypes, bodyUnknown: body == nil))
     }
 
     /// Sizes and framing per the exporter rule (docs/HAR.md, "Wire size").
@@ -150,7 +151,12 @@ public struct HARMessageBuilder: Sendable {
         let headersSize = headersSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let bodySize = bodySize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
         let transferSize = transferSize.flatMap { $0 <= Self.maximumSize ? $0 : nil }
-        message.framing = framing ?? message.bodyFraming(requestMethod: requestMethod)
+        // Not `framing ?? message.bodyFraming(…)`: the autoclosure copied the message.
+        if let framing {
+            message.framing = framing
+        } else {
+            message.framing = message.bodyFraming(requestMethod: requestMethod)
+        }
         let chunked = message.framing == .chunked
         let lineLength = Self.startLineLength(message)
         var wire: WireSize
@@ -177,17 +183,62 @@ public struct HARMessageBuilder: Sendable {
         return HARMessage(message: message, wire: wire, source: source, body: body, notes: notes)
     }
 
+    /// The entry's notes, then one per unexpected type, then `bodyUnknown`: appended to one
+    /// array, without the temporary arrays of a sum.
+    static func notes(_ entryNotes: [RecordNote], _ unexpectedTypes: [String], bodyUnknown: Bool) -> [RecordNote] {
+        var notes = entryNotes
+        for path in unexpectedTypes { notes.append(.unexpectedType(path)) }
+        if bodyUnknown { notes.append(.bodyUnknown) }
+        return notes
+    }
+
     /// "first second third" as bytes, built in place: a start line per message, without the
     /// interpolated String it was made from before.
     static func line(_ first: String, _ second: String, _ third: String) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(first.utf8.count + second.utf8.count + third.utf8.count + 2)
-        line.append(contentsOf: first.utf8)
+        append(first, to: &line)
         line.append(UInt8(ascii: " "))
-        line.append(contentsOf: second.utf8)
+        append(second, to: &line)
         line.append(UInt8(ascii: " "))
-        line.append(contentsOf: third.utf8)
+        append(third, to: &line)
         return line
+    }
+
+    /// `line(version, String(status), reason)`, the status's digits written in place.
+    static func statusLine(_ version: String, _ status: Int, _ reason: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(version.utf8.count + decimalLength(status) + reason.utf8.count + 2)
+        append(version, to: &line)
+        line.append(UInt8(ascii: " "))
+        if status < 0 { line.append(UInt8(ascii: "-")) }
+        // The digits written from the last, in place.
+        let digits = decimalLength(status) - (status < 0 ? 1 : 0)
+        line.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var rest = status.magnitude
+        var index = line.count - 1
+        repeat {
+            line[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            index -= 1
+        } while rest > 0
+        line.append(UInt8(ascii: " "))
+        append(reason, to: &line)
+        return line
+    }
+
+    /// A String's UTF-8 appended in one block when the String is contiguous (native ones are,
+    /// small ones included), not byte by byte through its view.
+    @inline(__always)
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+        if appended == nil { bytes.append(contentsOf: text.utf8) }
+    }
+
+    /// A String's UTF-8 as an array, copied in one block when contiguous.
+    @inline(__always)
+    static func bytes(of text: String) -> [UInt8] {
+        text.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(text.utf8)
     }
 
     /// HAR fields without HTTP/2-3 pseudo-header fields, which are no header fields for estimators.

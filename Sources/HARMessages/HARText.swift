@@ -30,7 +30,10 @@ struct HARURL {
                 scheme = ""
             } else {
                 let colon = target.firstIndex(of: UInt8(ascii: ":")) ?? target.endIndex
-                scheme = String(decoding: target[..<colon], as: UTF8.self).lowercased()
+                // A scheme is nearly always written in lowercase: then it is its bytes as they are.
+                let written = target[..<colon]
+                let lower = !written.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+                scheme = lower ? String(decoding: written, as: UTF8.self) : String(decoding: written, as: UTF8.self).lowercased()
             }
             return
         }
@@ -56,17 +59,17 @@ struct HARURL {
         guard isASCII, method != "CONNECT" else {
             return HARMessageBuilder.line(method, requestLineTarget(method: method), "HTTP/1.1")
         }
-        let version = " HTTP/1.1".utf8
+        let version = " HTTP/1.1"
         var line: [UInt8] = []
-        line.reserveCapacity(method.utf8.count + 2 + parts.path.count + 1 + (parts.query?.count ?? 0) + version.count)
-        line.append(contentsOf: method.utf8)
+        line.reserveCapacity(method.utf8.count + 2 + parts.path.count + 1 + (parts.query?.count ?? 0) + 9)
+        HARMessageBuilder.append(method, to: &line)
         line.append(UInt8(ascii: " "))
         if parts.path.isEmpty { line.append(UInt8(ascii: "/")) } else { line.append(contentsOf: parts.path) }
         if let query = parts.query {
             line.append(UInt8(ascii: "?"))
             line.append(contentsOf: query)
         }
-        line.append(contentsOf: version)
+        HARMessageBuilder.append(version, to: &line)
         return line
     }
 

@@ -36,13 +36,31 @@ public enum Framing {
             if requestMethod == "HEAD" { return Decision(framing: .none) }
             if requestMethod == "CONNECT", status < 300 { return Decision(framing: .none, startsTunnel: true) }
         }
-        let transferCodings = message.values(of: "transfer-encoding")
-        let contentLength = parseContentLength(message.values(of: "content-length"))
+        // One pass over the fields, decided once per message: the last Transfer-Encoding value
+        // and the Content-Length values folded as `parseContentLength` folds them, no arrays made.
+        var lastTransferCoding: [UInt8]?
+        var lengthSeen = false
+        var lengthValid = true
+        var length: Int64?
+        withBytes("transfer-encoding") { transferEncoding in
+            withBytes("content-length") { contentLengthName in
+                for field in message.fields {
+                    if field.hasName(lowercasedBytes: transferEncoding) {
+                        lastTransferCoding = field.value
+                    } else if field.hasName(lowercasedBytes: contentLengthName) {
+                        lengthSeen = true
+                        if lengthValid { lengthValid = foldContentLength(field.value, into: &length) }
+                    }
+                }
+            }
+        }
+        let contentLength: ContentLength =
+            !lengthSeen ? .absent : (lengthValid ? length.map { .valid($0) } ?? .invalid : .invalid)
         var decision = Decision(framing: .none)
         if case .invalid = contentLength { decision.anomalies.insert(.invalidContentLength) }
-        if !transferCodings.isEmpty {
+        if let lastTransferCoding {
             if case .valid = contentLength { decision.anomalies.insert(.lengthAndChunked) }
-            let last = transferCodings.last.map { trimmed(lastListElement($0)) } ?? []
+            let last = trimmed(lastListElement(lastTransferCoding))
             let chunked = last.count == 7 && zip(last, "chunked".utf8).allSatisfy { asciiLower($0) == $1 }
             decision.framing = chunked ? .chunked : (message.kind == .response ? .untilClose : .none)
             return decision
@@ -60,9 +78,7 @@ public enum Framing {
     public static func parseContentLength(_ values: [[UInt8]]) -> ContentLength {
         guard !values.isEmpty else { return .absent }
         var result: Int64?
-        for value in values {
-            guard addContentLength(value, to: &result) else { return .invalid }
-        }
+        for value in values where !foldContentLength(value, into: &result) { return .invalid }
         return result.map { .valid($0) } ?? .invalid
     }
 
@@ -73,17 +89,17 @@ public enum Framing {
         var result: Int64?
         for field in fields where field.name.count == 14 && field.hasName("content-length") {
             found = true
-            guard addContentLength(field.value, to: &result) else { return .invalid }
+            guard foldContentLength(field.value, into: &result) else { return .invalid }
         }
         guard found else { return .absent }
         return result.map { .valid($0) } ?? .invalid
     }
 
-    /// Reads one Content-Length value into `result` (the number every element so far gave);
-    /// false when it is not a list of whole numbers equal to it.
-    private static func addContentLength(_ value: [UInt8], to result: inout Int64?) -> Bool {
-        // The comma-separated elements, empty ones included, walked in place: no array of
-        // pieces (once per response and per estimate).
+    /// One Content-Length value's comma-separated elements checked against `result` (the
+    /// number the earlier ones gave, set by the first), walked in place with no array of
+    /// pieces: false when one is no whole number or differs.
+    @inline(__always)
+    static func foldContentLength(_ value: [UInt8], into result: inout Int64?) -> Bool {
         var start = value.startIndex
         while true {
             let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
@@ -92,9 +108,15 @@ public enum Framing {
             let number = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
             if let previous = result, previous != number { return false }
             result = number
-            guard end < value.endIndex else { return true }
+            if end == value.endIndex { return true }
             start = end + 1
         }
+    }
+
+    /// A lowercase ASCII name's bytes, for `HeaderField.hasName(lowercasedBytes:)`.
+    @inline(__always)
+    static func withBytes<Result>(_ name: StaticString, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        body(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
     private static func lastListElement(_ value: [UInt8]) -> ArraySlice<UInt8> {

@@ -259,8 +259,12 @@ public struct HTTPMessage: Sendable, Equatable {
 
     /// The Host value as sent, else the authority of an absolute-form target.
     public var requestHost: String? {
-        // The first one, found without gathering them all (once per request record).
-        if let host = fields.first(where: { $0.hasName("host") }) { return String(httpBytes: host.value) }
+        // The first Host field, without the array of every one that `values(of:)` makes.
+        let host: [UInt8]? = Framing.withBytes("host") { name in
+            for field in fields where field.hasName(lowercasedBytes: name) { return field.value }
+            return nil
+        }
+        if let host { return String(httpBytes: host) }
         return RequestTarget(target).authority
     }
 }

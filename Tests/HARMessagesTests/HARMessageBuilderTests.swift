@@ -199,6 +199,18 @@ final class HARMessageBuilderTests: XCTestCase {
         XCTAssertEqual(HARURL("http://h/p?").originForm, "/p?")
     }
 
+    /// The status line's digits are written in place: written out by hand for one digit, several,
+    /// zero, a negative status and the smallest Int.
+    func testStatusLinesSpellTheStatusAsItsDecimal() {
+        let cases: [(Int, String)] = [
+            (7, "HTTP/2 7 OK"), (200, "HTTP/2 200 OK"), (0, "HTTP/2 0 OK"), (-1, "HTTP/2 -1 OK"),
+            (-404, "HTTP/2 -404 OK"), (Int.min, "HTTP/2 -9223372036854775808 OK"),
+        ]
+        for (status, expected) in cases {
+            XCTAssertEqual(HARMessageBuilder.statusLine("HTTP/2", status, "OK"), Array(expected.utf8))
+        }
+    }
+
     func testISO8601Times() {
         // 1970-01-02T00:00:00Z = 86400 s; +01:00 means an hour earlier in UTC.
         XCTAssertEqual(ISO8601Time.nanoseconds("1970-01-02T00:00:00Z"), 86_400_000_000_000)

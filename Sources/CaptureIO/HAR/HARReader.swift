@@ -155,7 +155,7 @@ enum HAREntryDecoder {
             if decoded.status == 0 {
                 responseError = decoded.error
             } else {
-                response = decoded
+                response = consume decoded  // moved, not copied (a retain per string and array)
             }
         }
         var connection: String?
@@ -207,7 +207,7 @@ enum HAREntryDecoder {
             headersSize: size(value.headersSize),
             bodySize: size(value.bodySize),
             postData: postData)
-        request.unexpectedTypes = unexpectedTypes
+        if !unexpectedTypes.isEmpty { request.unexpectedTypes = unexpectedTypes }
         return request
     }
 
@@ -217,7 +217,7 @@ enum HAREntryDecoder {
             throw Broken(reason: "response.status is \(statusValue.kindName) (\(statusValue)), not an integer")
         }
         var unexpectedTypes: [String] = []
-        var content = HARContent()
+        let content: HARContent
         if let object = try object(value.content, "response.content", required: false) {
             let encoding = try string(object.encoding, "response.content.encoding")
             content = HARContent(
@@ -226,6 +226,8 @@ enum HAREntryDecoder {
                 text: try body(object.text, encoding: encoding, "response.content.text"),
                 encoding: encoding,
                 compression: size(object.compression))
+        } else {
+            content = HARContent()
         }
         var response = HARResponse(
             status: status,
@@ -235,10 +237,10 @@ enum HAREntryDecoder {
             cookieCount: cookieCount(value.cookies, "response.cookies", &unexpectedTypes),
             headersSize: size(value.headersSize),
             bodySize: size(value.bodySize),
-            content: content,
+            content: consume content,
             transferSize: size(value.transferSize),
             error: optionalString(value.error, "response._error", &unexpectedTypes))
-        response.unexpectedTypes = unexpectedTypes
+        if !unexpectedTypes.isEmpty { response.unexpectedTypes = unexpectedTypes }
         return response
     }
 

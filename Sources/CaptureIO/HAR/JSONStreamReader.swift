@@ -29,11 +29,16 @@ public enum JSONStreamError: Error, Equatable, CustomStringConvertible {
 
 /// A JSON number as written; `intValue` when it is an integer that fits in `Int`.
 public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible {
-    public let raw: String
+    /// The text as written; nil for an integer written as `String(intValue)` writes it, whose
+    /// text is made only when asked for (most sizes are read as numbers, never as text).
+    private let written: String?
     public let intValue: Int?
 
+    /// The number as written.
+    public var raw: String { written ?? String(intValue ?? 0) }
+
     public init(raw: String) {
-        self.raw = raw
+        written = raw
         let integral = !raw.utf8.contains {
             $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
         }
@@ -42,8 +47,23 @@ public struct JSONNumber: Equatable, Hashable, Sendable, CustomStringConvertible
 
     /// A number `readNumber` already checked and converted.
     init(raw: String, intValue: Int?) {
-        self.raw = raw
+        written = raw
         self.intValue = intValue
+    }
+
+    /// An integer whose text is `String(value)`.
+    init(canonical value: Int) {
+        written = nil
+        intValue = value
+    }
+
+    public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
+        lhs.intValue == rhs.intValue && lhs.raw == rhs.raw
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(raw)
+        hasher.combine(intValue)
     }
 
     /// What a skipped number stands as (its value unread).
@@ -121,7 +141,8 @@ public final class JSONKeyFilter: Sendable {
 }
 
 /// A pull tokenizer over a file read in fixed-size chunks with `fread`: memory is one chunk plus
-/// the value being materialized (a string, or what `readValue()` builds), never the whole file.
+/// the value being materialized (a string, or what `readValue()` builds) and the table of shared
+/// header texts (at most about 0.6 MB), never the whole file.
 /// Checks the full JSON grammar (nesting, commas, colons, trailing data), skips a leading UTF-8
 /// BOM, decodes every escape including `\uXXXX` surrogate pairs (a lone surrogate becomes
 /// U+FFFD, as JavaScript's JSON.stringify may write them). Not thread-safe.
@@ -151,7 +172,7 @@ public final class JSONStreamReader {
     @exclusivity(unchecked) private var end = 0
     @exclusivity(unchecked) private var atEOF = false
     /// Open containers: '{' or '['.
-    @exclusivity(unchecked) private var stack: [UInt8] = []
+    @exclusivity(unchecked) private var stack = ContainerStack()
     @exclusivity(unchecked) private var state: State = .start
     /// The last key read with `keyToScratch`: `keyCount` bytes at `keyStart` in the buffer, or
     /// in `keyBytes` when `keyStart` is -1 (a key with escapes, or one a refill would overwrite:
@@ -159,8 +180,45 @@ public final class JSONStreamReader {
     @exclusivity(unchecked) private var keyBytes: [UInt8] = []
     @exclusivity(unchecked) private var keyStart = -1
     @exclusivity(unchecked) private var keyCount = 0
+    /// Header names and values (`nameValueElementInBuffer`) recently made into arrays: a file's
+    /// headers repeat (one client, a few servers), so most fields share an array made once
+    /// instead of allocating two per field, here, and freeing them on the thread that drops
+    /// the messages. A fixed table of `internSlots` arrays of at most `internMaximum` bytes, a
+    /// new text replacing the one in its slot: memory stays bounded. Made at the first header
+    /// element: a reader of one JSON line (a meter log's, one reader a line) never needs it.
+    @exclusivity(unchecked) private var internArrays: UnsafeMutablePointer<[UInt8]>?
+    /// Each slot's bytes again (`internMaximum` a slot) and their count, compared without
+    /// retaining the slot's array.
+    @exclusivity(unchecked) private var internBytes: UnsafeMutablePointer<UInt8>?
+    @exclusivity(unchecked) private var internCounts: UnsafeMutablePointer<Int>?
+    private static let internSlots = 1024
+    private static let internMaximum = 256
+    /// Where a string with escapes is decoded before it is copied out at its size: one buffer
+    /// reused, not an array grown step by step per string (freed when a string made it large).
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     private enum State { case start, value, objectKeyOrEnd, objectKey, arrayValueOrEnd, commaOrEnd, done }
+
+    /// The open containers' bytes in a block of `maximumDepth` (`open` refuses more): no array
+    /// to check for uniqueness at every push and pop. The reader frees it.
+    private struct ContainerStack {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: JSONStreamReader.maximumDepth)
+        private(set) var count = 0
+
+        var isEmpty: Bool { count == 0 }
+        var last: UInt8? { count > 0 ? bytes[count &- 1] : nil }
+
+        mutating func append(_ byte: UInt8) {
+            precondition(count < JSONStreamReader.maximumDepth)
+            bytes[count] = byte
+            count &+= 1
+        }
+
+        mutating func removeLast() {
+            precondition(count > 0)
+            count &-= 1
+        }
+    }
 
     public init(path: String, chunkSize: Int = JSONStreamReader.defaultChunkSize) throws {
         self.path = path
@@ -195,6 +253,13 @@ public final class JSONStreamReader {
     deinit {
         close()
         buffer.deallocate()
+        if let internArrays {
+            internArrays.deinitialize(count: Self.internSlots)
+            internArrays.deallocate()
+        }
+        internBytes?.deallocate()
+        internCounts?.deallocate()
+        stack.bytes.deallocate()
     }
 
     /// Closes the file early; further reads see end of file.
@@ -457,8 +522,12 @@ public final class JSONStreamReader {
             }
             // Continuation bytes (10xxxxxx) take no column; their count is summed in the top
             // byte of a multiplication (no popcount instruction on baseline x86-64).
-            let continuations = (run & ~(run &<< 1) & highs) &>> 7
-            scalars &+= taken &- Int(truncatingIfNeeded: (continuations &* ones) &>> 56)
+            if run & highs == 0 {
+                scalars &+= taken
+            } else {
+                let continuations = (run & ~(run &<< 1) & highs) &>> 7
+                scalars &+= taken &- Int(truncatingIfNeeded: (continuations &* ones) &>> 56)
+            }
             high |= run
             index &+= taken
             if stops != 0 { return (index, scalars, high & highs == 0) }
@@ -603,7 +672,56 @@ public final class JSONStreamReader {
         guard take(&cursor, UInt8(ascii: "}")) else { return nil }
         commit(cursor)
         state = .commaOrEnd
-        return (Self.utf8Array(name.bytes, ascii: name.ascii), Self.utf8Array(value.bytes, ascii: value.ascii))
+        return (intern(name.bytes, ascii: name.ascii), intern(value.bytes, ascii: value.ascii))
+    }
+
+    /// `utf8Array` of the bytes, shared with the last equal ASCII text of its table slot
+    /// (see `internArrays`).
+    @inline(__always)
+    private func intern(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> [UInt8] {
+        let count = bytes.count
+        guard ascii, count <= Self.internMaximum else { return Self.utf8Array(bytes, ascii: ascii) }
+        guard let base = bytes.baseAddress, count > 0 else { return [] }
+        // A multiplicative hash of eight bytes at a time; the last eight (overlapping) for the
+        // tail, byte by byte only for a text under eight bytes.
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var hash = UInt64(truncatingIfNeeded: count)
+        if count >= 8 {
+            var index = 0
+            while index &+ 8 <= count {
+                hash = (hash ^ UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) &* multiplier
+                hash ^= hash &>> 29
+                index &+= 8
+            }
+            if index < count {
+                hash = (hash ^ UnsafeRawPointer(base + (count &- 8)).loadUnaligned(as: UInt64.self)) &* multiplier
+            }
+        } else {
+            for index in 0..<count { hash = (hash ^ UInt64(base[index])) &* multiplier }
+        }
+        hash ^= hash &>> 32
+        if internArrays == nil { makeInternTable() }
+        let arrays = internArrays.unsafelyUnwrapped
+        let counts = internCounts.unsafelyUnwrapped
+        let slot = Int(truncatingIfNeeded: hash & UInt64(Self.internSlots &- 1))
+        let bytesOfSlot = internBytes.unsafelyUnwrapped + slot &* Self.internMaximum
+        if counts[slot] == count, memcmp(bytesOfSlot, base, count) == 0 { return arrays[slot] }
+        let made = Array(bytes)
+        arrays[slot] = made
+        bytesOfSlot.update(from: base, count: count)
+        counts[slot] = count
+        return made
+    }
+
+    @inline(never)
+    private func makeInternTable() {
+        let arrays = UnsafeMutablePointer<[UInt8]>.allocate(capacity: Self.internSlots)
+        arrays.initialize(repeating: [], count: Self.internSlots)
+        let counts = UnsafeMutablePointer<Int>.allocate(capacity: Self.internSlots)
+        counts.initialize(repeating: 0, count: Self.internSlots)
+        internBytes = .allocate(capacity: Self.internSlots * Self.internMaximum)
+        internCounts = counts
+        internArrays = arrays
     }
 
     /// A whole string from its opening quote, escapes checked, nothing decoded.
@@ -695,14 +813,18 @@ public final class JSONStreamReader {
         position = stop
         guard materialize else { return .skipped }
         let run = UnsafeBufferPointer(start: buffer + start, count: stop &- start)
-        let raw = String(decoding: run, as: UTF8.self)
-        guard integral else { return JSONNumber(raw: raw, intValue: nil) }
+        guard integral else { return JSONNumber(raw: String(decoding: run, as: UTF8.self), intValue: nil) }
         let negative = run[0] == UInt8(ascii: "-")
         let digits = run.count - (negative ? 1 : 0)
-        guard digits <= 18 else { return JSONNumber(raw: raw, intValue: Int(raw)) }
+        guard digits <= 18 else {
+            let raw = String(decoding: run, as: UTF8.self)
+            return JSONNumber(raw: raw, intValue: Int(raw))
+        }
         var value = 0
         for byte in run[(negative ? 1 : 0)...] { value = value &* 10 &+ Int(byte &- 0x30) }
-        return JSONNumber(raw: raw, intValue: negative ? -value : value)
+        // JSON has no leading zeros or `+`: every integer is written as `String(value)` but -0.
+        if negative, value == 0 { return JSONNumber(raw: "-0", intValue: 0) }
+        return JSONNumber(canonical: negative ? -value : value)
     }
 
     /// Skips the rest of the container just opened (its opening token taken, nothing of its
@@ -1079,15 +1201,16 @@ public final class JSONStreamReader {
                 return materialize ? String(decoding: run, as: UTF8.self) : ""
             }
         }
-        var out: [UInt8] = []
-        _ = try decodeString(materialize: materialize || toScratch, into: &out)
+        scratch.removeAll(keepingCapacity: true)
+        _ = try decodeString(materialize: materialize || toScratch, into: &scratch)
+        defer { releaseLargeScratch() }
         if toScratch {
-            keyBytes = out
+            keyBytes = scratch.withUnsafeBufferPointer { Array($0) }
             keyStart = -1
-            keyCount = out.count
+            keyCount = keyBytes.count
             return ""
         }
-        return materialize ? String(decoding: out, as: UTF8.self) : ""
+        return materialize ? String(decoding: scratch, as: UTF8.self) : ""
     }
 
     /// `readString` for a string whose bytes are wanted (a body's text): its UTF-8 as a String
@@ -1100,9 +1223,17 @@ public final class JSONStreamReader {
             position = index + 1
             return Self.utf8Array(run, ascii: ascii)
         }
-        var out: [UInt8] = []
-        if try decodeString(materialize: true, into: &out) || Self.isWellFormedUTF8(out) { return out }
-        return Array(String(decoding: out, as: UTF8.self).utf8)
+        scratch.removeAll(keepingCapacity: true)
+        let decodedASCII = try decodeString(materialize: true, into: &scratch)
+        defer { releaseLargeScratch() }
+        if decodedASCII || Self.isWellFormedUTF8(scratch) { return scratch.withUnsafeBufferPointer { Array($0) } }
+        return Array(String(decoding: scratch, as: UTF8.self).utf8)
+    }
+
+    /// `scratch` keeps its room for the next string unless one made it over 1 MiB.
+    @inline(__always)
+    private func releaseLargeScratch() {
+        if scratch.capacity > 1 << 20 { scratch = [] }
     }
 
     /// The token path of a string, after its opening quote up to and including the closing one:
