@@ -80,14 +80,9 @@ public struct DocumentedEstimator: Estimator {
     /// estimate and the causes read the same figures of them).
     public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment {
         let scan = FieldScan.of(message, estimator: self)
-        let estimated = estimate(message, body: body, scan: scan)
-        guard let estimate = try? estimated.get() else { return Assessment(estimate: estimated, causes: []) }
-        guard let split = wire.split else {
-            return Assessment(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
+        return Assessment(estimate(message, body: body, scan: scan), wire: wire) { split, estimate in
+            explain(message, wire: split, body: body, estimate: estimate, scan: scan)
         }
-        return Assessment(
-            estimate: estimated,
-            causes: explain(message, wire: split, body: body, estimate: estimate, scan: scan))
     }
 
     private func estimate(_ message: HTTPMessage, body: BodyFacts, scan: FieldScan)

@@ -164,17 +164,31 @@ public struct Assessment: Sendable {
         self.estimate = estimate
         self.causes = causes
     }
+
+    /// `estimated` with its causes: none without an estimate, the total's alone when the wire
+    /// size has no split, else what `explain` finds against the split.
+    @inline(__always)
+    public init(
+        _ estimated: Result<Estimate, EstimateUnavailable>, wire: WireSize,
+        explain: (_ split: ComponentSizes, _ estimate: Estimate) -> [ErrorCause]
+    ) {
+        guard let estimate = try? estimated.get() else {
+            self.init(estimate: estimated, causes: [])
+            return
+        }
+        guard let split = wire.split else {
+            self.init(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
+            return
+        }
+        self.init(estimate: estimated, causes: explain(split, estimate))
+    }
 }
 
 extension Estimator {
     public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment {
-        let estimated = estimate(message, body: body)
-        guard let estimate = try? estimated.get() else { return Assessment(estimate: estimated, causes: []) }
-        if let split = wire.split {
-            return Assessment(
-                estimate: estimated, causes: explain(message, wire: split, body: body, estimate: estimate))
+        Assessment(estimate(message, body: body), wire: wire) { split, estimate in
+            explain(message, wire: split, body: body, estimate: estimate)
         }
-        return Assessment(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
     }
 }
 

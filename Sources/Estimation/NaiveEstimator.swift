@@ -31,14 +31,9 @@ public struct NaiveEstimator: Estimator {
     /// The estimate and its causes with the Content-Length parsed once.
     public func assess(_ message: HTTPMessage, wire: WireSize, body: BodyFacts) -> Assessment {
         let declared = declaredLength(message)
-        let estimated = estimate(message, body: body, declared: declared)
-        guard let estimate = try? estimated.get() else { return Assessment(estimate: estimated, causes: []) }
-        guard let split = wire.split else {
-            return Assessment(estimate: estimated, causes: EstimatorSet.totalOnlyCauses(estimate, wire: wire))
+        return Assessment(estimate(message, body: body, declared: declared), wire: wire) { split, estimate in
+            explain(message, wire: split, body: body, estimate: estimate, declared: declared)
         }
-        return Assessment(
-            estimate: estimated,
-            causes: explain(message, wire: split, body: body, estimate: estimate, declared: declared))
     }
 
     /// A response's Content-Length when its fields are known (requests read none; an

@@ -6,28 +6,13 @@ import Records
 
 /// A message whose parsing is over, with what its source tells of it; its body's
 /// measurement may still be running.
-struct FinishedMessage {
+struct FinishedMessage: MessageCarrier {
     var message: HTTPMessage
     var wire: WireSize
     var source: RecordSource
     /// Whether the wire size is known (a capture: the framing end was reached; a HAR: the total).
     var measured: Bool
     var notes: [RecordNote]
-
-    /// The message moved out, an empty one left in its place: a swap moves the head's
-    /// arrays and strings, where a copy retains each and the finished message's end releases them.
-    mutating func takeMessage() -> HTTPMessage {
-        var taken = HTTPMessage(kind: message.kind, index: message.index)
-        swap(&taken, &message)
-        return taken
-    }
-
-    /// The notes moved out, none left.
-    mutating func takeNotes() -> [RecordNote] {
-        var taken: [RecordNote] = []
-        swap(&taken, &notes)
-        return taken
-    }
 }
 
 /// Turns a finished message and its body's measurement into a record: estimates, and the
@@ -82,5 +67,28 @@ private final class LastRequest {
     /// compared where they are (no copies of their strings and arrays).
     private static func isKnown(_ summary: RequestSummary?, andEqualTo last: RequestSummary?) -> Bool {
         summary?.fieldsKnown == true && summary == last
+    }
+}
+
+/// A value that carries a head and its notes to a record (a finished message, a HAR message).
+protocol MessageCarrier {
+    var message: HTTPMessage { get set }
+    var notes: [RecordNote] { get set }
+}
+
+extension MessageCarrier {
+    /// The message moved out, an empty one left in its place: a swap moves the head's arrays
+    /// and strings, where a copy retains each and the carrier's end releases them.
+    mutating func takeMessage() -> HTTPMessage {
+        var taken = HTTPMessage(kind: message.kind, index: message.index)
+        swap(&taken, &message)
+        return taken
+    }
+
+    /// The notes moved out, none left.
+    mutating func takeNotes() -> [RecordNote] {
+        var taken: [RecordNote] = []
+        swap(&taken, &notes)
+        return taken
     }
 }

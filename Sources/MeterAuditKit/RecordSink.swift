@@ -206,22 +206,7 @@ final class RecordSink: MessageSink {
     }
 }
 
-extension HARMessage {
-    /// The head moved out, an empty one left in its place: a swap moves its arrays and strings,
-    /// where taking the parts of a consumed message copied each (retained, then released).
-    mutating func takeMessage() -> HTTPMessage {
-        var taken = HTTPMessage(kind: message.kind, index: message.index)
-        swap(&taken, &message)
-        return taken
-    }
-
-    /// The notes moved out, none left.
-    mutating func takeNotes() -> [RecordNote] {
-        var taken: [RecordNote] = []
-        swap(&taken, &notes)
-        return taken
-    }
-}
+extension HARMessage: MessageCarrier {}
 
 /// A first-in, first-out queue whose elements are moved in and out, never copied: a waiting
 /// record holds a message's every array and string, which `Deque.append` copied (retaining

@@ -139,18 +139,7 @@ public struct CSVRowBytes: CSVCells {
                 end.pointee = UInt8(ascii: ",")
                 end += 1
             }
-            end.pointee = 34
-            end += 1
-            for byte in field {
-                if byte == 34 {
-                    end.pointee = 34
-                    end += 1
-                }
-                end.pointee = byte
-                end += 1
-            }
-            end.pointee = 34
-            return end - start + 1
+            return quote(field, at: end) - start
         }
     }
 
@@ -304,19 +293,7 @@ struct CSVRowWriter: CSVCells {
         let text = beginCell(at: begin)
         guard let source = field.baseAddress, !field.isEmpty else { return count += text - begin }
         if let end = Self.copyUnquoted(source, field.count, to: text) { return count += end - begin }
-        var end = text
-        end.pointee = 34
-        end += 1
-        for byte in field {
-            if byte == 34 {
-                end.pointee = 34
-                end += 1
-            }
-            end.pointee = byte
-            end += 1
-        }
-        end.pointee = 34
-        count += end + 1 - begin
+        count += quote(field, at: text) - begin
     }
 
     /// Copies `length` bytes to `destination` eight at a time, unless one of them is a comma, a
@@ -448,4 +425,23 @@ public struct CSVTextCells: CSVCells {
     public mutating func append(utf8 text: UnsafeBufferPointer<UInt8>) {
         cells.append(String(decoding: text, as: UTF8.self))
     }
+}
+
+/// Writes `field` between double quotes at `start`, each quote in it doubled (RFC 4180), and
+/// returns the end: room for `2 * field.count + 2` bytes is the caller's.
+@inline(__always)
+private func quote(_ field: UnsafeBufferPointer<UInt8>, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    var end = start
+    end.pointee = 34
+    end += 1
+    for byte in field {
+        if byte == 34 {
+            end.pointee = 34
+            end += 1
+        }
+        end.pointee = byte
+        end += 1
+    }
+    end.pointee = 34
+    return end + 1
 }
