@@ -154,8 +154,33 @@ public enum MeterLogReader {
             }
         }
 
-        /// Where `field`'s value is: the bytes (shared, not copied) and its range; empty when absent.
-        func place(_ field: Field) -> (bytes: [UInt8], range: Range<Int>) { (bytes, range(field) ?? 0..<0) }
+        /// `field`'s value kept for the next line, with its place in its table: the bytes
+        /// (shared, not copied) and its range; empty when absent.
+        func remember(_ field: Field, index: Int) -> LastValue {
+            LastValue(bytes: bytes, range: range(field) ?? 0..<0, index: index)
+        }
+
+        /// `last`'s table index when `field` holds the same value on this line.
+        func repeatedIndex(_ field: Field, last: LastValue?) -> Int? {
+            guard let last, value(field, equals: last.bytes, last.range) else { return nil }
+            return last.index
+        }
+
+        /// `field`'s table index when it repeats `last` (no text made); else its text (empty
+        /// when absent) and its index in `table`, nil when it is new.
+        func lookUp(_ field: Field, last: LastValue?, in table: [String: Int]) -> (index: Int?, text: String?) {
+            if let index = repeatedIndex(field, last: last) { return (index, nil) }
+            let text = self[field] ?? ""
+            return (table[text], text)
+        }
+    }
+
+    /// A value as the last line that named it wrote it (that line's bytes, shared with its
+    /// fields, and the value's range there), with the value's place in its table.
+    struct LastValue {
+        var bytes: [UInt8]
+        var range: Range<Int>
+        var index: Int
     }
 
     /// A line-level problem: the diagnostic to report instead of entries.
@@ -180,11 +205,11 @@ public enum MeterLogReader {
         /// line names its request's again.
         /// Each as the bytes of the line that last named it (shared with that line's fields)
         /// and the value's range there.
-        var lastURL: (bytes: [UInt8], range: Range<Int>, index: Int)?
-        var lastID: (bytes: [UInt8], range: Range<Int>, index: Int)?
+        var lastURL: LastValue?
+        var lastID: LastValue?
         /// The last line's method and meter name, with their places in the tables.
-        var lastMethod: (bytes: [UInt8], range: Range<Int>, index: Int)?
-        var lastMeter: (bytes: [UInt8], range: Range<Int>, index: Int)?
+        var lastMethod: LastValue?
+        var lastMeter: LastValue?
 
         mutating func report(line: Int, _ kind: MeterLogDiagnostic.Kind) {
             log.report(MeterLogDiagnostic(path: log.path, line: line, kind: kind), limit: limits.maxDiagnostics)
@@ -490,14 +515,7 @@ public enum MeterLogReader {
             guard fields.has(.url) else { throw LineError(kind: .missingField("url")) }
             // A URL seen before, as written, is not normalized again (nor made a String, when
             // it is the last line's).
-            var urlText: String?
-            let known: Int?
-            if let last = lastURL, fields.value(.url, equals: last.bytes, last.range) {
-                known = last.index
-            } else {
-                urlText = fields[.url]!
-                known = urlOfText[urlText!]
-            }
+            let (known, urlText) = fields.lookUp(.url, last: lastURL, in: urlOfText)
             guard let url = known.map({ log.urls.urls[$0] }) ?? NormalizedURL(urlText!) else {
                 throw LineError(kind: .invalidField("url", reason: "is not an absolute URL (scheme://host/path)"))
             }
@@ -553,54 +571,30 @@ public enum MeterLogReader {
             // A name is taken into its table only while indexes remain: bad lines grow nothing.
             // The last line's method and meter are the usual ones: no table look-up (nor
             // String) for them.
-            var methodText: String?
-            let knownMethod: Int?
-            if let last = lastMethod, fields.value(.method, equals: last.bytes, last.range) {
-                knownMethod = last.index
-            } else {
-                methodText = fields[.method]!
-                knownMethod = log.methods.index[methodText!]
-            }
+            let (knownMethod, methodText) = fields.lookUp(.method, last: lastMethod, in: log.methods.index)
             guard knownMethod != nil || log.methods.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("methods"))
             }
-            var meterText: String?
-            let knownMeter: Int?
-            if let last = lastMeter, fields.value(.meter, equals: last.bytes, last.range) {
-                knownMeter = last.index
-            } else {
-                meterText = fields[.meter] ?? ""
-                knownMeter = log.meters.index[meterText!]
-            }
+            let (knownMeter, meterText) = fields.lookUp(.meter, last: lastMeter, in: log.meters.index)
             guard knownMeter != nil || log.meters.strings.count <= Int(UInt16.max) else {
                 throw LineError(kind: .tooManyNames("meter names"))
             }
             let methodIndex = knownMethod ?? log.methods.intern(methodText!)
             let meterIndex = knownMeter ?? log.meters.intern(meterText!)
-            if methodText != nil {
-                let place = fields.place(.method)
-                lastMethod = (place.bytes, place.range, methodIndex)
-            }
-            if meterText != nil {
-                let place = fields.place(.meter)
-                lastMeter = (place.bytes, place.range, meterIndex)
-            }
+            if methodText != nil { lastMethod = fields.remember(.method, index: methodIndex) }
+            if meterText != nil { lastMeter = fields.remember(.meter, index: meterIndex) }
             let urlPosition = known ?? log.urls.intern(url)
             if known == nil { urlOfText[urlText!] = urlPosition }
-            if urlText != nil {
-                let place = fields.place(.url)
-                lastURL = (place.bytes, place.range, urlPosition)
-            }
+            if urlText != nil { lastURL = fields.remember(.url, index: urlPosition) }
             let urlIndex = UInt32(truncatingIfNeeded: urlPosition)
             var idIndex = MeterEntry.noID
             if fields.has(.id) {
                 let index: Int
-                if let last = lastID, fields.value(.id, equals: last.bytes, last.range) {
-                    index = last.index
+                if let repeated = fields.repeatedIndex(.id, last: lastID) {
+                    index = repeated
                 } else {
                     index = log.ids.intern(fields[.id]!)
-                    let place = fields.place(.id)
-                    lastID = (place.bytes, place.range, index)
+                    lastID = fields.remember(.id, index: index)
                 }
                 idIndex = UInt32(truncatingIfNeeded: index)
             }
