@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
 import _CryptoExtras
+#if canImport(CryptoBoringWrapper)
+import CryptoBoringWrapper
+#endif
 
 /// The AEAD a QUIC connection uses (the TLS 1.3 suite the ServerHello chose; Initial packets
 /// always AES-128-GCM): its key length and the hash of its key schedule.
@@ -65,13 +68,20 @@ enum QUICKeySchedule {
 /// A class: the reader picks a packet's keys once per packet, and copying a reference is one
 /// retain where copying the struct was one per stored array and key.
 public final class QUICPacketKeys: @unchecked Sendable {
-    // @unchecked: every stored property is a constant, and SymmetricKey is immutable.
+    // @unchecked: every stored property is a constant, SymmetricKey is immutable, and BoringSSL
+    // only reads an AEAD context to open a packet.
     public let cipher: QUICCipher
     public let version: QUICVersion
     let secret: [UInt8]
     let key: SymmetricKey
     public let iv: [UInt8]
     let headerKey: SymmetricKey
+    #if canImport(CryptoBoringWrapper)
+    /// The AEAD key set up once, in swift-crypto's own BoringSSL wrapper (the module its
+    /// `_CryptoExtras` builds on): `AES.GCM.open` sets up a context per call, which was half the
+    /// cost of opening a packet. Without the module, packets open through the public API.
+    let context: BoringSSLAEAD.AEADContext?
+    #endif
 
     /// The keys of a traffic secret (`quic key`, `quic iv`, `quic hp`; `quicv2 ...` in v2).
     public convenience init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion) {
@@ -92,6 +102,13 @@ public final class QUICPacketKeys: @unchecked Sendable {
             ?? SymmetricKey(
                 data: QUICKeySchedule.expandLabel(
                     secret: secret, label: prefix + "hp", length: cipher.keyLength, hashLength: hash))
+        #if canImport(CryptoBoringWrapper)
+        switch cipher {
+        case .aes128GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes128gcm, key: key)
+        case .aes256GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes256gcm, key: key)
+        case .chaCha20Poly1305: context = try? BoringSSLAEAD.AEADContext(cipher: .chacha20, key: key)
+        }
+        #endif
     }
 
     /// The Initial keys of both sides for a connection whose client first sent `connectionID`.
@@ -146,34 +163,46 @@ public final class QUICPacketKeys: @unchecked Sendable {
     /// the IV XOR the packet number, the header is the associated data. Data as swift-crypto
     /// returns it (no copy into an array: this runs once per packet).
     public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> Data? {
-        var box: [UInt8] = []
+        var box = Data()
         return open(header: header, packetNumber: packetNumber, sealed: sealed, box: &box)
     }
 
-    /// `open(header:packetNumber:sealed:)` with the caller's buffer for the sealed box, kept from
-    /// packet to packet. The box is made from one run of bytes (nonce, ciphertext, tag) written
-    /// there: `SealedBox(nonce:ciphertext:tag:)` appends its parts to a new `Data` through Data's
-    /// generic path, which cost more than the copy, and a new buffer per packet cost an
-    /// allocation and its zeroing.
+    /// `open(header:packetNumber:sealed:)` with the caller's buffer, kept from packet to packet:
+    /// the sealed bytes are copied into it and handed over as a slice, which costs a copy where
+    /// a new `Data` per packet cost an allocation and the storage's checked deinit.
     public func open(
-        header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer, box: inout [UInt8]
+        header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer, box: inout Data
     ) -> Data? {
         guard sealed.count >= 16, iv.count == 12 else { return nil }
-        let count = 12 &+ sealed.count
-        if box.count < count { box = [UInt8](repeating: 0, count: max(count, 2048)) }
-        return box.withUnsafeMutableBytes { buffer -> Data? in
-            for index in 0..<12 { buffer[index] = iv[index] }
-            for index in 0..<8 { buffer[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
-            UnsafeMutableRawBufferPointer(rebasing: buffer[12..<count]).copyMemory(from: sealed)
-            let combined = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-            switch cipher {
-            case .aes128GCM, .aes256GCM:
-                guard let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
-                return try? AES.GCM.open(box, using: key, authenticating: header)
-            case .chaCha20Poly1305:
-                guard let box = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
-                return try? ChaChaPoly.open(box, using: key, authenticating: header)
+        var nonce: (UInt64, UInt32) = (0, 0)
+        withUnsafeMutableBytes(of: &nonce) { bytes in
+            for index in 0..<12 { bytes[index] = iv[index] }
+            for index in 0..<8 { bytes[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
+        }
+        #if canImport(CryptoBoringWrapper)
+        if let context {
+            if box.count < sealed.count { box = Data(count: max(sealed.count, 2048)) }
+            box.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[0..<sealed.count]).copyMemory(from: sealed) }
+            return withUnsafeBytes(of: nonce) { nonceBytes in
+                try? context.open(combinedCiphertextAndTag: box[0..<sealed.count], nonce: nonceBytes, authenticatedData: header)
             }
+        }
+        #endif
+        // swift-crypto's public API, one context per call: 12 + sealed bytes (nonce, ciphertext, tag) as one box.
+        let count = 12 &+ sealed.count
+        if box.count < count { box = Data(count: max(count, 2048)) }
+        box.withUnsafeMutableBytes { buffer in
+            withUnsafeBytes(of: nonce) { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<12]).copyMemory(from: $0) }
+            UnsafeMutableRawBufferPointer(rebasing: buffer[12..<count]).copyMemory(from: sealed)
+        }
+        let combined = box[0..<count]
+        switch cipher {
+        case .aes128GCM, .aes256GCM:
+            guard let sealedBox = try? AES.GCM.SealedBox(combined: combined) else { return nil }
+            return try? AES.GCM.open(sealedBox, using: key, authenticating: header)
+        case .chaCha20Poly1305:
+            guard let sealedBox = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
+            return try? ChaChaPoly.open(sealedBox, using: key, authenticating: header)
         }
     }
 }

@@ -126,7 +126,7 @@ public final class QUICConnection {
     @exclusivity(unchecked) private var heldBytes = 0
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     /// The AEAD's input (nonce, ciphertext, tag), written per packet (`QUICPacketKeys.open`).
-    @exclusivity(unchecked) private var sealedBox: [UInt8] = []
+    @exclusivity(unchecked) private var sealedBox = Data()
     private var sawKeyLog = false
     /// A connection found mid-way (`beginMidway`): the entry and variant its keys came from, the
     /// destination ID length of each direction's short headers once known, the trial budget left
