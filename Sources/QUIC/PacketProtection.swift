@@ -88,7 +88,9 @@ public final class QUICPacketKeys: @unchecked Sendable {
         self.init(secret: secret, cipher: cipher, version: version, headerKey: nil)
     }
 
-    private init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion, headerKey: SymmetricKey?) {
+    /// `keepsContext: false` opens every packet through swift-crypto's public API, as a build
+    /// without the wrapper module does (tests compare the two).
+    init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion, headerKey: SymmetricKey?, keepsContext: Bool = true) {
         self.cipher = cipher
         self.version = version
         self.secret = secret
@@ -104,6 +106,7 @@ public final class QUICPacketKeys: @unchecked Sendable {
                     secret: secret, label: prefix + "hp", length: cipher.keyLength, hashLength: hash))
         #if canImport(CryptoBoringWrapper)
         switch cipher {
+        case _ where !keepsContext: context = nil
         case .aes128GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes128gcm, key: key)
         case .aes256GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes256gcm, key: key)
         case .chaCha20Poly1305: context = try? BoringSSLAEAD.AEADContext(cipher: .chacha20, key: key)

@@ -65,6 +65,13 @@ final class RFCVectorTests: XCTestCase {
                 keys.open(
                     header: UnsafeRawBufferPointer(rebasing: raw[0..<end]), packetNumber: number,
                     sealed: UnsafeRawBufferPointer(rebasing: raw[end..<header.end])))
+            // The same packet through swift-crypto's public API, one context per call.
+            let publicKeys = QUICPacketKeys(
+                secret: keys.secret, cipher: keys.cipher, version: keys.version, headerKey: nil, keepsContext: false)
+            let publicPlaintext = publicKeys.open(
+                header: UnsafeRawBufferPointer(rebasing: raw[0..<end]), packetNumber: number,
+                sealed: UnsafeRawBufferPointer(rebasing: raw[end..<header.end]))
+            XCTAssertEqual(publicPlaintext, plaintext, "the public API opens the packet to the same bytes")
             return (number, Array(plaintext), header)
         }
     }
@@ -100,6 +107,30 @@ final class RFCVectorTests: XCTestCase {
                 sealed: UnsafeRawBufferPointer(rebasing: raw[end..<header.end]))
         }
         XCTAssertNil(wrong)
+        // A packet after a longer one, through one kept buffer; then the longer one damaged.
+        let server = QUICPacketKeys.initial(connectionID: Self.dcid, version: .v1).server
+        var box = Data()
+        for (packet, damage) in [(Self.clientPacket, false), (Self.serverPacket, false), (Self.serverPacket, true)] {
+            var bytes = packet
+            let result = bytes.withUnsafeMutableBytes { raw -> (Data?, keys: QUICPacketKeys)? in
+                let keys = packet == Self.clientPacket ? keys.client : server
+                guard let header = QUICPacketHeader.read(UnsafeRawBufferPointer(raw), at: 0, shortDestinationLength: 0),
+                    let (length, truncated, _) = QUICHeaderProtection.remove(raw, at: 0, header: header, keys: keys)
+                else { return nil }
+                let end = header.packetNumberOffset + length
+                if damage { raw[header.end - 1] ^= 1 }
+                let opened = keys.open(
+                    header: UnsafeRawBufferPointer(rebasing: raw[0..<end]), packetNumber: truncated,
+                    sealed: UnsafeRawBufferPointer(rebasing: raw[end..<header.end]), box: &box)
+                return (opened, keys)
+            }
+            let opened = try XCTUnwrap(result).0
+            switch (packet == Self.clientPacket, damage) {
+            case (true, _): XCTAssertEqual(opened.map(Array.init), Self.clientPayload)
+            case (false, false): XCTAssertEqual(opened.map(Array.init), Self.serverPayload)
+            case (false, true): XCTAssertNil(opened, "a damaged tag does not verify")
+            }
+        }
     }
 
     func testServerInitialV1AndV2() throws {
