@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import _CryptoExtras
-#if canImport(CryptoBoringWrapper)
-import CryptoBoringWrapper
+#if canImport(CCryptoBoringSSL)
+import CCryptoBoringSSL
 #endif
 
 /// The AEAD a QUIC connection uses (the TLS 1.3 suite the ServerHello chose; Initial packets
@@ -76,21 +76,17 @@ public final class QUICPacketKeys: @unchecked Sendable {
     let key: SymmetricKey
     public let iv: [UInt8]
     let headerKey: SymmetricKey
-    #if canImport(CryptoBoringWrapper)
-    /// The AEAD key set up once, in swift-crypto's own BoringSSL wrapper (the module its
-    /// `_CryptoExtras` builds on): `AES.GCM.open` sets up a context per call, which was half the
-    /// cost of opening a packet. Without the module, packets open through the public API.
-    let context: BoringSSLAEAD.AEADContext?
-    #endif
+    /// Both keys set up once (docs/DECISIONS.md); nil opens and masks through swift-crypto's API.
+    let kept: KeptPacketCipher?
 
     /// The keys of a traffic secret (`quic key`, `quic iv`, `quic hp`; `quicv2 ...` in v2).
     public convenience init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion) {
         self.init(secret: secret, cipher: cipher, version: version, headerKey: nil)
     }
 
-    /// `keepsContext: false` opens every packet through swift-crypto's public API, as a build
-    /// without the wrapper module does (tests compare the two).
-    init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion, headerKey: SymmetricKey?, keepsContext: Bool = true) {
+    /// `keepsCipher: false` opens and masks every packet through swift-crypto's API, as a build
+    /// without BoringSSL's module does (tests compare the two).
+    init(secret: [UInt8], cipher: QUICCipher, version: QUICVersion, headerKey: SymmetricKey?, keepsCipher: Bool = true) {
         self.cipher = cipher
         self.version = version
         self.secret = secret
@@ -104,14 +100,7 @@ public final class QUICPacketKeys: @unchecked Sendable {
             ?? SymmetricKey(
                 data: QUICKeySchedule.expandLabel(
                     secret: secret, label: prefix + "hp", length: cipher.keyLength, hashLength: hash))
-        #if canImport(CryptoBoringWrapper)
-        switch cipher {
-        case _ where !keepsContext: context = nil
-        case .aes128GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes128gcm, key: key)
-        case .aes256GCM: context = try? BoringSSLAEAD.AEADContext(cipher: .aes256gcm, key: key)
-        case .chaCha20Poly1305: context = try? BoringSSLAEAD.AEADContext(cipher: .chacha20, key: key)
-        }
-        #endif
+        kept = keepsCipher ? KeptPacketCipher(cipher: cipher, key: key, headerKey: self.headerKey) : nil
     }
 
     /// The Initial keys of both sides for a connection whose client first sent `connectionID`.
@@ -142,6 +131,7 @@ public final class QUICPacketKeys: @unchecked Sendable {
     /// mode over 5 zero bytes (the same block) cost 2,400 and `permute` on an array cost more.
     public func mask(sample: UnsafeRawBufferPointer) -> SIMD8<UInt8>? {
         guard sample.count == 16 else { return nil }
+        if let kept { return kept.mask(sample: sample) }
         switch cipher {
         case .aes128GCM, .aes256GCM:
             return withUnsafeTemporaryAllocation(byteCount: 16, alignment: 16) { block -> SIMD8<UInt8>? in
@@ -163,49 +153,150 @@ public final class QUICPacketKeys: @unchecked Sendable {
     }
 
     /// The payload of a packet, or nil when its tag does not verify (RFC 9001 §5.3): the nonce is
-    /// the IV XOR the packet number, the header is the associated data. Data as swift-crypto
-    /// returns it (no copy into an array: this runs once per packet).
+    /// the IV XOR the packet number, the header is the associated data.
     public func open(header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer) -> Data? {
-        var box = Data()
-        return open(header: header, packetNumber: packetNumber, sealed: sealed, box: &box)
+        var plaintext: [UInt8] = []
+        return open(header: header, packetNumber: packetNumber, sealed: sealed, into: &plaintext).map {
+            Data(plaintext[0..<$0])
+        }
     }
 
-    /// `open(header:packetNumber:sealed:)` with the caller's buffer, kept from packet to packet:
-    /// the sealed bytes are copied into it and handed over as a slice, which costs a copy where
-    /// a new `Data` per packet cost an allocation and the storage's checked deinit.
+    /// `open(header:packetNumber:sealed:)` into the caller's buffer, kept from packet to packet
+    /// and grown as needed: the payload's length, or nil when the tag does not verify. This runs
+    /// once per packet, so the kept cipher writes there directly, with no allocation.
     public func open(
-        header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer, box: inout Data
-    ) -> Data? {
+        header: UnsafeRawBufferPointer, packetNumber: UInt64, sealed: UnsafeRawBufferPointer, into plaintext: inout [UInt8]
+    ) -> Int? {
         guard sealed.count >= 16, iv.count == 12 else { return nil }
         var nonce: (UInt64, UInt32) = (0, 0)
         withUnsafeMutableBytes(of: &nonce) { bytes in
             for index in 0..<12 { bytes[index] = iv[index] }
             for index in 0..<8 { bytes[11 - index] ^= UInt8(truncatingIfNeeded: packetNumber >> (8 * UInt64(index))) }
         }
-        #if canImport(CryptoBoringWrapper)
-        if let context {
-            if box.count < sealed.count { box = Data(count: max(sealed.count, 2048)) }
-            box.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[0..<sealed.count]).copyMemory(from: sealed) }
-            return withUnsafeBytes(of: nonce) { nonceBytes in
-                try? context.open(combinedCiphertextAndTag: box[0..<sealed.count], nonce: nonceBytes, authenticatedData: header)
+        let length = sealed.count &- 16
+        if plaintext.count < max(length, 1) { plaintext = [UInt8](repeating: 0, count: max(length, 2048)) }
+        return withUnsafeBytes(of: nonce) { nonceBytes -> Int? in
+            if let kept {
+                return plaintext.withUnsafeMutableBytes { kept.open(sealed, nonce: nonceBytes, header: header, into: $0) }
             }
-        }
-        #endif
-        // swift-crypto's public API, one context per call: 12 + sealed bytes (nonce, ciphertext, tag) as one box.
-        let count = 12 &+ sealed.count
-        if box.count < count { box = Data(count: max(count, 2048)) }
-        box.withUnsafeMutableBytes { buffer in
-            withUnsafeBytes(of: nonce) { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<12]).copyMemory(from: $0) }
-            UnsafeMutableRawBufferPointer(rebasing: buffer[12..<count]).copyMemory(from: sealed)
-        }
-        let combined = box[0..<count]
-        switch cipher {
-        case .aes128GCM, .aes256GCM:
-            guard let sealedBox = try? AES.GCM.SealedBox(combined: combined) else { return nil }
-            return try? AES.GCM.open(sealedBox, using: key, authenticating: header)
-        case .chaCha20Poly1305:
-            guard let sealedBox = try? ChaChaPoly.SealedBox(combined: combined) else { return nil }
-            return try? ChaChaPoly.open(sealedBox, using: key, authenticating: header)
+            guard let opened = openThroughSwiftCrypto(sealed, nonce: nonceBytes, header: header), opened.count == length
+            else { return nil }
+            _ = plaintext.withUnsafeMutableBytes { opened.copyBytes(to: $0) }
+            return length
         }
     }
+
+    /// swift-crypto's public API: one AEAD context per call, the bytes in and out as `Data`.
+    private func openThroughSwiftCrypto(
+        _ sealed: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer
+    ) -> Data? {
+        let tagAt = sealed.count &- 16
+        let ciphertext = Data(sealed[0..<tagAt])
+        let tag = Data(sealed[tagAt...])
+        switch cipher {
+        case .aes128GCM, .aes256GCM:
+            guard let box = try? AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+            else { return nil }
+            return try? AES.GCM.open(box, using: key, authenticating: header)
+        case .chaCha20Poly1305:
+            guard let box = try? ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+            else { return nil }
+            return try? ChaChaPoly.open(box, using: key, authenticating: header)
+        }
+    }
+}
+
+/// A packet key's AEAD and header protection set up once, in the BoringSSL that swift-crypto
+/// builds and runs on (its `CCryptoBoringSSL` module, which its `_CryptoExtras` product depends
+/// on). swift-crypto's `AES.GCM.open` sets up an AEAD context and several `Data` values on every
+/// call, and `AES.permute` a key schedule: together three quarters of what a packet's
+/// decryption cost. BoringSSL stays the cipher; nothing here is one.
+final class KeptPacketCipher: @unchecked Sendable {
+    // @unchecked: after init, BoringSSL only reads the context and the key schedule.
+    #if canImport(CCryptoBoringSSL)
+    private let aead: UnsafeMutablePointer<EVP_AEAD_CTX>
+    /// AES header protection: the key schedule. ChaCha20's: the key's 32 bytes.
+    private let blockKey: UnsafeMutablePointer<AES_KEY>?
+    private let streamKey: [UInt8]
+
+    init?(cipher: QUICCipher, key: SymmetricKey, headerKey: SymmetricKey) {
+        let algorithm: OpaquePointer? =
+            switch cipher {
+            case .aes128GCM: CCryptoBoringSSL_EVP_aead_aes_128_gcm()
+            case .aes256GCM: CCryptoBoringSSL_EVP_aead_aes_256_gcm()
+            case .chaCha20Poly1305: CCryptoBoringSSL_EVP_aead_chacha20_poly1305()
+            }
+        guard let context = key.withUnsafeBytes({ bytes in
+            CCryptoBoringSSL_EVP_AEAD_CTX_new(
+                algorithm, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, 16)
+        })
+        else { return nil }
+        aead = context
+        let headerBytes = headerKey.withUnsafeBytes { Array($0) }
+        if cipher == .chaCha20Poly1305 {
+            guard headerBytes.count == 32 else {
+                CCryptoBoringSSL_EVP_AEAD_CTX_free(context)
+                return nil
+            }
+            blockKey = nil
+            streamKey = headerBytes
+        } else {
+            let schedule = UnsafeMutablePointer<AES_KEY>.allocate(capacity: 1)
+            guard CCryptoBoringSSL_AES_set_encrypt_key(headerBytes, UInt32(headerBytes.count * 8), schedule) == 0 else {
+                schedule.deallocate()
+                CCryptoBoringSSL_EVP_AEAD_CTX_free(context)
+                return nil
+            }
+            blockKey = schedule
+            streamKey = []
+        }
+    }
+
+    deinit {
+        CCryptoBoringSSL_EVP_AEAD_CTX_free(aead)
+        blockKey?.deallocate()
+    }
+
+    /// RFC 9001 §5.4.3 and §5.4.4 on a 16-byte sample.
+    func mask(sample: UnsafeRawBufferPointer) -> SIMD8<UInt8> {
+        var block = SIMD16<UInt8>()
+        withUnsafeMutableBytes(of: &block) { out in
+            let output = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let input = sample.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            if let blockKey {
+                CCryptoBoringSSL_AES_encrypt(input, output, blockKey)
+            } else {
+                let counter = UInt32(littleEndian: sample.loadUnaligned(as: UInt32.self))
+                let zeros: SIMD8<UInt8> = .zero
+                withUnsafeBytes(of: zeros) { zeros in
+                    CCryptoBoringSSL_CRYPTO_chacha_20(
+                        output, zeros.baseAddress!.assumingMemoryBound(to: UInt8.self), 5, streamKey, input + 4, counter)
+                }
+            }
+        }
+        return SIMD8(block[0], block[1], block[2], block[3], block[4], 0, 0, 0)
+    }
+
+    /// Opens `sealed` (ciphertext and 16-byte tag) into `output`, which has room for the
+    /// ciphertext: its length, or nil when the tag does not verify.
+    func open(
+        _ sealed: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) -> Int? {
+        var written = 0
+        let opened = CCryptoBoringSSL_EVP_AEAD_CTX_open(
+            aead, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, output.count,
+            nonce.baseAddress?.assumingMemoryBound(to: UInt8.self), nonce.count,
+            sealed.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed.count,
+            header.baseAddress?.assumingMemoryBound(to: UInt8.self), header.count)
+        return opened == 1 ? written : nil
+    }
+    #else
+    init?(cipher: QUICCipher, key: SymmetricKey, headerKey: SymmetricKey) { return nil }
+    func mask(sample: UnsafeRawBufferPointer) -> SIMD8<UInt8> { .zero }
+    func open(
+        _ sealed: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) -> Int? { nil }
+    #endif
 }

@@ -126,7 +126,7 @@ public final class QUICConnection {
     @exclusivity(unchecked) private var heldBytes = 0
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     /// The AEAD's input (nonce, ciphertext, tag), written per packet (`QUICPacketKeys.open`).
-    @exclusivity(unchecked) private var sealedBox = Data()
+    @exclusivity(unchecked) private var plaintextBuffer: [UInt8] = []
     private var sawKeyLog = false
     /// A connection found mid-way (`beginMidway`): the entry and variant its keys came from, the
     /// destination ID length of each direction's short headers once known, the trial budget left
@@ -266,37 +266,39 @@ public final class QUICConnection {
         let headerEnd = header.packetNumberOffset &+ length
         let aad = UnsafeRawBufferPointer(rebasing: buffer[start..<headerEnd])
         let sealed = UnsafeRawBufferPointer(rebasing: buffer[headerEnd..<header.end])
-        var plaintext: Data?
+        var plaintextLength: Int?
         if epoch == .oneRTT, var state = oneRTT[side] {
             let phase = first & 0x04 != 0
             if phase == state.phase {
-                plaintext = state.current.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
-                if plaintext == nil, let previous = state.previous {
-                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
+                plaintextLength = state.current.open(header: aad, packetNumber: number, sealed: sealed, into: &plaintextBuffer)
+                if plaintextLength == nil, let previous = state.previous {
+                    plaintextLength = previous.open(header: aad, packetNumber: number, sealed: sealed, into: &plaintextBuffer)
                 }
             } else {
                 // A flipped key phase: the next generation (RFC 9001 §6), or a late packet of the previous.
                 let next = state.current.updated()
-                if let opened = next.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox) {
-                    plaintext = opened
+                if let opened = next.open(header: aad, packetNumber: number, sealed: sealed, into: &plaintextBuffer) {
+                    plaintextLength = opened
                     state = (next, phase, state.current)
                     oneRTT[side] = state
                     figures[side].keyUpdates &+= 1
                 } else if let previous = state.previous {
-                    plaintext = previous.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
+                    plaintextLength = previous.open(header: aad, packetNumber: number, sealed: sealed, into: &plaintextBuffer)
                 }
             }
         } else {
-            plaintext = keys.open(header: aad, packetNumber: number, sealed: sealed, box: &sealedBox)
+            plaintextLength = keys.open(header: aad, packetNumber: number, sealed: sealed, into: &plaintextBuffer)
         }
-        guard let plaintext else {
+        guard let plaintextLength else {
             figures[side].badTag &+= 1
             return .unread
         }
         if largest[space][side].map({ number > $0 }) ?? true { largest[space][side] = number }
         figures[side].decrypted &+= 1
         if epoch == .oneRTT { decryptedOneRTT &+= 1 }
-        let carried = plaintext.withUnsafeBytes { frames($0, epoch: epoch, from: direction, time: time) }
+        let carried = plaintextBuffer.withUnsafeBytes {
+            frames(UnsafeRawBufferPointer(rebasing: $0[0..<plaintextLength]), epoch: epoch, from: direction, time: time)
+        }
         if epoch == .initial || epoch == .handshake { return .handshake }
         return carried
     }
