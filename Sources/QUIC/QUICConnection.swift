@@ -125,7 +125,8 @@ public final class QUICConnection {
     @exclusivity(unchecked) private var streams: [StreamKey: StreamState] = [:]
     @exclusivity(unchecked) private var heldBytes = 0
     @exclusivity(unchecked) private var scratch: [UInt8] = []
-    /// The AEAD's input (nonce, ciphertext, tag), written per packet (`QUICPacketKeys.open`).
+    /// A packet's plaintext, written by its AEAD (`QUICPacketKeys.open`) and read by `frames`
+    /// before the next packet's: nothing a frame leads to opens a packet.
     @exclusivity(unchecked) private var plaintextBuffer: [UInt8] = []
     private var sawKeyLog = false
     /// A connection found mid-way (`beginMidway`): the entry and variant its keys came from, the
