@@ -45,9 +45,12 @@ struct RecordDecryptor {
         self.macKey = keys.macKey
         self.iv = keys.iv
         self.encryptThenMAC = encryptThenMAC
+        if case .aesCBC = suite.cipher { cbcKey = KeptCBCKey(key) }
     }
 
     private var encryptThenMAC = false
+    /// AES-CBC suites: the key's decryption schedule, set up once (nil: `decryptCBCInPlace`).
+    private var cbcKey: KeptCBCKey?
 
     /// TLS 1.3 KeyUpdate: the next traffic secret, its key and IV, and the sequence back to 0.
     mutating func updateTrafficSecret() {
@@ -158,7 +161,7 @@ struct RecordDecryptor {
         return .plaintext(contentType: record[0])
     }
 
-    /// AES-CBC decryption of whole blocks, in place: each block goes through swift-crypto's AES
+    /// AES-CBC decryption of whole blocks, in place, without `KeptCBCKey`'s module: each block goes through swift-crypto's AES
     /// block function (`AES.inversePermute`, _CryptoExtras) and is XORed with the ciphertext
     /// block before it (the IV for the first), which is what `AES._CBC.decrypt` does, block for
     /// block. Walking from the last block back keeps each previous ciphertext block intact until
@@ -213,8 +216,11 @@ struct RecordDecryptor {
         // IV block, then at least one block of ciphertext, a whole number of blocks
         guard ciphertextEnd >= 32, ciphertextEnd % 16 == 0 else { return .malformed }
         output.append(contentsOf: fragment[16..<ciphertextEnd])
-        guard Self.decryptCBCInPlace(&output, iv: UnsafeRawBufferPointer(rebasing: fragment[..<16]), key: key) else {
-            return .authenticationFailed
+        let iv = UnsafeRawBufferPointer(rebasing: fragment[..<16])
+        if let cbcKey {
+            output.withUnsafeMutableBytes { cbcKey.decrypt($0, iv: iv) }
+        } else {
+            guard Self.decryptCBCInPlace(&output, iv: iv, key: key) else { return .authenticationFailed }
         }
         // padding_length byte, preceded by that many bytes of the same value
         let padding = Int(output[output.count - 1])

@@ -25,6 +25,14 @@ final class RecordProtectionTests: XCTestCase {
                 let ok = ivBytes.withUnsafeBytes { RecordDecryptor.decryptCBCInPlace(&buffer, iv: $0, key: key) }
                 XCTAssertTrue(ok)
                 XCTAssertEqual(buffer, plaintext, "AES-\(keyBytes * 8)-CBC, \(blockCount) blocks")
+
+                // The kept key (BoringSSL's CBC), twice through one schedule: the IV is not kept.
+                let kept = try XCTUnwrap(KeptCBCKey(key))
+                for round in 0..<2 {
+                    var blocks = Array(ciphertext)
+                    blocks.withUnsafeMutableBytes { out in ivBytes.withUnsafeBytes { kept.decrypt(out, iv: $0) } }
+                    XCTAssertEqual(blocks, plaintext, "kept AES-\(keyBytes * 8)-CBC, \(blockCount) blocks, round \(round)")
+                }
             }
         }
     }
@@ -35,5 +43,6 @@ final class RecordProtectionTests: XCTestCase {
         let key = SymmetricKey(data: [UInt8](repeating: 1, count: 20)) // 160 bits: not an AES key
         let ok = iv.withUnsafeBytes { RecordDecryptor.decryptCBCInPlace(&buffer, iv: $0, key: key) }
         XCTAssertFalse(ok)
+        XCTAssertNil(KeptCBCKey(key))
     }
 }
