@@ -129,7 +129,8 @@ public struct EndpointNormalizer: @unchecked Sendable {
         }
     }
 
-    /// `appendNormalizedASCII` into a buffer with room for it, from `start`; the end.
+    /// An ASCII path's segments written from `start` into a buffer with room for them, each
+    /// identifier segment as `{id}`; the end.
     private static func writeNormalizedASCII(
         _ path: UnsafeBufferPointer<UInt8>, to out: UnsafeMutableBufferPointer<UInt8>, at start: Int
     ) -> Int {
@@ -162,26 +163,10 @@ public struct EndpointNormalizer: @unchecked Sendable {
     /// but CR LF, which is no `/`); nil for any other path.
     private static func normalizeASCII(_ path: UnsafeBufferPointer<UInt8>) -> String? {
         guard !path.contains(where: { $0 >= 0x80 }) else { return nil }
-        var normalized: [UInt8] = []
-        normalized.reserveCapacity(path.count + 8)
-        appendNormalizedASCII(path, to: &normalized)
-        return String(decoding: normalized, as: UTF8.self)
-    }
-
-    private static func appendNormalizedASCII(_ path: UnsafeBufferPointer<UInt8>, to normalized: inout [UInt8]) {
-        var start = 0
-        while true {
-            var end = start
-            while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
-            let segment = path[start..<end]
-            if !segment.contains(UInt8(ascii: "{")) && isIdentifier(segment) {
-                normalized.append(contentsOf: "{id}".utf8)
-            } else {
-                normalized.append(contentsOf: segment)
-            }
-            guard end < path.count else { break }
-            normalized.append(UInt8(ascii: "/"))
-            start = end + 1
+        // An identifier segment of n bytes becomes `{id}`: at most 4n.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, 4 * path.count)) { scratch in
+            let length = writeNormalizedASCII(path, to: scratch, at: 0)
+            return String(decoding: UnsafeBufferPointer(rebasing: scratch[..<length]), as: UTF8.self)
         }
     }
 

@@ -253,25 +253,13 @@ public struct DocumentedEstimator: Estimator {
     /// The UTF-8 length of the host in an authority: without userinfo and port, IPv6
     /// without brackets.
     private static func hostLength(in authority: UnsafeBufferPointer<UInt8>) -> Int {
-        var start = 0
+        var start = authority.lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? 0
         var end = authority.count
-        var index = end
-        while index > 0 {
-            index -= 1
-            if authority[index] == UInt8(ascii: "@") {
-                start = index + 1
-                break
-            }
-        }
         if start < end, authority[start] == UInt8(ascii: "[") {
-            var close = start + 1
-            while close < end, authority[close] != UInt8(ascii: "]") { close += 1 }
+            end = authority[(start + 1)...].firstIndex(of: UInt8(ascii: "]")) ?? end
             start += 1
-            end = close
         } else {
-            var colon = start
-            while colon < end, authority[colon] != UInt8(ascii: ":") { colon += 1 }
-            end = colon
+            end = authority[start...].firstIndex(of: UInt8(ascii: ":")) ?? end
         }
         return FoundationText.utf8Length(UnsafeBufferPointer(rebasing: authority[start..<end]))
     }

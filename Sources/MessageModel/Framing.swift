@@ -36,26 +36,12 @@ public enum Framing {
             if requestMethod == "HEAD" { return Decision(framing: .none) }
             if requestMethod == "CONNECT", status < 300 { return Decision(framing: .none, startsTunnel: true) }
         }
-        // One pass over the fields, decided once per message: the last Transfer-Encoding value
-        // and the Content-Length values folded as `parseContentLength` folds them, no arrays made.
-        var lastTransferCoding: [UInt8]?
-        var lengthSeen = false
-        var lengthValid = true
-        var length: Int64?
-        withBytes("transfer-encoding") { transferEncoding in
-            withBytes("content-length") { contentLengthName in
-                for field in message.fields {
-                    if field.hasName(lowercasedBytes: transferEncoding) {
-                        lastTransferCoding = field.value
-                    } else if field.hasName(lowercasedBytes: contentLengthName) {
-                        lengthSeen = true
-                        if lengthValid { lengthValid = foldContentLength(field.value, into: &length) }
-                    }
-                }
-            }
+        // The last Transfer-Encoding value and the Content-Length values, found without
+        // gathering them into arrays (once per message).
+        let lastTransferCoding: [UInt8]? = withBytes("transfer-encoding") { name in
+            message.fields.last { $0.hasName(lowercasedBytes: name) }?.value
         }
-        let contentLength: ContentLength =
-            !lengthSeen ? .absent : (lengthValid ? length.map { .valid($0) } ?? .invalid : .invalid)
+        let contentLength = parseContentLength(in: message.fields)
         var decision = Decision(framing: .none)
         if case .invalid = contentLength { decision.anomalies.insert(.invalidContentLength) }
         if let lastTransferCoding {

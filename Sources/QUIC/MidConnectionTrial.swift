@@ -121,6 +121,8 @@ public enum QUICShortHeaderTrial {
         // 2 | first byte << 8 | truncated packet number << 16.
         var unmasked = [UInt64](repeating: 0, count: candidates.count &* sides.count &* variantCount &* lengths.count)
         let steps = (bounds.keyGenerations &+ 1) / 2
+        // Where each trial's AEAD writes: kept from trial to trial (only whether it opens counts).
+        var plaintext: [UInt8] = []
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 20 + 4) { header -> QUICTrialMatch? in
             for window in 0..<bounds.packetNumberWindows {
                 for step in 0..<steps {
@@ -159,7 +161,7 @@ public enum QUICShortHeaderTrial {
                                     let opened = keys.open(
                                         header: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(header)[0..<headerEnd]),
                                         packetNumber: number,
-                                        sealed: UnsafeRawBufferPointer(rebasing: datagram[headerEnd...]))
+                                        sealed: UnsafeRawBufferPointer(rebasing: datagram[headerEnd...]), into: &plaintext)
                                     if opened != nil {
                                         return QUICTrialMatch(
                                             keys: candidate, sender: side, variant: v, generation: generation,
